@@ -1,0 +1,31 @@
+# Pagetrail: `make run` sets everything up and runs the portal with a worker; `make test` runs the suite.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+MANAGE := $(BIN)/python manage.py
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test install clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[production,test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# Embedded profile: SQLite, ORM broker, private file storage under $${PAGETRAIL_DATA_DIR:-var/}.
+# One shell runs both processes; Ctrl-C (or either one exiting) stops both.
+run: $(STAMP)
+	$(MANAGE) migrate --noinput
+	$(MANAGE) create_demo_admin
+	@echo "Portal: http://127.0.0.1:8000/admin/  (Ctrl-C stops the portal and the worker)"
+	trap 'kill 0' INT TERM EXIT; $(MANAGE) qcluster & $(MANAGE) runserver --insecure --noreload 127.0.0.1:8000
+
+# Tests get a data dir of their own, never the one `make run` uses.
+test: $(STAMP)
+	PAGETRAIL_DATA_DIR=$(CURDIR)/var/test $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf var/test .pytest_cache

@@ -1,0 +1,47 @@
+"""Canonical manifest bytes, their signature, and the deterministic names of what they list."""
+
+import hashlib
+import hmac
+import json
+import re
+from datetime import datetime
+
+from django.conf import settings
+
+SCHEMA_VERSION = 1
+
+EXTENSIONS = {"image/jpeg": "jpg", "image/png": "png", "image/tiff": "tif", "image/jp2": "jp2"}
+
+
+def canonical_bytes(document: dict) -> bytes:
+    """Stable key order, no whitespace, ASCII only: the same document always gives the same bytes."""
+    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                      allow_nan=False).encode("ascii")
+
+
+def sign(body: bytes, key: str | None = None) -> str:
+    key = settings.PAGETRAIL_MANIFEST_KEY if key is None else key
+    return hmac.new(key.encode(), body, hashlib.sha256).hexdigest()
+
+
+def signature_ok(body: bytes, signature: str, key: str | None = None) -> bool:
+    return hmac.compare_digest(sign(body, key), signature)
+
+
+def timestamp(at: datetime | None) -> str | None:
+    return at.isoformat(timespec="microseconds").replace("+00:00", "Z") if at else None
+
+
+def output_prefix(correlation_id: str, extractor_version: str) -> str:
+    # Versions are ours (not user input), but keep the name portable across file systems and S3.
+    return f"{correlation_id}/{re.sub(r'[^A-Za-z0-9._-]', '_', extractor_version)}"
+
+
+def asset_name(correlation_id: str, extractor_version: str, page: int, index: int, content_type: str) -> str:
+    ext = EXTENSIONS.get(content_type, "bin")
+    return f"{output_prefix(correlation_id, extractor_version)}/p{page:05d}-{index:03d}.{ext}"
+
+
+def manifest_name(correlation_id: str, extractor_version: str, sha256: str) -> str:
+    """Content-addressed, so a manifest written by a try that then lost its commit never blocks the next."""
+    return f"{output_prefix(correlation_id, extractor_version)}/manifest-{sha256}.json"

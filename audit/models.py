@@ -1,0 +1,96 @@
+"""Manifests and the assets they vouch for. Rows here are written once and never changed."""
+
+from django.db import models
+from django.utils import timezone
+
+from extraction.models import Job
+
+GENESIS = "0" * 64
+
+
+class WriteOnceModel(models.Model):
+    """Refuses `save()` on an existing row and `delete()`: evidence is append-only.
+
+    A raw UPDATE can still reach the table; verification recomputes hashes to catch that.
+    """
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None and not self._state.adding:
+            raise PermissionError(f"{type(self).__name__} rows are immutable once written.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise PermissionError(f"{type(self).__name__} rows are never deleted.")
+
+
+class ManifestChain(models.Model):
+    """The head of the deployment's one append-only manifest chain (a single row, locked to append)."""
+
+    head_sha256 = models.CharField(max_length=64, default=GENESIS)
+    length = models.PositiveBigIntegerField(default=0)
+
+
+class Manifest(WriteOnceModel):
+    """One per completed job: canonical JSON, its hash, the previous manifest's hash and an HMAC."""
+
+    job = models.OneToOneField(Job, on_delete=models.PROTECT, related_name="manifest")
+    sequence = models.PositiveBigIntegerField(unique=True)
+    schema_version = models.PositiveSmallIntegerField()
+    correlation_id = models.CharField(max_length=64, db_index=True)
+    extractor = models.CharField(max_length=100)
+    extractor_version = models.CharField(max_length=100)
+    input_sha256 = models.CharField(max_length=64)
+    page_count = models.PositiveIntegerField()
+    body = models.TextField(help_text="Canonical JSON (ASCII), exactly the bytes that were hashed")
+    sha256 = models.CharField(max_length=64, unique=True)
+    previous_sha256 = models.CharField(max_length=64, unique=True)
+    signature = models.CharField(max_length=64)
+    key_id = models.CharField(max_length=50)
+    storage_name = models.CharField(max_length=300)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-sequence"]
+
+    def __str__(self):
+        return f"manifest {self.sequence} ({self.correlation_id[:12]})"
+
+
+class Asset(WriteOnceModel):
+    """One stored image (identical images are one asset); its placements say where it was drawn."""
+
+    manifest = models.ForeignKey(Manifest, on_delete=models.PROTECT, related_name="assets")
+    name = models.CharField(max_length=300, unique=True, help_text="Deterministic, also the storage name")
+    sha256 = models.CharField(max_length=64)
+    size = models.BigIntegerField()
+    page = models.PositiveIntegerField(help_text="First page it is drawn on")
+    index_on_page = models.PositiveIntegerField()
+    width = models.PositiveIntegerField()
+    height = models.PositiveIntegerField()
+    content_type = models.CharField(max_length=50)
+    attempt_number = models.PositiveIntegerField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["manifest_id", "page", "index_on_page"]
+        constraints = [models.UniqueConstraint(fields=["manifest", "sha256"], name="asset_once_per_manifest")]
+
+    def __str__(self):
+        return self.name
+
+
+class Placement(WriteOnceModel):
+    """One drawing of an asset: page and index on that page, in drawing order."""
+
+    asset = models.ForeignKey(Asset, on_delete=models.PROTECT, related_name="placements")
+    manifest = models.ForeignKey(Manifest, on_delete=models.PROTECT, related_name="placements")
+    page = models.PositiveIntegerField()
+    index_on_page = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["manifest_id", "page", "index_on_page"]
+        constraints = [models.UniqueConstraint(fields=["manifest", "page", "index_on_page"],
+                                               name="one_placement_per_slot")]

@@ -1,0 +1,103 @@
+"""Writing the evidence of a completed job: assets first, the manifest last, then one commit."""
+
+import hashlib
+from pathlib import Path
+
+from django.conf import settings
+from django.core.files.base import ContentFile
+from django.db import transaction
+from django.utils import timezone
+
+from extraction import stores
+from extraction.models import Job
+from extraction.providers import JobReport, ProviderError, RemoteAsset
+
+from . import manifests
+from .models import Asset, Manifest, ManifestChain, Placement
+
+
+def record_completion(job: Job, report: JobReport, files: dict[str, Path], attempt_number: int, at=None) -> bool:
+    """Store every asset under its deterministic name, then the manifest, then commit.
+
+    Returns False when another worker already completed the job (its manifest stands).
+    """
+    at = at or timezone.now()
+    ordered = sorted(report.assets, key=lambda a: a.first_placement)
+    for asset in ordered:
+        _verify_file(asset, files[asset.key])
+    names = {a.key: manifests.asset_name(job.bundle.correlation_id, job.extractor_version,
+                                         *a.first_placement, a.content_type) for a in ordered}
+    for asset in ordered:
+        stores.store_once(stores.outputs(), names[asset.key], files[asset.key], asset.sha256)
+    with transaction.atomic():
+        chain = ManifestChain.objects.select_for_update().get_or_create(pk=1)[0]
+        job = Job.objects.select_for_update().select_related("bundle").get(pk=job.pk)
+        if job.is_terminal:
+            return False
+        document = _document(job, report, ordered, names, chain, attempt_number, at)
+        _write(job, document, ordered, names, chain, attempt_number, at)
+        if not job.mark_completed(at):
+            raise RuntimeError(f"job {job.pk} left its active state while its manifest was written")
+    return True
+
+
+def _verify_file(asset: RemoteAsset, path: Path) -> None:
+    with open(path, "rb") as fh:
+        digest = hashlib.file_digest(fh, "sha256").hexdigest()
+    if digest != asset.sha256 or path.stat().st_size != asset.size:
+        raise ProviderError("asset_mismatch", f"Asset {asset.key} does not match the hash the provider reported.",
+                            permanent=False)
+
+
+def _document(job, report, ordered, names, chain, attempt_number, at) -> dict:
+    bundle = job.bundle
+    return {
+        "schema_version": manifests.SCHEMA_VERSION,
+        "sequence": chain.length + 1,
+        "previous_sha256": chain.head_sha256,
+        "key_id": settings.PAGETRAIL_MANIFEST_KEY_ID,
+        "correlation_id": bundle.correlation_id,
+        "input": {"sha256": bundle.correlation_id, "size": bundle.size, "page_count": bundle.page_count},
+        "extractor": {"name": job.extractor, "version": job.extractor_version, "provider": job.provider},
+        "job": {
+            "id": job.pk, "idempotency_key": job.idempotency_key, "provider_job_id": job.provider_job_id,
+            "enqueued_at": manifests.timestamp(job.enqueued_at), "picked_up_at": manifests.timestamp(job.picked_up_at),
+            "submitted_at": manifests.timestamp(job.submitted_at),
+            "provider_finished_at": manifests.timestamp(job.provider_finished_at),
+        },
+        "assets": [_asset_entry(a, names[a.key], attempt_number, at) for a in ordered],
+        "warnings": list(report.warnings),
+        "created_at": manifests.timestamp(at),
+    }
+
+
+def _asset_entry(asset: RemoteAsset, name: str, attempt_number: int, at) -> dict:
+    placements = sorted(asset.placements)
+    return {
+        "name": name, "sha256": asset.sha256, "size": asset.size, "content_type": asset.content_type,
+        "width": asset.width, "height": asset.height, "pages": sorted({p for p, _ in placements}),
+        "placements": [list(p) for p in placements], "attempt": attempt_number,
+        "created_at": manifests.timestamp(at),
+    }
+
+
+def _write(job, document, ordered, names, chain, attempt_number, at) -> None:
+    body = manifests.canonical_bytes(document)
+    sha256 = hashlib.sha256(body).hexdigest()
+    storage_name = manifests.manifest_name(job.bundle.correlation_id, job.extractor_version, sha256)
+    if not stores.outputs().exists(storage_name):
+        stores.outputs().save(storage_name, ContentFile(body))
+    manifest = Manifest.objects.create(
+        job=job, sequence=document["sequence"], schema_version=manifests.SCHEMA_VERSION,
+        correlation_id=job.bundle.correlation_id, extractor=job.extractor, extractor_version=job.extractor_version,
+        input_sha256=job.bundle.correlation_id, page_count=job.bundle.page_count, body=body.decode("ascii"),
+        sha256=sha256, previous_sha256=chain.head_sha256, signature=manifests.sign(body),
+        key_id=settings.PAGETRAIL_MANIFEST_KEY_ID, storage_name=storage_name, created_at=at)
+    assets = Asset.objects.bulk_create([
+        Asset(manifest=manifest, name=names[a.key], sha256=a.sha256, size=a.size, page=a.first_placement[0],
+              index_on_page=a.first_placement[1], width=a.width, height=a.height, content_type=a.content_type,
+              attempt_number=attempt_number, created_at=at) for a in ordered])
+    Placement.objects.bulk_create([
+        Placement(asset=row, manifest=manifest, page=p, index_on_page=i)
+        for row, a in zip(assets, ordered) for p, i in a.placements])
+    ManifestChain.objects.filter(pk=chain.pk).update(head_sha256=sha256, length=chain.length + 1)

@@ -1,0 +1,108 @@
+"""Declarative admin for bundles, jobs (attempts inline) and rejections; uploads go through intake."""
+
+from django import forms
+from django.contrib import admin, messages
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import reverse
+
+from .models import Attempt, Bundle, Job, Rejection
+from .services import submit_bundle
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Evidence rows: visible, never added, changed or deleted through the admin."""
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class UploadForm(forms.Form):
+    file = forms.FileField(help_text="A PDF bundle. It is checked from its bytes before any job exists.")
+    case_label = forms.CharField(required=False, max_length=200)
+
+
+class JobInline(admin.TabularInline):
+    model = Job
+    fields = ("status", "provider", "extractor_version", "enqueued_at", "manifest_durable_at", "error_code")
+    readonly_fields = fields
+    show_change_link = True
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Bundle)
+class BundleAdmin(admin.ModelAdmin):
+    list_display = ("correlation_id", "original_filename", "page_count", "size", "submitted_by", "created_at",
+                    "input_deleted_at")
+    list_filter = ("created_at", "mime")
+    search_fields = ("=correlation_id", "original_filename", "case_label")
+    readonly_fields = [f.name for f in Bundle._meta.fields]
+    inlines = [JobInline]
+    date_hierarchy = "created_at"
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def add_view(self, request, form_url="", extra_context=None):
+        """Upload a bundle: intake validates it and either creates the job or records a rejection."""
+        form = UploadForm(request.POST or None, request.FILES or None)
+        if request.method == "POST" and form.is_valid():
+            upload = form.cleaned_data["file"]
+            result = submit_bundle(upload, filename=upload.name, submitted_by=request.user.get_username(),
+                                   case_label=form.cleaned_data["case_label"])
+            if result.accepted:
+                messages.success(request, f"Accepted: job {result.job_id}, correlation id {result.correlation_id}.")
+                return redirect(reverse("admin:extraction_job_change", args=[result.job_id]))
+            form.add_error("file", f"Refused ({result.error_code}): {result.message}")
+        context = {**self.admin_site.each_context(request), "form": form, "opts": self.model._meta,
+                   "title": "Upload a PDF bundle"}
+        return TemplateResponse(request, "admin/extraction/bundle/upload.html", context)
+
+
+class AttemptInline(admin.TabularInline):
+    model = Attempt
+    fields = ("number", "kind", "outcome", "http_status", "retry_after_s", "error_code", "error_message",
+              "worker", "started_at", "finished_at")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Job)
+class JobAdmin(ReadOnlyAdmin):
+    list_display = ("id", "status", "provider", "bundle_correlation_id", "extractor_version", "enqueued_at",
+                    "queue_wait", "extraction_time", "error_code")
+    list_filter = ("status", "provider", "extractor_version", "enqueued_at")
+    list_select_related = ("bundle",)
+    search_fields = ("=bundle__correlation_id", "=idempotency_key", "=provider_job_id")
+    readonly_fields = [f.name for f in Job._meta.fields] + ["queue_wait", "extraction_time"]
+    inlines = [AttemptInline]
+    date_hierarchy = "enqueued_at"
+
+    @admin.display(description="correlation id", ordering="bundle__correlation_id")
+    def bundle_correlation_id(self, job):
+        return job.bundle.correlation_id
+
+
+@admin.register(Rejection)
+class RejectionAdmin(ReadOnlyAdmin):
+    list_display = ("created_at", "code", "original_filename", "size", "submitted_by")
+    list_filter = ("code", "created_at")
+    search_fields = ("=sha256", "original_filename", "submitted_by")
+    readonly_fields = [f.name for f in Rejection._meta.fields]

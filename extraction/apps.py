@@ -1,0 +1,15 @@
+from django.apps import AppConfig
+
+
+class ExtractionConfig(AppConfig):
+    name = "extraction"
+    verbose_name = "Extraction"
+
+    def ready(self):
+        from django.db.models.signals import post_migrate
+        from django_q.signals import post_spawn
+
+        from . import signals
+
+        post_migrate.connect(signals.ensure_schedules, sender=self)
+        post_spawn.connect(signals.sweep_on_worker_start)

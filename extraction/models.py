@@ -1,0 +1,252 @@
+"""Bundles, jobs, attempts and rejections, with their guarded state transitions.
+
+Every transition is a compare-and-set UPDATE that returns whether it won: tasks are delivered
+at least once, so a duplicated or late task must find the row already moved and do nothing.
+"""
+
+import hashlib
+import uuid
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, models, transaction
+from django.db.models.functions import Coalesce, Now
+from django.utils import timezone
+
+
+def idempotency_key(correlation_id: str, extractor: str, version: str) -> str:
+    """One provider job per input bytes and extractor version: never random, never per attempt."""
+    return hashlib.sha256(f"{correlation_id}\n{extractor}\n{version}".encode()).hexdigest()
+
+
+def input_storage_name(sha256: str) -> str:
+    return f"{sha256[:2]}/{sha256}.pdf"
+
+
+class Bundle(models.Model):
+    """An accepted input PDF; the sha256 of its bytes is its correlation id."""
+
+    correlation_id = models.CharField(max_length=64, unique=True, help_text="sha256 of the input bytes")
+    size = models.BigIntegerField()
+    page_count = models.PositiveIntegerField()
+    mime = models.CharField(max_length=100)
+    original_filename = models.CharField(max_length=255, blank=True, help_text="As given; display only")
+    input_name = models.CharField(max_length=200, help_text="Name in the private input store")
+    submitted_by = models.CharField(max_length=150)
+    case_label = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    input_deleted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"{self.original_filename or 'bundle'} ({self.correlation_id[:12]})"
+
+
+class JobQuerySet(models.QuerySet):
+    def active(self):
+        return self.filter(status__in=Job.ACTIVE)
+
+    def with_claim_expired(self, at=None):
+        return self.active().filter(claimed_until__lt=at or Now())
+
+    def never_picked_up(self, woken_before):
+        return self.filter(status=Job.Status.QUEUED, claimed_until__isnull=True, last_woken_at__lt=woken_before)
+
+
+class Job(models.Model):
+    """One extraction of one bundle by one extractor version."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        SUBMITTED = "submitted"
+        RUNNING = "running"
+        COMPLETED = "completed"
+        FAILED = "failed"
+        CANCELLED = "cancelled"
+        UNKNOWN = "unknown"
+
+    ACTIVE = (Status.QUEUED, Status.SUBMITTED, Status.RUNNING, Status.UNKNOWN)
+    TERMINAL = (Status.COMPLETED, Status.FAILED, Status.CANCELLED)
+
+    bundle = models.ForeignKey(Bundle, on_delete=models.PROTECT, related_name="jobs")
+    idempotency_key = models.CharField(max_length=64, unique=True)
+    provider = models.CharField(max_length=50)
+    extractor = models.CharField(max_length=100)
+    extractor_version = models.CharField(max_length=100)
+    provider_job_id = models.CharField(max_length=200, blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    error_code = models.CharField(max_length=50, blank=True)
+    error_message = models.TextField(blank=True)
+    claim_token = models.UUIDField(null=True, blank=True)
+    claimed_by = models.CharField(max_length=200, blank=True)
+    claimed_until = models.DateTimeField(null=True, blank=True)
+    deadline = models.DateTimeField()
+    enqueued_at = models.DateTimeField(default=timezone.now)
+    last_woken_at = models.DateTimeField(default=timezone.now)
+    picked_up_at = models.DateTimeField(null=True, blank=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    provider_finished_at = models.DateTimeField(null=True, blank=True)
+    manifest_durable_at = models.DateTimeField(null=True, blank=True)
+
+    objects = JobQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-enqueued_at"]
+        indexes = [models.Index(fields=["status", "claimed_until"])]
+
+    def __str__(self):
+        return f"job {self.pk} ({self.status})"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.status in self.TERMINAL
+
+    @property
+    def queue_wait(self) -> timedelta | None:
+        return self.picked_up_at - self.enqueued_at if self.picked_up_at else None
+
+    @property
+    def extraction_time(self) -> timedelta | None:
+        if self.submitted_at and self.provider_finished_at:
+            return self.provider_finished_at - self.submitted_at
+        return None
+
+    def _transition(self, from_statuses, **changes) -> bool:
+        """Compare-and-set: apply `changes` only if the row is still in one of `from_statuses`."""
+        won = Job.objects.filter(pk=self.pk, status__in=from_statuses).update(**changes) == 1
+        if won:
+            self.refresh_from_db()
+        return won
+
+    def claim(self, worker: str, lease_seconds: int | None = None, at=None) -> uuid.UUID | None:
+        """Take the job for `worker` unless another worker holds a live claim; returns the token."""
+        at = at or timezone.now()
+        lease = lease_seconds or settings.PAGETRAIL_CLAIM_LEASE_SECONDS
+        token = uuid.uuid4()
+        free = models.Q(claimed_until__isnull=True) | models.Q(claimed_until__lt=at)
+        won = Job.objects.filter(free, pk=self.pk, status__in=self.ACTIVE).update(
+            claim_token=token, claimed_by=worker[:200], claimed_until=at + timedelta(seconds=lease),
+            picked_up_at=Coalesce("picked_up_at", models.Value(at)),
+        )
+        if not won:
+            return None
+        self.refresh_from_db()
+        return token
+
+    def release(self, token, at=None) -> bool:
+        """End the claim now (not null: an expired claim is what the reconciler re-drives)."""
+        return Job.objects.filter(pk=self.pk, claim_token=token).update(
+            claim_token=None, claimed_until=at or timezone.now()) == 1
+
+    def mark_submitted(self, provider_job_id: str, at=None) -> bool:
+        return self._transition([self.Status.QUEUED], status=self.Status.SUBMITTED,
+                                provider_job_id=provider_job_id, submitted_at=at or timezone.now())
+
+    def mark_running(self) -> bool:
+        return self._transition([self.Status.SUBMITTED, self.Status.UNKNOWN], status=self.Status.RUNNING)
+
+    def mark_provider_finished(self, at=None) -> bool:
+        """Record when the provider's work ended (kept separate from manifest durability)."""
+        return Job.objects.filter(pk=self.pk, provider_finished_at__isnull=True).update(
+            provider_finished_at=at or timezone.now()) == 1
+
+    def mark_completed(self, at=None) -> bool:
+        active = [self.Status.SUBMITTED, self.Status.RUNNING, self.Status.UNKNOWN]
+        return self._transition(active, status=self.Status.COMPLETED, manifest_durable_at=at or timezone.now(),
+                                claim_token=None, claimed_until=None, error_code="", error_message="")
+
+    def mark_failed(self, code: str, message: str) -> bool:
+        return self._transition(self.ACTIVE, status=self.Status.FAILED, error_code=code[:50],
+                                error_message=message, claim_token=None, claimed_until=None)
+
+    def mark_unknown(self, code: str, message: str) -> bool:
+        """The provider's outcome is not known (deadline passed): never `failed` by guess."""
+        return self._transition([self.Status.SUBMITTED, self.Status.RUNNING], status=self.Status.UNKNOWN,
+                                error_code=code[:50], error_message=message)
+
+    def mark_cancelled(self) -> bool:
+        return self._transition(self.ACTIVE, status=self.Status.CANCELLED, claim_token=None, claimed_until=None)
+
+    def mark_woken(self, at=None) -> bool:
+        return Job.objects.filter(pk=self.pk, last_woken_at=self.last_woken_at).update(
+            last_woken_at=at or timezone.now()) == 1
+
+
+class Attempt(models.Model):
+    """One try against the provider (submit, poll, extract or download); retries are new rows."""
+
+    class Kind(models.TextChoices):
+        SUBMIT = "submit"
+        POLL = "poll"
+        EXTRACT = "extract"
+        DOWNLOAD = "download"
+
+    class Outcome(models.TextChoices):
+        STARTED = "started"
+        OK = "ok"
+        RETRY = "retry"
+        FAILED = "failed"
+        UNKNOWN = "unknown"
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="attempts")
+    number = models.PositiveIntegerField()
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    worker = models.CharField(max_length=200, blank=True)
+    http_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    retry_after_s = models.FloatField(null=True, blank=True)
+    outcome = models.CharField(max_length=20, choices=Outcome.choices, default=Outcome.STARTED)
+    error_code = models.CharField(max_length=50, blank=True)
+    error_message = models.TextField(blank=True)
+    started_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["job_id", "number"]
+        constraints = [models.UniqueConstraint(fields=["job", "number"], name="attempt_number_per_job")]
+
+    def __str__(self):
+        return f"attempt {self.number} ({self.kind}, {self.outcome})"
+
+    @classmethod
+    def begin(cls, job: Job, kind: str, worker: str = "") -> "Attempt":
+        """Open the next numbered attempt; two workers racing for a number both get a row."""
+        for _ in range(5):
+            number = (job.attempts.aggregate(n=models.Max("number"))["n"] or 0) + 1
+            try:
+                with transaction.atomic():
+                    return cls.objects.create(job=job, number=number, kind=kind, worker=worker[:200])
+            except IntegrityError:
+                continue
+        raise RuntimeError(f"could not number an attempt for job {job.pk}")
+
+    def record_outcome(self, outcome: str, *, http_status=None, retry_after_s=None,
+                       error_code: str = "", error_message: str = "", at=None) -> None:
+        self.outcome, self.http_status, self.retry_after_s = outcome, http_status, retry_after_s
+        self.error_code, self.error_message = error_code[:50], error_message
+        self.finished_at = at or timezone.now()
+        self.save(update_fields=["outcome", "http_status", "retry_after_s", "error_code",
+                                 "error_message", "finished_at"])
+
+    @property
+    def latency(self) -> timedelta | None:
+        return self.finished_at - self.started_at if self.finished_at else None
+
+
+class Rejection(models.Model):
+    """An upload refused at validation. No bytes are kept, only what identifies the attempt."""
+
+    code = models.CharField(max_length=50, db_index=True)
+    message = models.TextField()
+    size = models.BigIntegerField(help_text="Bytes received before the decision")
+    sha256 = models.CharField(max_length=64, blank=True, help_text="Of the bytes received, when complete")
+    original_filename = models.CharField(max_length=255, blank=True)
+    submitted_by = models.CharField(max_length=150)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"{self.code}: {self.original_filename or self.sha256[:12]}"

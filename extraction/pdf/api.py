@@ -1,0 +1,50 @@
+"""The two entry points: inspect_pdf at intake, extract_images in the worker."""
+import os
+from pathlib import Path
+
+from .errors import Refusal, SandboxError
+from .limits import Extraction, Inspection, Limits
+from .protocol import PARTIAL, extraction_from_dict
+from .sandbox import ChildStopped, run_child
+from .sniff import precheck
+
+
+def inspect_pdf(path: str | Path, limits: Limits = Limits()) -> Inspection:
+    """Validate a PDF from its bytes alone; raise Refusal(code, message) if it is refused.
+
+    The head and tail are checked here; parsing happens in a limited child process, and
+    a child stopped by a limit refuses the input (codes `timeout`, `resource_limit`).
+    May raise SandboxError when the child fails for reasons of this machine.
+    """
+    precheck(path, limits)
+    try:
+        reply = run_child(["inspect", os.path.abspath(path)], limits)
+    except ChildStopped as exc:
+        raise Refusal(exc.code, exc.message) from None
+    if not reply["ok"]:
+        raise Refusal(reply["code"], reply["message"])
+    return Inspection(**reply["result"])
+
+
+def extract_images(path: str | Path, out_dir: str | Path, limits: Limits = Limits()) -> Extraction:
+    """Write every distinct image of the PDF into out_dir as `<sha256>.<ext>`.
+
+    Images that fail to decode become warnings. Raises SandboxError when the document
+    cannot be opened or the child is stopped by a limit (both permanent), or when this
+    machine fails (not permanent).
+    """
+    try:
+        reply = run_child(["extract", os.path.abspath(path), os.path.abspath(out_dir)], limits)
+    except ChildStopped as exc:
+        raise SandboxError(exc.code, exc.message, permanent=True) from None
+    finally:
+        remove_partial_files(Path(out_dir))
+    if not reply["ok"]:
+        raise SandboxError(reply["code"], reply["message"], permanent=reply["permanent"])
+    return extraction_from_dict(reply["result"])
+
+
+def remove_partial_files(out_dir: Path) -> None:
+    """A killed child can leave a file it was writing; only complete files keep final names."""
+    for partial in out_dir.glob(f".*{PARTIAL}"):
+        partial.unlink(missing_ok=True)

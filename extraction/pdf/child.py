@@ -1,0 +1,64 @@
+"""The limited child process.
+
+    python -m extraction.pdf.child inspect PATH LIMITS_JSON
+    python -m extraction.pdf.child extract PATH OUT_DIR LIMITS_JSON
+
+Runs under the CPU and memory limits the parent set, and answers with one JSON document
+on stdout: {"ok": true, "result": {...}} or {"ok": false, "code", "message", "permanent"}.
+"""
+import json
+import os
+import sys
+from dataclasses import asdict
+
+from .errors import Refusal, raise_if_out_of_memory
+from .extract import extract
+from .protocol import EXIT_OUT_OF_MEMORY, limits_from_json
+from .validate import inspect
+
+
+def main(argv: list[str]) -> int:
+    answer = claim_stdout()
+    try:
+        reply = answer_for(argv)
+    except MemoryError:
+        # Nothing more is attempted: even building the JSON could fail now.
+        os._exit(EXIT_OUT_OF_MEMORY)
+    json.dump(reply, answer)
+    answer.close()
+    return 0
+
+
+def answer_for(argv: list[str]) -> dict:
+    try:
+        return {"ok": True, "result": asdict(run(argv))}
+    except Refusal as exc:
+        return {"ok": False, "code": exc.code, "message": exc.message, "permanent": True}
+    except OSError as exc:
+        # Reading the input or writing outputs failed: this machine's trouble, not the input's.
+        message = f"The PDF process could not read or write a file ({exc.strerror or exc})."
+        return {"ok": False, "code": "io_error", "message": message, "permanent": False}
+    except Exception as exc:
+        raise_if_out_of_memory(exc)
+        raise
+
+
+def run(argv: list[str]):
+    command, *args = argv
+    if command == "inspect" and len(args) == 2:
+        return inspect(args[0], limits_from_json(args[1]))
+    if command == "extract" and len(args) == 3:
+        return extract(args[0], args[1], limits_from_json(args[2]))
+    raise SystemExit(f"usage: python -m extraction.pdf.child inspect|extract ...; got {argv!r}")
+
+
+def claim_stdout():
+    """Keep fd 1 for the answer; anything else writing there (qpdf, Pillow, print) goes to stderr."""
+    answer = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return answer
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,38 @@
+"""The two ways a PDF job ends without a result."""
+
+
+class Refusal(Exception):
+    """The input is refused; `code` is stable snake_case, `message` a sentence for a person."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+class SandboxError(Exception):
+    """The child process failed.
+
+    `permanent` is True when the same input would fail the same way again (it cannot be
+    opened, or it exhausted its CPU, memory or wall-clock budget), so a retry is pointless;
+    False when the failure lies with this machine (the child could not start, crashed in
+    our own code, or the disk was full).
+    """
+
+    def __init__(self, code: str, message: str, permanent: bool):
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.permanent = permanent
+
+
+def reason(exc: BaseException) -> str:
+    """A short cause for a message; qpdf prefixes its own with the file path, which is dropped."""
+    text = str(exc).rsplit(": ", 1)[-1].strip().rstrip(".") or type(exc).__name__
+    return text[:200]
+
+
+def raise_if_out_of_memory(exc: BaseException) -> None:
+    """qpdf reports a failed allocation as a PdfError carrying std::bad_alloc."""
+    if isinstance(exc, MemoryError) or "bad_alloc" in str(exc):
+        raise MemoryError(str(exc)) from exc

@@ -1,0 +1,93 @@
+"""Extraction inside the child: every drawn image, encoded once, stored once per content."""
+import hashlib
+import os
+from pathlib import Path
+
+import pikepdf
+
+from .draws import Draw, page_draws
+from .encode import Encoded, encode
+from .errors import raise_if_out_of_memory, reason
+from .limits import ExtractedAsset, Extraction, Limits
+from .protocol import PARTIAL
+from .validate import open_pdf, unreadable
+
+# A hostile file can draw a broken image a million times; the report stays readable.
+MAX_WARNINGS = 1000
+
+
+def extract(path: str | Path, out_dir: str | Path, limits: Limits) -> Extraction:
+    store = AssetStore(Path(out_dir), limits.max_pixels)
+    warnings: list[str] = []
+    with open_pdf(path) as pdf:
+        try:
+            pages = list(pdf.pages)
+        except pikepdf.PdfError as exc:
+            raise unreadable(exc) from None
+        for number, page in enumerate(pages, 1):
+            for draw in page_draws(number, page, warnings):
+                store.place(draw, warnings)
+    if len(warnings) > MAX_WARNINGS:
+        warnings[MAX_WARNINGS:] = [f"... and {len(warnings) - MAX_WARNINGS} more warnings."]
+    return Extraction(pages=len(pages), assets=store.assets(), warnings=warnings)
+
+
+class AssetStore:
+    """Encodes each image object once and writes each distinct output file once."""
+
+    def __init__(self, out_dir: Path, max_pixels: int):
+        self.out_dir = out_dir
+        self.max_pixels = max_pixels
+        self.sha256_of: dict[tuple[int, int], str] = {}
+        self.failure_of: dict[tuple[int, int], Exception] = {}
+        self.by_sha256: dict[str, ExtractedAsset] = {}
+
+    def place(self, draw: Draw, warnings: list[str]) -> None:
+        key = draw.image.objgen if isinstance(draw.image, pikepdf.Stream) else None
+        sha256 = self.sha256_of.get(key)
+        if sha256 is None:
+            try:
+                encoded = self._encode_once(draw.image, key)
+            except Exception as exc:
+                raise_if_out_of_memory(exc)
+                warnings.append(f"Page {draw.page}, image {draw.index}: could not be extracted ({reason(exc)}).")
+                return
+            # Outside the try: a full disk fails the job, it is not a broken image.
+            sha256 = self._store(encoded)
+            if key:
+                self.sha256_of[key] = sha256
+        self.by_sha256[sha256].placements.append((draw.page, draw.index))
+
+    def assets(self) -> list[ExtractedAsset]:
+        for asset in self.by_sha256.values():
+            asset.placements.sort()
+        return sorted(self.by_sha256.values(), key=lambda a: (a.placements[0], a.sha256))
+
+    def _encode_once(self, image, key) -> Encoded:
+        if key in self.failure_of:
+            raise self.failure_of[key]
+        try:
+            return encode(image, self.max_pixels)
+        except Exception as exc:
+            if key:
+                self.failure_of[key] = exc
+            raise
+
+    def _store(self, encoded: Encoded) -> str:
+        sha256 = hashlib.sha256(encoded.data).hexdigest()
+        if sha256 not in self.by_sha256:
+            filename = f"{sha256}.{encoded.extension}"
+            write_atomically(self.out_dir / filename, encoded.data)
+            self.by_sha256[sha256] = ExtractedAsset(
+                filename=filename, sha256=sha256, size=len(encoded.data), content_type=encoded.content_type,
+                width=encoded.width, height=encoded.height, placements=[],
+            )
+        return sha256
+
+
+def write_atomically(target: Path, data: bytes) -> None:
+    """Write then rename, so a child killed mid-write never leaves a torn file under a final name."""
+    partial = target.with_name(f".{target.name}{PARTIAL}")
+    with open(partial, "wb") as f:
+        f.write(data)
+    os.replace(partial, target)

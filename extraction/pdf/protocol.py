@@ -1,0 +1,29 @@
+"""What parent and child say to each other: arguments in, one JSON document out."""
+import json
+from dataclasses import asdict
+
+from .limits import ExtractedAsset, Extraction, Limits
+
+MODULE = "extraction.pdf.child"
+# A child out of memory may not manage to print anything, so it says so by exit status.
+EXIT_OUT_OF_MEMORY = 86
+# Suffix of files being written in out_dir; they are renamed once complete.
+PARTIAL = ".partial"
+
+
+def limits_to_json(limits: Limits) -> str:
+    return json.dumps(asdict(limits))
+
+
+def limits_from_json(text: str) -> Limits:
+    fields = json.loads(text)
+    fields["allowed_filters"] = tuple(fields["allowed_filters"])
+    return Limits(**fields)
+
+
+def extraction_from_dict(result: dict) -> Extraction:
+    assets = [
+        ExtractedAsset(**{**asset, "placements": [tuple(p) for p in asset["placements"]]})
+        for asset in result["assets"]
+    ]
+    return Extraction(pages=result["pages"], assets=assets, warnings=result["warnings"])

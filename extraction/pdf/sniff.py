@@ -1,0 +1,94 @@
+"""Cheap checks on the head and tail of a file, done before any PDF parser sees it."""
+import os
+from pathlib import Path
+
+from .errors import Refusal
+from .limits import Limits
+
+HEAD_BYTES = 4096
+# The final %%EOF is looked for in the last eof_slack bytes plus this margin, so that a
+# large appended payload is still reported rather than read in full.
+TAIL_MARGIN = 64 * 1024
+
+MAGIC = [
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF87a", "a GIF image"),
+    (b"GIF89a", "a GIF image"),
+    (b"II*\x00", "a TIFF image"),
+    (b"MM\x00*", "a TIFF image"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "a legacy Microsoft Office document"),
+    (b"\x7fELF", "an ELF executable"),
+    (b"MZ", "a Windows executable"),
+    (b"\x1f\x8b", "a gzip archive"),
+    (b"Rar!\x1a\x07", "a RAR archive"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive"),
+    (b"%!PS", "a PostScript document"),
+]
+ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08")
+
+
+def describe(head: bytes) -> str:
+    """Name what the first bytes of a file look like, for a refusal message."""
+    if head.startswith(ZIP_MAGIC):
+        if b"[Content_Types].xml" in head:
+            return "an Office document (ZIP based)"
+        return "a ZIP archive"
+    for magic, name in MAGIC:
+        if head.startswith(magic):
+            return name
+    if b"%PDF-" in head:
+        return f"a PDF preceded by {head.index(b'%PDF-')} bytes of other data"
+    return _describe_text(head)
+
+
+def _describe_text(head: bytes) -> str:
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # A multi-byte character cut at the end of the sample is still text.
+        if exc.start < len(head) - 4:
+            return "unknown binary data"
+        text = head[: exc.start].decode("utf-8")
+    start = text.lstrip("\ufeff \t\r\n").lower()
+    if start.startswith(("<!doctype html", "<html")) or "<html" in start[:1024]:
+        return "an HTML document"
+    if start.startswith("<?xml") or start.startswith("<svg"):
+        return "an XML document"
+    if all(c.isprintable() or c in "\t\r\n\f" for c in text):
+        return "plain text"
+    return "unknown binary data"
+
+
+def precheck(path: str | Path, limits: Limits) -> None:
+    """Refuse what is visibly not a single, complete PDF; reads only the head and tail."""
+    size = os.stat(path).st_size
+    if size == 0:
+        raise Refusal("empty", "The file is empty.")
+    if size > limits.max_bytes:
+        raise Refusal("too_large", f"The file is {size} bytes; the limit is {limits.max_bytes} bytes.")
+    with open(path, "rb") as f:
+        head = f.read(HEAD_BYTES)
+        f.seek(max(0, size - limits.eof_slack - TAIL_MARGIN))
+        tail = f.read()
+    if not head.startswith(b"%PDF-"):
+        raise Refusal("not_pdf", f"The file is not a PDF; it looks like {describe(head)}.")
+    _check_tail(tail, limits)
+
+
+def _check_tail(tail: bytes, limits: Limits) -> None:
+    end = tail.rfind(b"%%EOF")
+    if end < 0:
+        raise Refusal(
+            "truncated",
+            "The file does not end with a PDF end-of-file marker; it is truncated "
+            "or has other data appended.",
+        )
+    after = tail[end + len(b"%%EOF"):]
+    # Scanners pad with whitespace or NULs; anything else is a payload riding along.
+    if len(after) > limits.eof_slack or after.strip(b" \t\r\n\f\x00"):
+        raise Refusal(
+            "trailing_data",
+            f"The file has {len(after)} bytes of data after its PDF end-of-file marker; "
+            f"only up to {limits.eof_slack} bytes of padding are accepted.",
+        )

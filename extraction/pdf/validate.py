@@ -1,0 +1,155 @@
+"""Validation of an untrusted PDF, run inside the child: refuse early, never repair by guessing."""
+import mmap
+import re
+from pathlib import Path
+
+import pikepdf
+
+from . import streams
+from .errors import Refusal, raise_if_out_of_memory, reason
+from .limits import Inspection, Limits
+
+ENCRYPTED = "The file is encrypted; Pagetrail cannot extract images from password-protected PDFs."
+ACTIVE = "Pagetrail does not accept PDFs with active content."
+ACTIVE_KEYS = {
+    "/JS": "JavaScript", "/JavaScript": "JavaScript", "/EmbeddedFiles": "embedded files",
+    "/EF": "an embedded file", "/RichMediaContent": "rich media", "/XFA": "an XFA form",
+}
+ACTIVE_ACTIONS = {"/Launch": "a Launch action", "/JavaScript": "a JavaScript action"}
+ACTIVE_TYPES = {("/Type", "/EmbeddedFile"): "an embedded file", ("/Subtype", "/RichMedia"): "rich media"}
+
+
+def open_pdf(path: str | Path) -> pikepdf.Pdf:
+    """Open strictly: a damaged cross-reference table is refused, not reconstructed."""
+    try:
+        pdf = pikepdf.open(path, attempt_recovery=False)
+    except pikepdf.PasswordError:
+        raise Refusal("encrypted", ENCRYPTED) from None
+    except pikepdf.PdfError as exc:
+        raise unreadable(exc) from None
+    if pdf.is_encrypted:
+        pdf.close()
+        raise Refusal("encrypted", ENCRYPTED)
+    return pdf
+
+
+def unreadable(exc: Exception) -> Refusal:
+    raise_if_out_of_memory(exc)
+    return Refusal("unreadable", f"The file is damaged and cannot be read as a PDF ({reason(exc)}).")
+
+
+def inspect(path: str | Path, limits: Limits) -> Inspection:
+    check_declared_lengths(path, limits)
+    with open_pdf(path) as pdf:
+        try:
+            pages = count_pages(pdf, limits)
+            for obj in pdf.objects:
+                check_object(obj, limits)
+        except pikepdf.PdfError as exc:
+            raise unreadable(exc) from None
+        return Inspection(pages=pages, pdf_version=pdf.pdf_version, mime="application/pdf")
+
+
+def check_declared_lengths(path: str | Path, limits: Limits) -> None:
+    """Refuse a stream that declares a /Length beyond the limit.
+
+    qpdf, not allowed to recover, silently turns such a stream into null, so the
+    declared value is only visible in the raw bytes. Stream dictionaries are never
+    inside object streams, so a scan of the file sees every direct /Length.
+    """
+    digits = len(str(limits.max_stream_bytes))
+    pattern = re.compile(rb"/Length\s+(\d{%d,})" % digits)
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        for match in pattern.finditer(data):
+            if int(match.group(1)) > limits.max_stream_bytes:
+                raise too_large_stream(f"declares a /Length of {int(match.group(1))} bytes", limits)
+
+
+def too_large_stream(what: str, limits: Limits) -> Refusal:
+    return Refusal(
+        "stream_too_large",
+        f"A stream in the file {what}; the limit is {limits.max_stream_bytes} bytes.",
+    )
+
+
+def count_pages(pdf: pikepdf.Pdf, limits: Limits) -> int:
+    declared = pdf.Root.Pages.get("/Count")
+    if isinstance(declared, int) and declared > limits.max_pages:
+        raise too_many_pages(declared, limits)
+    pages = len(pdf.pages)
+    if pages == 0:
+        raise Refusal("no_pages", "The PDF has no pages.")
+    if pages > limits.max_pages:
+        raise too_many_pages(pages, limits)
+    return pages
+
+
+def too_many_pages(pages: int, limits: Limits) -> Refusal:
+    return Refusal("too_many_pages", f"The PDF has {pages} pages; the limit is {limits.max_pages}.")
+
+
+def check_object(obj: pikepdf.Object, limits: Limits) -> None:
+    """Check one indirect object and the direct objects nested in it.
+
+    Indirect references are not followed: every indirect object is visited once by the
+    caller, so reference cycles cannot make this loop.
+    """
+    where = "object %d %d" % obj.objgen
+    pending = [obj]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, pikepdf.Stream):
+            check_stream(item, where, limits)
+        elif not isinstance(item, (pikepdf.Dictionary, pikepdf.Array)):
+            continue
+        if not isinstance(item, pikepdf.Array):
+            check_active(item, where)
+            item = item.values()
+        pending.extend(c for c in item if isinstance(c, (pikepdf.Dictionary, pikepdf.Array)) and not c.is_indirect)
+
+
+def check_active(item: pikepdf.Dictionary, where: str) -> None:
+    for key in item.keys():
+        if key in ACTIVE_KEYS:
+            raise active_content(ACTIVE_KEYS[key], where)
+    action = item.get("/S")
+    if isinstance(action, pikepdf.Name) and str(action) in ACTIVE_ACTIONS:
+        raise active_content(ACTIVE_ACTIONS[str(action)], where)
+    for (key, value), what in ACTIVE_TYPES.items():
+        if item.get(key) == pikepdf.Name(value):
+            raise active_content(what, where)
+
+
+def active_content(what: str, where: str) -> Refusal:
+    return Refusal("active_content", f"The PDF contains {what} ({where}); {ACTIVE}")
+
+
+def check_stream(stream: pikepdf.Stream, where: str, limits: Limits) -> None:
+    filters = streams.filter_names(stream)
+    for name in filters:
+        if name not in limits.allowed_filters:
+            raise Refusal(
+                "filter_not_allowed",
+                f"A stream ({where}) is encoded with {name}, which Pagetrail does not accept.",
+            )
+    length = stream.get("/Length")
+    if isinstance(length, int) and length > limits.max_stream_bytes:
+        raise too_large_stream(f"({where}) declares a /Length of {length} bytes", limits)
+    if stream.get("/Subtype") == pikepdf.Name.Image:
+        check_image(stream, where, limits)
+    if streams.boundable(filters) and streams.decoded_size_exceeds(stream.read_raw_bytes(), filters, limits.max_stream_bytes):
+        raise too_large_stream(f"({where}) decodes to more than the limit", limits)
+
+
+def check_image(image: pikepdf.Stream, where: str, limits: Limits) -> None:
+    width, height = image.get("/Width"), image.get("/Height")
+    if not all(type(n) is int and n > 0 for n in (width, height)):
+        raise Refusal("image_too_large", f"An image ({where}) declares impossible dimensions.")
+    if width * height > limits.max_pixels:
+        raise Refusal(
+            "image_too_large",
+            f"An image ({where}) is {width} x {height} pixels; the limit is {limits.max_pixels} pixels.",
+        )
+    size = streams.declared_image_bytes(image, width, height)
+    if size > limits.max_stream_bytes:
+        raise too_large_stream(f"({where}) holds an image of {size} bytes", limits)

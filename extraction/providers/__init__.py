@@ -1,0 +1,19 @@
+"""Provider registry: a name-to-dotted-path map picks the implementation."""
+
+from django.utils.module_loading import import_string
+
+from .base import JobReport, Provider, ProviderError, RemoteAsset
+
+PROVIDERS = {
+    "local": "extraction.providers.local.LocalProvider",
+}
+
+
+def get_provider(name: str) -> Provider:
+    try:
+        return import_string(PROVIDERS[name])()
+    except KeyError:
+        raise ProviderError("unknown_provider", f"No provider is called {name!r}.", permanent=True) from None
+
+
+__all__ = ["JobReport", "Provider", "ProviderError", "RemoteAsset", "get_provider", "PROVIDERS"]

@@ -1,0 +1,68 @@
+"""The one small interface every extraction provider implements."""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class ProviderError(Exception):
+    """A provider call failed. `permanent` says whether trying again could help."""
+
+    def __init__(self, code: str, message: str, *, permanent: bool, http_status: int | None = None,
+                 retry_after_s: float | None = None):
+        super().__init__(message)
+        self.code, self.message, self.permanent = code, message, permanent
+        self.http_status, self.retry_after_s = http_status, retry_after_s
+
+
+@dataclass(frozen=True)
+class RemoteAsset:
+    """One extracted image as the provider reports it, before we have stored it."""
+
+    key: str  # the provider's handle for fetch()
+    sha256: str
+    size: int
+    content_type: str
+    width: int
+    height: int
+    placements: tuple[tuple[int, int], ...]  # (page from 1, index on page from 0)
+
+    @property
+    def first_placement(self) -> tuple[int, int]:
+        return min(self.placements)
+
+
+@dataclass(frozen=True)
+class JobReport:
+    """What the provider says about a job: `state` is running, completed, failed or cancelled."""
+
+    state: str
+    pages: int = 0
+    assets: tuple[RemoteAsset, ...] = ()
+    warnings: tuple[str, ...] = ()
+    error_code: str = ""
+    error_message: str = ""
+    meta: dict = field(default_factory=dict)
+
+
+class Provider:
+    """Start a job, check it, fetch its assets.
+
+    `start` must be idempotent for `job.idempotency_key`: calling it twice (a retry after a
+    timeout, a redelivered task) returns the same provider job id and never a second job.
+    `check` reports the provider's state; `fetch` puts one asset's bytes in a file under the
+    job's private `work_dir` and returns its path (the caller verifies size and sha256).
+    Errors are `ProviderError`s.
+    """
+
+    name = ""
+    extractor = ""
+    version = ""
+
+    def start(self, job) -> str:
+        raise NotImplementedError
+
+    def check(self, job, work_dir: Path) -> JobReport:
+        raise NotImplementedError
+
+    def fetch(self, job, asset: RemoteAsset, work_dir: Path) -> Path:
+        raise NotImplementedError

@@ -1,0 +1,192 @@
+"""Workflows that span bundles, jobs, storage and the queue."""
+
+import logging
+import os
+import socket
+import time
+from dataclasses import asdict, dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from extraction import pdf
+
+from . import intake, stores
+from .models import Attempt, Bundle, Job, Rejection, idempotency_key, input_storage_name
+from .providers import ProviderError, get_provider
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class IntakeResult:
+    """What `submit_bundle` tells the submitter, per file."""
+
+    path: str
+    accepted: bool
+    correlation_id: str = ""
+    job_id: int | None = None
+    created: bool = False
+    error_code: str = ""
+    message: str = ""
+
+    def as_dict(self) -> dict:
+        keys = ("path", "accepted", "correlation_id", "job_id") if self.accepted else (
+            "path", "accepted", "error_code", "message")
+        return {k: v for k, v in asdict(self).items() if k in keys}
+
+
+def worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def submit_bundle(stream, *, filename: str, submitted_by: str, case_label: str = "", at=None) -> IntakeResult:
+    """Validate, store and create Bundle + Job, or record a Rejection; the same bytes give the same job."""
+    display = os.path.basename(filename or "")[:255]
+    try:
+        staged = intake.stage(stream)
+    except pdf.Refusal as refusal:
+        return _reject(refusal, display, submitted_by, size=getattr(refusal, "seen", 0), sha256="", at=at)
+    try:
+        accepted = intake.validate(staged)
+        return _accept(accepted, display, submitted_by, case_label, at or timezone.now())
+    except pdf.Refusal as refusal:
+        return _reject(refusal, display, submitted_by, size=staged.size, sha256=staged.sha256, at=at)
+    finally:
+        staged.path.unlink(missing_ok=True)
+
+
+def _reject(refusal, display, submitted_by, *, size, sha256, at) -> IntakeResult:
+    Rejection.objects.create(code=refusal.code, message=refusal.message, size=size, sha256=sha256,
+                             original_filename=display, submitted_by=submitted_by[:150],
+                             created_at=at or timezone.now())
+    log.info("rejected %s: %s", display, refusal.code)
+    return IntakeResult(path=display, accepted=False, error_code=refusal.code, message=refusal.message)
+
+
+def _accept(accepted: intake.Accepted, display, submitted_by, case_label, at) -> IntakeResult:
+    staged, provider = accepted.staged, get_provider(settings.PAGETRAIL_PROVIDER)
+    name = input_storage_name(staged.sha256)
+    stores.store_once(stores.inputs(), name, staged.path, staged.sha256)
+    with transaction.atomic():
+        bundle, _ = Bundle.objects.get_or_create(correlation_id=staged.sha256, defaults=dict(
+            size=staged.size, page_count=accepted.inspection.pages, mime=accepted.inspection.mime,
+            original_filename=display, input_name=name, submitted_by=submitted_by[:150],
+            case_label=case_label, created_at=at))
+        job, created = Job.objects.get_or_create(
+            idempotency_key=idempotency_key(bundle.correlation_id, provider.extractor, provider.version),
+            defaults=dict(bundle=bundle, provider=provider.name, extractor=provider.extractor,
+                          extractor_version=provider.version, enqueued_at=at, last_woken_at=at,
+                          deadline=at + timedelta(seconds=settings.PAGETRAIL_JOB_DEADLINE_SECONDS)))
+        if created:
+            transaction.on_commit(lambda: enqueue_job(job.pk))
+    log.info("accepted %s as job %s (new: %s)", bundle.correlation_id, job.pk, created)
+    return IntakeResult(path=display, accepted=True, correlation_id=bundle.correlation_id, job_id=job.pk,
+                        created=created)
+
+
+def enqueue_job(job_id: int) -> None:
+    from django_q.tasks import async_task
+
+    async_task("extraction.tasks.run_job", job_id, task_name=f"job-{job_id}-{time.time_ns()}")
+
+
+def run_job(job_id: int, worker: str | None = None) -> str:
+    """Drive one job as far as it can go now; safe to call twice, concurrently, or late."""
+    job = Job.objects.select_related("bundle").get(pk=job_id)
+    worker = worker or worker_name()
+    token = job.claim(worker)
+    if token is None:
+        return "not-claimed"
+    provider = get_provider(job.provider)
+    try:
+        if job.status == Job.Status.QUEUED:
+            _submit(job, provider, worker)
+        return _check_and_complete(job, provider, worker)
+    except stores.OutputConflict as exc:
+        return _fail(job, "output_conflict", str(exc))
+    except ProviderError as exc:
+        if exc.permanent:
+            return _fail(job, exc.code, exc.message)
+        # Transient: give the claim back; the reconciler wakes the job again.
+        job.release(token)
+        log.warning("job %s: %s, will retry", job.pk, exc.code)
+        return "retry"
+
+
+def _fail(job: Job, code: str, message: str) -> str:
+    job.mark_failed(code, message)
+    stores.remove_job_work_dir(job.pk)
+    return "failed"
+
+
+def _submit(job: Job, provider, worker: str) -> None:
+    attempt = Attempt.begin(job, Attempt.Kind.SUBMIT, worker)
+    try:
+        provider_job_id = provider.start(job)
+    except ProviderError as exc:
+        attempt.record_outcome(Attempt.Outcome.FAILED if exc.permanent else Attempt.Outcome.RETRY,
+                               http_status=exc.http_status, retry_after_s=exc.retry_after_s,
+                               error_code=exc.code, error_message=exc.message)
+        raise
+    attempt.record_outcome(Attempt.Outcome.OK)
+    job.mark_submitted(provider_job_id)
+
+
+def _check_and_complete(job: Job, provider, worker: str) -> str:
+    from audit.services import record_completion  # the one call from extraction into audit
+
+    work_dir = stores.job_work_dir(job.pk)
+    attempt = Attempt.begin(job, Attempt.Kind.EXTRACT if provider.name == "local" else Attempt.Kind.POLL, worker)
+    try:
+        report = provider.check(job, work_dir)
+    except ProviderError as exc:
+        outcome = Attempt.Outcome.FAILED if exc.permanent else Attempt.Outcome.RETRY
+        attempt.record_outcome(outcome, error_code=exc.code, error_message=exc.message)
+        raise
+    attempt.record_outcome(Attempt.Outcome.OK)
+    if report.state == "running":
+        job.mark_running()
+        return "running"
+    if report.state != "completed":
+        return _fail(job, report.error_code or report.state,
+                     report.error_message or f"The provider reports the job as {report.state}.")
+    job.mark_provider_finished()
+    files = {asset.key: provider.fetch(job, asset, work_dir) for asset in report.assets}
+    record_completion(job, report, files, attempt_number=attempt.number)
+    stores.remove_job_work_dir(job.pk)
+    return "completed"
+
+
+def reconcile(at=None) -> dict:
+    """Re-drive jobs from database state: the queue is only a wake-up call."""
+    at = at or timezone.now()
+    woken = 0
+    expired = Job.objects.with_claim_expired(at)
+    lost = Job.objects.never_picked_up(at - timedelta(seconds=settings.PAGETRAIL_REQUEUE_AFTER_SECONDS))
+    for job in (expired | lost).distinct():
+        if job.mark_woken(at):
+            enqueue_job(job.pk)
+            woken += 1
+    return {"woken": woken}
+
+
+def sweep_temp() -> dict:
+    """Remove temp dirs of jobs that are terminal or unknown to the database, and stale uploads."""
+    removed = 0
+    root = stores.jobs_dir()
+    names = [p.name for p in root.iterdir()] if root.exists() else []
+    ids = {int(n) for n in names if n.isdigit()}
+    live = set(Job.objects.filter(pk__in=ids).exclude(status__in=Job.TERMINAL).values_list("pk", flat=True))
+    for name in names:
+        if not name.isdigit() or int(name) not in live:
+            stores.remove_job_work_dir(name)
+            removed += 1
+    cutoff = time.time() - 3600  # an upload still staged after an hour belongs to a dead request
+    for part in stores.uploads_dir().glob("*.part"):
+        if part.stat().st_mtime < cutoff:
+            part.unlink(missing_ok=True)
+            removed += 1
+    return {"removed": removed}

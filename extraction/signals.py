@@ -1,0 +1,31 @@
+"""Wiring to django-q2: the scheduled reconciler and sweeper, and a sweep whenever a worker starts."""
+
+import logging
+
+from django.conf import settings
+
+log = logging.getLogger(__name__)
+
+SCHEDULES = {
+    "pagetrail-reconcile": "extraction.tasks.reconcile",
+    "pagetrail-sweep": "extraction.tasks.sweep",
+}
+
+
+def ensure_schedules(**kwargs):
+    """Create (or correct) the periodic tasks after every migrate, so a deployment cannot miss them."""
+    from django_q.models import Schedule
+
+    for name, func in SCHEDULES.items():
+        Schedule.objects.update_or_create(name=name, defaults=dict(
+            func=func, schedule_type=Schedule.MINUTES, minutes=settings.PAGETRAIL_RECONCILE_EVERY_MINUTES,
+            repeats=-1))
+
+
+def sweep_on_worker_start(proc_name=None, **kwargs):
+    from . import services
+
+    try:
+        log.info("worker %s started; swept temp: %s", proc_name, services.sweep_temp())
+    except Exception:  # a sweep failure must never stop a worker from starting
+        log.exception("temp sweep at worker start failed")

@@ -1,0 +1,77 @@
+"""The private stores: inputs, outputs (django-storages backends) and the temp area (local disk)."""
+
+import hashlib
+import shutil
+from pathlib import Path
+
+from django.conf import settings
+from django.core.files import File
+from django.core.files.storage import Storage, storages
+
+CHUNK = 1024 * 1024
+
+
+class OutputConflict(Exception):
+    """A deterministic name already holds different bytes: we never overwrite."""
+
+
+def sha256_of(storage: Storage, name: str) -> str:
+    with storage.open(name, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def store_once(storage: Storage, name: str, path: Path, sha256: str) -> bool:
+    """Put the file at `name` unless that name exists; returns True if this call stored it.
+
+    An existing name with the same bytes is a harmless repeat (a redelivered task); with other
+    bytes it is a conflict. Two racing writers: the backend renames the loser's copy, which we drop.
+    """
+    if storage.exists(name):
+        _check_same(storage, name, sha256)
+        return False
+    with open(path, "rb") as fh:
+        saved = storage.save(name, File(fh, name=name))
+    if saved != name:
+        storage.delete(saved)
+        _check_same(storage, name, sha256)
+        return False
+    return True
+
+
+def _check_same(storage: Storage, name: str, sha256: str) -> None:
+    found = sha256_of(storage, name)
+    if found != sha256:
+        raise OutputConflict(f"{name} already holds other bytes (sha256 {found[:12]}, expected {sha256[:12]}).")
+
+
+def inputs() -> Storage:
+    return storages["inputs"]
+
+
+def outputs() -> Storage:
+    return storages["outputs"]
+
+
+def temp_root() -> Path:
+    return Path(settings.TEMP_ROOT)
+
+
+def uploads_dir() -> Path:
+    path = temp_root() / "uploads"
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return path
+
+
+def jobs_dir() -> Path:
+    return temp_root() / "jobs"
+
+
+def job_work_dir(job_id: int) -> Path:
+    """A job's private temp dir; everything in it is deleted at every terminal state."""
+    path = jobs_dir() / str(job_id)
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return path
+
+
+def remove_job_work_dir(job_id: int) -> None:
+    shutil.rmtree(jobs_dir() / str(job_id), ignore_errors=True)

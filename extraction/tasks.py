@@ -1,0 +1,15 @@
+"""django-q2 entry points: thin; each takes an id, calls one service, and is harmless when repeated."""
+
+from . import services
+
+
+def run_job(job_id: int) -> str:
+    return services.run_job(job_id)
+
+
+def reconcile() -> dict:
+    return services.reconcile()
+
+
+def sweep() -> dict:
+    return services.sweep_temp()

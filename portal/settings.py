@@ -1,0 +1,175 @@
+"""Pagetrail settings.
+
+With no environment variables this is the embedded profile: SQLite, the django-q2 ORM broker,
+file-system storage under one data dir, the self-hosted extractor. Production changes
+environment variables only (see README, "Environment variables").
+"""
+
+import secrets
+from pathlib import Path
+
+import environ
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+
+DATA_DIR = Path(env.str("PAGETRAIL_DATA_DIR", default=str(BASE_DIR / "var"))).resolve()
+
+
+def local_secret(name: str) -> str:
+    """A random secret kept in the data dir, so the embedded profile needs no configuration.
+
+    Production sets the corresponding environment variable instead.
+    """
+    path = DATA_DIR / "secrets" / name
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path.write_text(secrets.token_urlsafe(48))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+DEBUG = env.bool("PAGETRAIL_DEBUG", default=False)
+SECRET_KEY = env.str("SECRET_KEY", default="") or local_secret("django_secret_key")
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django_q",
+    "extraction",
+    "audit",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "portal.urls"
+WSGI_APPLICATION = "portal.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": env.db_url("DATABASE_URL", default=f"sqlite:///{DATA_DIR / 'pagetrail.sqlite3'}"),
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # The web server and the worker write concurrently: WAL lets readers go on while one
+    # writer commits, IMMEDIATE takes the write lock up front instead of failing mid-transaction.
+    DATABASES["default"]["OPTIONS"] = {
+        "timeout": 30,
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }
+    DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / "test.sqlite3")}
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = DATA_DIR / "static"
+
+# --- Storage: inputs and outputs never share a store; neither is served by a public URL. ---
+INPUT_ROOT = DATA_DIR / "inputs"
+OUTPUT_ROOT = DATA_DIR / "outputs"
+TEMP_ROOT = Path(env.str("PAGETRAIL_TEMP_DIR", default=str(DATA_DIR / "temp"))).resolve()
+
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage",
+                "OPTIONS": {"location": DATA_DIR / "media", "base_url": None}},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "inputs": {"BACKEND": "django.core.files.storage.FileSystemStorage",
+               "OPTIONS": {"location": INPUT_ROOT, "base_url": None,
+                           "file_permissions_mode": 0o600, "directory_permissions_mode": 0o700}},
+    "outputs": {"BACKEND": "django.core.files.storage.FileSystemStorage",
+                "OPTIONS": {"location": OUTPUT_ROOT, "base_url": None,
+                            "file_permissions_mode": 0o600, "directory_permissions_mode": 0o700}},
+}
+
+# Uploads spool into the private temp area, never the system-wide /tmp.
+TEMP_ROOT.mkdir(parents=True, exist_ok=True, mode=0o700)
+FILE_UPLOAD_TEMP_DIR = str(TEMP_ROOT)
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+
+# --- Intake limits (checked from the bytes, before any job exists). ---
+PAGETRAIL_MAX_UPLOAD_BYTES = env.int("PAGETRAIL_MAX_UPLOAD_BYTES", default=100 * 1024**2)
+PAGETRAIL_MAX_PAGES = env.int("PAGETRAIL_MAX_PAGES", default=2000)
+PAGETRAIL_MAX_IMAGE_PIXELS = env.int("PAGETRAIL_MAX_IMAGE_PIXELS", default=100_000_000)
+PAGETRAIL_MAX_STREAM_BYTES = env.int("PAGETRAIL_MAX_STREAM_BYTES", default=512 * 1024**2)
+PAGETRAIL_CHILD_CPU_SECONDS = env.int("PAGETRAIL_CHILD_CPU_SECONDS", default=60)
+PAGETRAIL_CHILD_MEMORY_BYTES = env.int("PAGETRAIL_CHILD_MEMORY_BYTES", default=2 * 1024**3)
+PAGETRAIL_CHILD_WALL_SECONDS = env.int("PAGETRAIL_CHILD_WALL_SECONDS", default=120)
+
+# --- Jobs and workers. ---
+PAGETRAIL_PROVIDER = env.str("PAGETRAIL_PROVIDER", default="local")
+PAGETRAIL_CLAIM_LEASE_SECONDS = env.int("PAGETRAIL_CLAIM_LEASE_SECONDS", default=300)
+PAGETRAIL_JOB_DEADLINE_SECONDS = env.int("PAGETRAIL_JOB_DEADLINE_SECONDS", default=3600)
+PAGETRAIL_REQUEUE_AFTER_SECONDS = env.int("PAGETRAIL_REQUEUE_AFTER_SECONDS", default=120)
+PAGETRAIL_RECONCILE_EVERY_MINUTES = env.int("PAGETRAIL_RECONCILE_EVERY_MINUTES", default=1)
+
+# --- Manifest signing (HMAC-SHA256). The key id is recorded in every manifest. ---
+PAGETRAIL_MANIFEST_KEY_ID = env.str("PAGETRAIL_MANIFEST_KEY_ID", default="local-1")
+PAGETRAIL_MANIFEST_KEY = env.str("PAGETRAIL_MANIFEST_KEY", default="") or local_secret("manifest_key")
+
+REDIS_URL = env.str("REDIS_URL", default="")
+Q_CLUSTER = {
+    "name": "pagetrail",
+    "workers": env.int("PAGETRAIL_WORKERS", default=2),
+    # timeout below retry: a task still running is never handed to a second worker by the broker;
+    # redelivery after a crash is harmless because every job transition is a guarded update.
+    "timeout": env.int("PAGETRAIL_TASK_TIMEOUT", default=600),
+    "retry": env.int("PAGETRAIL_TASK_RETRY", default=660),
+    "max_attempts": 3,
+    "ack_failures": True,
+    "catch_up": False,
+    "save_limit": 1000,
+    "label": "Task queue",
+}
+if REDIS_URL:
+    Q_CLUSTER["redis"] = REDIS_URL
+else:
+    Q_CLUSTER["orm"] = "default"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env.str("PAGETRAIL_LOG_LEVEL", default="INFO")},
+    "loggers": {"pikepdf": {"level": "WARNING"}},
+}

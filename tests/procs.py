@@ -1,0 +1,71 @@
+"""Real processes for end-to-end tests: `manage.py` commands and `qcluster` workers on a data dir of their own."""
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class Portal:
+    """One deployment of Pagetrail (embedded profile) in `data_dir`, driven through its commands."""
+
+    def __init__(self, data_dir: Path, **env):
+        self.data_dir = data_dir
+        self.env = {**os.environ, "PAGETRAIL_DATA_DIR": str(data_dir), "DJANGO_SETTINGS_MODULE": "portal.settings",
+                    "PYTHONUNBUFFERED": "1", **{k: str(v) for k, v in env.items()}}
+        self.env.pop("DATABASE_URL", None) if "DATABASE_URL" not in env else None
+        self.workers: list[subprocess.Popen] = []
+
+    def manage(self, *args, check=True, timeout=120) -> subprocess.CompletedProcess:
+        done = subprocess.run([sys.executable, "manage.py", *map(str, args)], cwd=ROOT, env=self.env,
+                              capture_output=True, text=True, timeout=timeout)
+        if check and done.returncode != 0:
+            raise AssertionError(f"manage.py {' '.join(map(str, args))} failed:\n{done.stdout}\n{done.stderr}")
+        return done
+
+    def manage_json(self, *args, check=True):
+        return json.loads(self.manage(*args, "--json", check=check).stdout)
+
+    def start_worker(self) -> subprocess.Popen:
+        log = open(self.data_dir / f"worker-{len(self.workers)}.log", "w")
+        proc = subprocess.Popen([sys.executable, "manage.py", "qcluster"], cwd=ROOT, env=self.env,
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.workers.append(proc)
+        return proc
+
+    def kill_worker(self, proc: subprocess.Popen, sig=signal.SIGKILL) -> None:
+        """Kill the whole cluster: sentinel, worker processes and any PDF child they started."""
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            pass
+        proc.wait(timeout=30)
+
+    def stop(self) -> None:
+        for proc in self.workers:
+            if proc.poll() is None:
+                self.kill_worker(proc)
+
+    def query(self, sql: str, *params):
+        """Read the database directly (the SQLite file), without starting Django."""
+        with sqlite3.connect(self.data_dir / "pagetrail.sqlite3", timeout=30) as db:
+            return db.execute(sql, params).fetchall()
+
+    def wait_for(self, sql: str, *params, timeout=120.0, interval=0.02):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            rows = self.query(sql, *params)
+            if rows and rows[0][0]:
+                return rows
+            time.sleep(interval)
+        raise AssertionError(f"timed out waiting for: {sql} {params}")
+
+    def files_under(self, *parts) -> list[Path]:
+        root = self.data_dir.joinpath(*parts)
+        return sorted(p for p in root.rglob("*") if p.is_file()) if root.exists() else []
