@@ -89,6 +89,8 @@ class Job(models.Model):
     submitted_at = models.DateTimeField(null=True, blank=True)
     provider_finished_at = models.DateTimeField(null=True, blank=True)
     manifest_durable_at = models.DateTimeField(null=True, blank=True)
+    outputs_swept_at = models.DateTimeField(null=True, blank=True,
+                                            help_text="When outputs no manifest names were last removed")
 
     objects = JobQuerySet.as_manager()
 

@@ -9,6 +9,7 @@ log = logging.getLogger(__name__)
 SCHEDULES = {
     "pagetrail-reconcile": "extraction.tasks.reconcile",
     "pagetrail-sweep": "extraction.tasks.sweep",
+    "pagetrail-sweep-outputs": "audit.tasks.sweep_outputs",
 }
 
 

@@ -37,9 +37,10 @@ def describe(head: bytes) -> str:
     for magic, name in MAGIC:
         if head.startswith(magic):
             return name
-    if b"%PDF-" in head:
+    text = _describe_text(head)
+    if text in ("plain text", "unknown binary data") and b"%PDF-" in head:
         return f"a PDF preceded by {head.index(b'%PDF-')} bytes of other data"
-    return _describe_text(head)
+    return text
 
 
 def _describe_text(head: bytes) -> str:

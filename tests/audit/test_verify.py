@@ -1,0 +1,89 @@
+import json
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from audit.models import Asset, Manifest
+from audit.verify import verify_all
+from extraction.services import run_job, submit_bundle
+from tests import pdfs
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def completed(tmp_path):
+    """Two completed jobs (a chain of two manifests)."""
+    for factory in (pdfs.mixed, pdfs.reused_on_three_pages):
+        with open(factory(tmp_path), "rb") as fh:
+            run_job(submit_bundle(fh, filename="x.pdf", submitted_by="t").job_id)
+    return Manifest.objects.order_by("sequence")
+
+
+def stored(private_stores, name):
+    return private_stores / "outputs" / name
+
+
+def kinds():
+    return sorted(f.kind for f in verify_all()[0])
+
+
+def test_it_finds_nothing_wrong_with_untouched_evidence(completed):
+    findings, counts = verify_all()
+    assert findings == []
+    assert counts["manifests"] == 2 and counts["assets"] == Asset.objects.count() == 7
+
+
+def test_it_finds_one_flipped_byte_in_any_asset(completed, private_stores):
+    for asset in Asset.objects.all():
+        path = stored(private_stores, asset.name)
+        original = path.read_bytes()
+        for offset in (0, len(original) // 2, len(original) - 1):
+            flipped = bytearray(original)
+            flipped[offset] ^= 0x01
+            path.write_bytes(bytes(flipped))
+            assert kinds() == ["hash_mismatch"], (asset.name, offset)
+        path.write_bytes(original)
+
+
+def test_it_finds_a_deleted_asset(completed, private_stores):
+    stored(private_stores, Asset.objects.first().name).unlink()
+    assert kinds() == ["missing_output"]
+
+
+def test_it_finds_an_edited_manifest_row(completed):
+    manifest = completed.first()
+    body = json.loads(manifest.body)
+    body["page_count"] = 99
+    Manifest.objects.filter(pk=manifest.pk).update(body=json.dumps(body))
+    assert "manifest_changed" in kinds()
+
+
+def test_it_finds_edited_manifest_bytes_in_the_output_store(completed, private_stores):
+    path = stored(private_stores, completed.first().storage_name)
+    path.write_bytes(path.read_bytes().replace(b'"schema_version":1', b'"schema_version":2'))
+    assert kinds() == ["manifest_changed"]
+
+
+def test_it_finds_a_signature_made_with_another_key(completed, settings):
+    settings.PAGETRAIL_MANIFEST_KEY = "not the key the manifests were signed with"
+    assert kinds() == ["bad_signature", "bad_signature"]
+
+
+def test_it_finds_a_manifest_dropped_from_the_chain(completed):
+    Manifest.objects.filter(sequence=1).update(sequence=100)
+    assert "chain_break" in kinds()
+
+
+def test_the_command_exits_non_zero_and_lists_each_problem(completed, private_stores, capsys):
+    stored(private_stores, Asset.objects.first().name).unlink()
+    with pytest.raises(CommandError):
+        call_command("verify_manifests", "--json")
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] is False and [f["kind"] for f in report["findings"]] == ["missing_output"]
+
+
+def test_the_command_exits_zero_when_all_is_well(completed, capsys):
+    call_command("verify_manifests", "--json")
+    assert json.loads(capsys.readouterr().out)["ok"] is True

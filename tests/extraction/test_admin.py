@@ -1,0 +1,85 @@
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from audit.models import Manifest
+from extraction.models import Bundle, Job, Rejection
+from extraction.services import run_job, submit_bundle
+from tests import pdfs
+
+pytestmark = pytest.mark.django_db
+
+CHANGELISTS = ["admin:extraction_bundle_changelist", "admin:extraction_job_changelist",
+               "admin:extraction_rejection_changelist", "admin:audit_manifest_changelist"]
+
+
+def distinct_pdf(directory, number):
+    doc = pdfs.Doc()
+    doc.page(pdfs.jpeg(doc, pdfs.pattern_picture(number)), pdfs.jpeg(doc, pdfs.rgb_picture()))
+    return doc.save(directory / f"distinct-{number}.pdf")
+
+
+def complete_jobs(directory, numbers):
+    for n in numbers:
+        with open(distinct_pdf(directory, n), "rb") as fh:
+            run_job(submit_bundle(fh, filename=f"{n}.pdf", submitted_by="t").job_id)
+        with open(__file__, "rb") as fh:
+            submit_bundle(fh, filename=f"{n}.txt", submitted_by="t")  # and a rejection each
+
+
+def queries_for(client, url) -> int:
+    with CaptureQueriesContext(connection) as captured:
+        assert client.get(url).status_code == 200
+    return len(captured)
+
+
+@pytest.mark.parametrize("changelist", CHANGELISTS)
+def test_it_renders_changelists_with_a_constant_number_of_queries(admin_client, tmp_path, changelist):
+    url = reverse(changelist)
+    complete_jobs(tmp_path, range(2))
+    few = queries_for(admin_client, url)
+    complete_jobs(tmp_path, range(2, 8))
+    assert queries_for(admin_client, url) == few
+
+
+def test_it_shows_a_manifest_with_its_assets(admin_client, tmp_path):
+    complete_jobs(tmp_path, [1])
+    url = reverse("admin:audit_manifest_change", args=[Manifest.objects.get().pk])
+    response = admin_client.get(url)
+    assert response.status_code == 200 and b"p00001-000.jpg" in response.content
+
+
+def test_it_accepts_an_upload_and_shows_the_new_job(admin_client, tmp_path):
+    with open(pdfs.mixed(tmp_path), "rb") as fh:
+        response = admin_client.post(reverse("admin:extraction_bundle_add"), {"file": fh, "case_label": "c-1"})
+    job = Job.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == reverse("admin:extraction_job_change", args=[job.pk])
+    assert Bundle.objects.get().submitted_by == "admin"
+
+
+def test_it_refuses_an_upload_with_its_code_and_sentence(admin_client, tmp_path):
+    (tmp_path / "scan.pdf").write_bytes(b"PK\x03\x04" + b"\x00" * 100)
+    with open(tmp_path / "scan.pdf", "rb") as fh:
+        response = admin_client.post(reverse("admin:extraction_bundle_add"), {"file": fh})
+    assert response.status_code == 200
+    assert "Refused (not_pdf)" in response.content.decode()
+    assert Rejection.objects.get().code == "not_pdf" and not Bundle.objects.exists()
+
+
+def test_it_never_lets_anyone_change_or_delete_a_manifest(admin_client, tmp_path):
+    complete_jobs(tmp_path, [1])
+    manifest = Manifest.objects.get()
+    change = reverse("admin:audit_manifest_change", args=[manifest.pk])
+    assert admin_client.post(change, {"page_count": 1}).status_code == 403
+    assert admin_client.post(reverse("admin:audit_manifest_delete", args=[manifest.pk]),
+                             {"post": "yes"}).status_code == 403
+    assert Manifest.objects.get().body == manifest.body
+
+
+def test_it_never_lets_anyone_edit_a_job_by_hand(admin_client, tmp_path):
+    complete_jobs(tmp_path, [1])
+    job = Job.objects.get()
+    response = admin_client.post(reverse("admin:extraction_job_change", args=[job.pk]), {"status": "failed"})
+    assert response.status_code == 403 and Job.objects.get().status == "completed"

@@ -1,0 +1,145 @@
+"""inspect_pdf: good files accepted with their page count, hostile ones refused with a reason.
+
+Every hostile file is small, or read under a small limit, so each refusal is quick by design.
+"""
+import pytest
+
+from extraction.pdf import Inspection, Limits, Refusal, inspect_pdf
+from tests import pdfs
+
+
+@pytest.fixture(autouse=True)
+def private_stores():
+    """Overrides the suite-wide fixture: nothing here touches Django, so these run without it."""
+
+
+SMALL = Limits(max_stream_bytes=1024**2, max_pages=3)
+
+HOSTILE = [  # factory, expected code, limits
+    (pdfs.empty, "empty", Limits()),
+    (pdfs.truncated, "truncated", Limits()),
+    (pdfs.png_renamed, "not_pdf", Limits()),
+    (pdfs.zip_renamed, "not_pdf", Limits()),
+    (pdfs.html_renamed, "not_pdf", Limits()),
+    (pdfs.elf_renamed, "not_pdf", Limits()),
+    (pdfs.text_renamed, "not_pdf", Limits()),
+    (pdfs.junk_before_header, "not_pdf", Limits()),
+    (pdfs.zip_appended, "trailing_data", Limits()),
+    (pdfs.garbage_after_eof, "trailing_data", Limits()),
+    (pdfs.encrypted, "encrypted", Limits()),
+    (pdfs.encrypted_without_user_password, "encrypted", Limits()),
+    (pdfs.flate_bomb, "stream_too_large", SMALL),
+    (pdfs.huge_image, "image_too_large", Limits()),
+    (pdfs.negative_dimensions, "image_too_large", Limits()),
+    (pdfs.xref_prev_loop, "unreadable", Limits()),
+    (pdfs.damaged_xref, "unreadable", Limits()),
+    (pdfs.page_tree_cycle, "unreadable", Limits()),
+    (pdfs.absurd_page_count, "too_many_pages", Limits()),
+    (pdfs.five_pages, "too_many_pages", SMALL),
+    (pdfs.no_pages, "no_pages", Limits()),
+    (pdfs.huge_length, "stream_too_large", Limits()),
+    (pdfs.javascript_open_action, "active_content", Limits()),
+    (pdfs.launch_action, "active_content", Limits()),
+    (pdfs.embedded_file, "active_content", Limits()),
+    (pdfs.xfa_form, "active_content", Limits()),
+    (pdfs.jbig2_image, "filter_not_allowed", Limits()),
+]
+
+
+def refusal(path, limits=Limits()) -> Refusal:
+    with pytest.raises(Refusal) as caught:
+        inspect_pdf(path, limits)
+    return caught.value
+
+
+@pytest.mark.parametrize("factory, code, limits", HOSTILE, ids=[h[0].__name__ for h in HOSTILE])
+def test_it_refuses_a_hostile_file_with_its_code_and_a_sentence(tmp_path, factory, code, limits):
+    refused = refusal(factory(tmp_path), limits)
+
+    assert refused.code == code
+    assert refused.message[0].isupper() and refused.message.endswith(".") and len(refused.message.split()) >= 4
+
+
+@pytest.mark.parametrize("factory, pages", pdfs.GOOD.items(), ids=[f.__name__ for f in pdfs.GOOD])
+def test_it_accepts_a_good_file_with_its_page_count(tmp_path, factory, pages):
+    assert inspect_pdf(factory(tmp_path)) == Inspection(pages=pages, pdf_version="1.3", mime="application/pdf")
+
+
+@pytest.mark.parametrize("factory, kind", [
+    (pdfs.png_renamed, "a PNG image"),
+    (pdfs.zip_renamed, "a ZIP archive"),
+    (pdfs.html_renamed, "an HTML document"),
+    (pdfs.elf_renamed, "an ELF executable"),
+    (pdfs.text_renamed, "plain text"),
+    (pdfs.junk_before_header, "a PDF preceded by 8 bytes of other data"),
+])
+def test_it_names_what_a_file_that_is_not_a_pdf_looks_like(tmp_path, factory, kind):
+    assert refusal(factory(tmp_path)).message == f"The file is not a PDF; it looks like {kind}."
+
+
+def test_it_judges_by_content_not_by_file_name(tmp_path):
+    renamed = tmp_path / "scan.png"
+    renamed.write_bytes(pdfs.jpeg_rgb(tmp_path).read_bytes())
+
+    assert inspect_pdf(renamed).pages == 1
+
+
+def test_it_refuses_a_file_over_the_size_limit(tmp_path):
+    path = pdfs.jpeg_rgb(tmp_path)
+
+    assert refusal(path, Limits(max_bytes=path.stat().st_size - 1)).code == "too_large"
+
+
+def test_it_accepts_scanner_padding_after_the_end_marker(tmp_path):
+    path = tmp_path / "padded.pdf"
+    path.write_bytes(pdfs.jpeg_rgb(tmp_path).read_bytes() + b"\x00" * 512 + b"\r\n")
+
+    assert inspect_pdf(path).pages == 1
+
+
+def test_it_refuses_padding_longer_than_the_slack(tmp_path):
+    path = tmp_path / "padded.pdf"
+    path.write_bytes(pdfs.jpeg_rgb(tmp_path).read_bytes() + b"\x00" * 2048)
+
+    assert refusal(path).code == "trailing_data"
+
+
+def test_it_names_the_disallowed_filter(tmp_path):
+    assert "JBIG2Decode" in refusal(pdfs.jbig2_image(tmp_path)).message
+
+
+def test_it_accepts_a_filter_the_limits_allow(tmp_path):
+    allowed = Limits(allowed_filters=Limits().allowed_filters + ("JBIG2Decode",))
+
+    assert inspect_pdf(pdfs.jbig2_image(tmp_path), allowed).pages == 1
+
+
+def test_it_accepts_a_flate_stream_that_inflates_to_the_limit(tmp_path):
+    assert inspect_pdf(pdfs.flate_bomb(tmp_path, mib=1), SMALL).pages == 1
+
+
+def test_it_refuses_a_flate_stream_that_inflates_past_the_limit(tmp_path):
+    assert refusal(pdfs.flate_bomb(tmp_path, mib=2), SMALL).code == "stream_too_large"
+
+
+def test_it_refuses_an_image_whose_declared_size_is_over_the_stream_limit(tmp_path):
+    # The 40x24 gray JPEG takes 490 bytes in the file but declares 960 decoded bytes.
+    assert refusal(pdfs.jpeg_gray(tmp_path), Limits(max_stream_bytes=512)).code == "stream_too_large"
+
+
+def test_it_refuses_an_image_with_more_pixels_than_the_limit(tmp_path):
+    assert refusal(pdfs.jpeg_rgb(tmp_path), Limits(max_pixels=48 * 32 - 1)).code == "image_too_large"
+
+
+def test_it_accepts_as_many_pages_as_the_limit(tmp_path):
+    assert inspect_pdf(pdfs.five_pages(tmp_path), Limits(max_pages=5)).pages == 5
+
+
+def test_it_says_an_encrypted_file_is_password_protected(tmp_path):
+    assert refusal(pdfs.encrypted(tmp_path)).message == (
+        "The file is encrypted; Pagetrail cannot extract images from password-protected PDFs."
+    )
+
+
+def test_it_does_not_leak_the_file_path_into_messages(tmp_path):
+    assert str(tmp_path) not in refusal(pdfs.page_tree_cycle(tmp_path)).message

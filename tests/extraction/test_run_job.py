@@ -1,0 +1,144 @@
+import json
+import threading
+
+import pytest
+
+from audit.models import Asset, Manifest, Placement
+from audit.verify import verify_all
+from extraction.models import Attempt, Job
+from extraction.services import run_job, submit_bundle, sweep_temp
+from extraction.stores import job_work_dir
+from tests import pdfs
+
+pytestmark = pytest.mark.django_db
+
+
+def accepted_job(path) -> Job:
+    with open(path, "rb") as fh:
+        result = submit_bundle(fh, filename=path.name, submitted_by="tester")
+    assert result.accepted, result.message
+    return Job.objects.get(pk=result.job_id)
+
+
+def manifest_document(job) -> dict:
+    return json.loads(Manifest.objects.get(job=job).body)
+
+
+def test_it_completes_a_job_with_its_manifest_assets_and_placements(tmp_path):
+    job = accepted_job(pdfs.reused_on_three_pages(tmp_path))
+    assert run_job(job.pk) == "completed"
+    job.refresh_from_db()
+    assert job.status == "completed" and job.manifest_durable_at >= job.provider_finished_at
+    asset = Asset.objects.get()
+    assert list(asset.placements.values_list("page", "index_on_page")) == [(1, 0), (2, 0), (3, 0)]
+    document = manifest_document(job)
+    assert document["assets"][0]["pages"] == [1, 2, 3]
+    assert document["input"] == {"sha256": job.bundle.correlation_id, "size": job.bundle.size, "page_count": 3}
+    assert (document["schema_version"], document["correlation_id"]) == (1, job.bundle.correlation_id)
+
+
+def test_it_names_assets_from_correlation_id_version_page_and_index(tmp_path):
+    job = accepted_job(pdfs.mixed(tmp_path))
+    run_job(job.pk)
+    names = list(Asset.objects.order_by("page", "index_on_page").values_list("name", flat=True))
+    prefix = f"{job.bundle.correlation_id}/{job.extractor_version.replace('+', '_')}/"
+    assert names == [prefix + n for n in ("p00001-000.jpg", "p00002-000.png", "p00002-001.png",
+                                          "p00003-000.tif", "p00004-000.tif", "p00005-000.jp2")]
+
+
+def test_it_counts_placements_apart_from_stored_assets_on_a_240_page_bundle(tmp_path):
+    job = accepted_job(pdfs.bundle(tmp_path))
+    run_job(job.pk)
+    # 240 scans with 4 byte-identical repeats + one header drawn on every page.
+    assert Asset.objects.count() == 240 - 4 + 1
+    assert Placement.objects.count() == 480
+    assert verify_all()[0] == []
+
+
+def test_it_removes_the_jobs_temp_files_once_it_is_terminal(tmp_path, private_stores):
+    job = accepted_job(pdfs.mixed(tmp_path))
+    run_job(job.pk)
+    assert not (private_stores / "temp" / "jobs" / str(job.pk)).exists()
+
+
+def test_it_ignores_a_redelivered_task_for_a_completed_job(tmp_path):
+    job = accepted_job(pdfs.mixed(tmp_path))
+    run_job(job.pk)
+    before = (Manifest.objects.get().sha256, Asset.objects.count(), Attempt.objects.count())
+    assert run_job(job.pk) == "not-claimed"
+    assert (Manifest.objects.get().sha256, Asset.objects.count(), Attempt.objects.count()) == before
+
+
+def test_it_records_each_try_as_an_attempt(tmp_path):
+    job = accepted_job(pdfs.jpeg_rgb(tmp_path))
+    run_job(job.pk)
+    assert list(job.attempts.values_list("number", "kind", "outcome")) == [(1, "submit", "ok"), (2, "extract", "ok")]
+
+
+def test_it_chains_each_manifest_to_the_previous_one(tmp_path):
+    first, second = accepted_job(pdfs.jpeg_rgb(tmp_path)), accepted_job(pdfs.cmyk(tmp_path))
+    run_job(first.pk), run_job(second.pk)
+    a, b = Manifest.objects.order_by("sequence")
+    assert (a.sequence, b.sequence) == (1, 2)
+    assert a.previous_sha256 == "0" * 64 and b.previous_sha256 == a.sha256
+
+
+def test_it_fails_a_job_whose_output_name_holds_other_bytes(tmp_path, private_stores):
+    job = accepted_job(pdfs.jpeg_rgb(tmp_path))
+    prefix = private_stores / "outputs" / job.bundle.correlation_id / job.extractor_version.replace("+", "_")
+    prefix.mkdir(parents=True)
+    (prefix / "p00001-000.jpg").write_bytes(b"someone else's bytes")
+    assert run_job(job.pk) == "failed"
+    job.refresh_from_db()
+    assert job.error_code == "output_conflict" and "already holds other bytes" in job.error_message
+    assert (prefix / "p00001-000.jpg").read_bytes() == b"someone else's bytes"
+    assert not Manifest.objects.exists()
+
+
+def test_it_reuses_the_assets_a_crashed_try_stored_and_writes_no_duplicates(tmp_path, private_stores, monkeypatch):
+    import audit.services
+
+    job = accepted_job(pdfs.mixed(tmp_path))
+
+    def crash(*args, **kwargs):
+        raise RuntimeError("worker died after storing assets, before the manifest")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(audit.services, "_write", crash)
+        with pytest.raises(RuntimeError):
+            run_job(job.pk)
+    stored_by_crash = sorted(p.name for p in (private_stores / "outputs").rglob("*") if p.is_file())
+    assert len(stored_by_crash) == 6 and not Manifest.objects.exists()
+    Job.objects.filter(pk=job.pk).update(claimed_until="2000-01-01T00:00:00Z")  # the lease ran out
+    assert run_job(job.pk) == "completed"
+    stored = sorted(p.name for p in (private_stores / "outputs").rglob("*") if p.is_file())
+    assert stored == sorted(stored_by_crash + [Manifest.objects.get().storage_name.rsplit("/", 1)[1]])
+    assert verify_all()[0] == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_writes_one_manifest_when_two_workers_run_the_same_job(tmp_path):
+    job = accepted_job(pdfs.mixed(tmp_path))
+    start, outcomes = threading.Barrier(2), []
+
+    def worker(name):
+        start.wait()
+        outcomes.append(run_job(job.pk, worker=name))
+
+    threads = [threading.Thread(target=worker, args=(f"w{i}",)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) == ["completed", "not-claimed"]
+    assert Manifest.objects.count() == 1
+
+
+def test_it_sweeps_temp_dirs_of_terminal_and_unknown_jobs_but_not_active_ones(tmp_path):
+    active, done = accepted_job(pdfs.jpeg_rgb(tmp_path)), accepted_job(pdfs.cmyk(tmp_path))
+    Job.objects.filter(pk=done.pk).update(status="failed")
+    for job_id in (active.pk, done.pk, 999):
+        (job_work_dir(job_id) / "partial.png").write_bytes(b"x")
+    assert sweep_temp()["removed"] == 2
+    assert (job_work_dir(active.pk) / "partial.png").exists()
+    assert not (job_work_dir(done.pk) / "partial.png").exists()
