@@ -1,0 +1,196 @@
+"""extract_images: what comes out, how it is encoded, where it was placed."""
+import hashlib
+
+import pytest
+from PIL import Image
+
+from extraction.pdf import SandboxError, extract_images
+from extraction.pdf.limits import Limits
+from tests import pdfs
+
+
+@pytest.fixture(autouse=True)
+def private_stores():
+    """Overrides the suite-wide fixture: nothing here touches Django, so these run without it."""
+
+
+@pytest.fixture
+def out(tmp_path):
+    directory = tmp_path / "out"
+    directory.mkdir()
+    return directory
+
+
+def placed(result) -> dict[tuple[int, int], object]:
+    """Asset by placement."""
+    return {placement: asset for asset in result.assets for placement in asset.placements}
+
+
+def opened(out, asset) -> Image.Image:
+    return Image.open(out / asset.filename)
+
+
+def same_pixels(image: Image.Image, expected: Image.Image) -> bool:
+    return (image.mode, image.size, image.tobytes()) == (expected.mode, expected.size, expected.tobytes())
+
+
+def test_it_passes_an_rgb_jpeg_through_byte_for_byte(tmp_path, out):
+    (asset,) = extract_images(pdfs.jpeg_rgb(tmp_path), out).assets
+
+    assert (out / asset.filename).read_bytes() == pdfs.jpeg_bytes(pdfs.rgb_picture())
+    assert (asset.content_type, asset.width, asset.height, asset.placements) == ("image/jpeg", 48, 32, [(1, 0)])
+
+
+def test_it_passes_a_gray_jpeg_through_byte_for_byte(tmp_path, out):
+    (asset,) = extract_images(pdfs.jpeg_gray(tmp_path), out).assets
+
+    assert (out / asset.filename).read_bytes() == pdfs.jpeg_bytes(pdfs.gray_picture())
+
+
+def test_it_passes_jpeg_2000_through_byte_for_byte(tmp_path, out):
+    (asset,) = extract_images(pdfs.jpx_rgb(tmp_path), out).assets
+
+    assert (out / asset.filename).read_bytes() == pdfs.jpx_bytes(pdfs.rgb_picture())
+    assert (asset.content_type, asset.filename[-4:]) == ("image/jp2", ".jp2")
+
+
+@pytest.mark.parametrize("factory, picture", [
+    (pdfs.flate_rgb, pdfs.rgb_picture()),
+    (pdfs.flate_gray, pdfs.gray_picture()),
+    (pdfs.flate_predictor, pdfs.rgb_picture()),
+], ids=["rgb", "gray", "png_predictor"])
+def test_it_decodes_flate_to_a_png_with_the_source_pixels(tmp_path, out, factory, picture):
+    (asset,) = extract_images(factory(tmp_path), out).assets
+
+    assert asset.content_type == "image/png"
+    assert same_pixels(opened(out, asset), picture)
+
+
+def test_it_decodes_a_one_bit_flate_image_to_the_source_pixels(tmp_path, out):
+    (asset,) = extract_images(pdfs.bilevel_flate(tmp_path), out).assets
+
+    assert asset.content_type == "image/png"
+    assert same_pixels(opened(out, asset).convert("L"), pdfs.bilevel_picture().convert("L"))
+
+
+def test_it_wraps_ccitt_g4_in_a_tiff_with_the_source_pixels(tmp_path, out):
+    (asset,) = extract_images(pdfs.bilevel_ccitt(tmp_path), out).assets
+
+    assert asset.content_type == "image/tiff"
+    assert same_pixels(opened(out, asset).convert("L"), pdfs.bilevel_picture().convert("L"))
+
+
+def test_it_writes_cmyk_as_a_tiff_with_the_source_pixels(tmp_path, out):
+    (asset,) = extract_images(pdfs.cmyk(tmp_path), out).assets
+
+    assert asset.content_type == "image/tiff"
+    assert same_pixels(opened(out, asset), pdfs.cmyk_picture())
+
+
+def test_it_extracts_a_soft_mask_as_the_image_after_its_parent(tmp_path, out):
+    assets = placed(extract_images(pdfs.rgb_with_smask(tmp_path), out))
+
+    assert sorted(assets) == [(1, 0), (1, 1)]
+    assert same_pixels(opened(out, assets[1, 0]), pdfs.rgb_picture())
+    assert same_pixels(opened(out, assets[1, 1]), pdfs.alpha_picture())
+
+
+def test_it_records_an_image_reused_on_three_pages_as_one_asset(tmp_path, out):
+    (asset,) = extract_images(pdfs.reused_on_three_pages(tmp_path), out).assets
+
+    assert asset.placements == [(1, 0), (2, 0), (3, 0)]
+
+
+def test_it_dedupes_separate_xobjects_with_identical_bytes(tmp_path, out):
+    result = extract_images(pdfs.duplicate_xobjects(tmp_path), out)
+
+    assert [(a.width, a.placements) for a in result.assets] == [(40, [(1, 0), (1, 1)]), (48, [(1, 2)])]
+
+
+def test_it_finds_images_in_nested_forms_in_drawing_order(tmp_path, out):
+    assets = placed(extract_images(pdfs.forms(tmp_path), out))
+
+    assert {p: (a.width, a.height) for p, a in assets.items()} == {(1, 0): (40, 24), (1, 1): (48, 32), (1, 2): (64, 40)}
+
+
+def test_it_extracts_an_inline_image_in_drawing_order(tmp_path, out):
+    assets = placed(extract_images(pdfs.inline_image(tmp_path), out))
+
+    assert [assets[1, i].content_type for i in range(3)] == ["image/jpeg", "image/png", "image/png"]
+    assert same_pixels(opened(out, assets[1, 1]), pdfs.INLINE_GRAY)
+
+
+def test_it_reports_a_page_without_images_as_no_assets(tmp_path, out):
+    result = extract_images(pdfs.no_image(tmp_path), out)
+
+    assert (result.pages, result.assets, result.warnings, list(out.iterdir())) == (1, [], [], [])
+
+
+def test_it_names_each_file_by_the_sha256_of_its_bytes(tmp_path, out):
+    result = extract_images(pdfs.mixed(tmp_path), out)
+
+    files = {path.name: path.read_bytes() for path in out.iterdir()}
+    assert files.keys() == {a.filename for a in result.assets}
+    for asset in result.assets:
+        data = files[asset.filename]
+        assert (hashlib.sha256(data).hexdigest(), len(data)) == (asset.sha256, asset.size)
+        assert asset.filename.startswith(asset.sha256 + ".")
+
+
+def test_it_gives_byte_identical_files_and_results_on_a_second_run(tmp_path):
+    path = pdfs.mixed(tmp_path)
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir(), second.mkdir()
+
+    assert extract_images(path, first) == extract_images(path, second)
+    assert {p.name: p.read_bytes() for p in first.iterdir()} == {p.name: p.read_bytes() for p in second.iterdir()}
+    assert len(list(first.iterdir())) == 6
+
+
+def test_it_counts_every_image_of_the_240_page_bundle(tmp_path, out):
+    result = extract_images(pdfs.bundle(tmp_path), out)
+
+    assets = placed(result)
+    assert (result.pages, len(result.assets), len(assets)) == (240, 237, 480)
+    assert assets[1, 1].placements == [(page, 1) for page in range(1, 241)]
+    assert assets[1, 0].placements == [(1, 0), (60, 0)]
+
+
+def test_it_warns_with_page_and_index_for_an_image_that_fails_to_decode(tmp_path, out):
+    result = extract_images(pdfs.broken_image(tmp_path), out)
+
+    assert [a.placements for a in result.assets] == [[(1, 0)]]
+    assert len(result.warnings) == 1
+    assert result.warnings[0].startswith("Page 1, image 1: could not be extracted")
+
+
+def test_it_warns_instead_of_decoding_an_image_over_the_pixel_limit(tmp_path, out):
+    result = extract_images(pdfs.flate_rgb(tmp_path), out, Limits(max_pixels=100))
+
+    assert (result.assets, len(result.warnings)) == ([], 1)
+
+
+def test_it_warns_about_a_drawn_xobject_that_does_not_exist(tmp_path, out):
+    result = extract_images(pdfs.missing_xobject(tmp_path), out)
+
+    assert len(result.assets) == 1
+    assert result.warnings == ["Page 1: the XObject /Nowhere it draws does not exist; it was skipped."]
+
+
+def test_it_stops_at_a_form_that_draws_itself(tmp_path, out):
+    result = extract_images(pdfs.form_drawing_itself(tmp_path), out)
+
+    assert [a.placements for a in result.assets] == [[(1, 0)]]
+    assert len(result.warnings) == 1
+
+
+@pytest.mark.parametrize("factory, code", [
+    (pdfs.damaged_xref, "unreadable"),
+    (pdfs.encrypted, "encrypted"),
+    (pdfs.png_renamed, "unreadable"),
+])
+def test_it_fails_permanently_on_a_document_it_cannot_open(tmp_path, out, factory, code):
+    with pytest.raises(SandboxError) as caught:
+        extract_images(factory(tmp_path), out)
+
+    assert (caught.value.code, caught.value.permanent) == (code, True)

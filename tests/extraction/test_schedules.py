@@ -1,0 +1,39 @@
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+from django_q.models import OrmQ, Schedule
+
+from extraction.services import reconcile
+from extraction.signals import sweep_on_worker_start
+from extraction.stores import job_work_dir
+from tests.extraction.test_models import make_job
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_schedules_the_reconciler_and_the_sweepers_after_migrate():
+    assert set(Schedule.objects.values_list("func", flat=True)) == {
+        "extraction.tasks.reconcile", "extraction.tasks.sweep", "audit.tasks.sweep_outputs"}
+
+
+def test_it_sweeps_temp_when_a_worker_starts():
+    (job_work_dir(12345) / "left-over.png").write_bytes(b"x")
+    sweep_on_worker_start(proc_name="Process-1")
+    assert not job_work_dir(12345).joinpath("left-over.png").exists()
+
+
+def test_it_wakes_a_job_only_once_its_claim_expired():
+    job = make_job()
+    start = timezone.now()
+    job.claim("dead worker", lease_seconds=5, at=start)
+    assert reconcile(at=start + timedelta(seconds=1)) == {"woken": 0}
+    assert reconcile(at=start + timedelta(seconds=6)) == {"woken": 1}
+    assert OrmQ.objects.count() == 1
+
+
+def test_it_wakes_a_queued_job_whose_task_was_lost(settings):
+    job = make_job()
+    later = job.last_woken_at + timedelta(seconds=settings.PAGETRAIL_REQUEUE_AFTER_SECONDS + 1)
+    assert reconcile(at=later) == {"woken": 1}
+    assert reconcile(at=later + timedelta(seconds=1)) == {"woken": 0}

@@ -1,0 +1,112 @@
+"""End to end with real processes: `manage.py` commands and `qcluster` workers that we SIGKILL."""
+
+import json
+import random
+import subprocess
+import sys
+import time
+
+import pytest
+from PIL import Image
+
+from tests import pdfs
+from tests.procs import ROOT, Portal
+
+pytestmark = pytest.mark.slow
+
+
+def noisy_bundle(directory, pages=240):
+    """Flate images of noise: slow enough to encode that a worker can be killed mid-extraction."""
+    rng, doc = random.Random(7), pdfs.Doc()
+    for _ in range(pages):
+        doc.page(pdfs.flate(doc, Image.frombytes("RGB", (160, 160), rng.randbytes(160 * 160 * 3))))
+    return doc.save(directory / "noisy.pdf")
+
+
+@pytest.fixture
+def portal(tmp_path):
+    portals = []
+
+    def make(name="portal", **env):
+        p = Portal(tmp_path / name, PAGETRAIL_CLAIM_LEASE_SECONDS=2, **env)
+        p.manage("migrate", "--noinput")
+        portals.append(p)
+        return p
+
+    yield make
+    for p in portals:
+        p.stop()
+
+
+def job_state(p, job_id):
+    return p.query("select status from extraction_job where id = ?", job_id)[0][0]
+
+
+def asset_entries(p):
+    body = json.loads(p.query("select body from audit_manifest")[0][0])
+    return [(a["name"], a["sha256"], a["size"], a["placements"]) for a in body["assets"]]
+
+
+def run_to_completion(p, path):
+    [submitted] = p.manage_json("submit_bundle", path)
+    worker = p.start_worker()
+    p.wait_for("select status = 'completed' from extraction_job where id = ?", submitted["job_id"])
+    p.kill_worker(worker)
+    return submitted["job_id"]
+
+
+def test_it_completes_a_killed_workers_job_after_the_reconciler_with_no_duplicate_outputs(portal, tmp_path):
+    p = portal()
+    [submitted] = p.manage_json("submit_bundle", noisy_bundle(tmp_path))
+    job_id = submitted["job_id"]
+    worker = p.start_worker()
+    work_dir = p.data_dir / "temp" / "jobs" / str(job_id)
+    deadline = time.monotonic() + 60
+    while not work_dir.exists() and time.monotonic() < deadline:
+        time.sleep(0.005)
+    p.kill_worker(worker)
+    assert job_state(p, job_id) == "submitted", "the worker finished before it could be killed"
+    assert p.query("select count(*) from audit_manifest")[0][0] == 0
+
+    time.sleep(2.5)  # the killed worker's lease runs out
+    assert json.loads(p.manage("reconcile").stdout) == {"woken": 1}
+    p.start_worker()
+    p.wait_for("select status = 'completed' from extraction_job where id = ?", job_id)
+
+    assert p.query("select count(*) from audit_manifest")[0][0] == 1
+    outputs = [f.name for f in p.files_under("outputs")]
+    assert len(outputs) == 240 + 1 and len(set(outputs)) == len(outputs)
+    assert p.files_under("temp", "jobs") == []
+    assert p.manage("verify_manifests", check=False).returncode == 0
+    kinds = p.query("select kind, outcome from extraction_attempt where job_id = ? order by number", job_id)
+    assert kinds[0] == ("submit", "ok") and kinds[-1] == ("extract", "ok") and ("extract", "started") in kinds
+
+
+def test_it_writes_byte_identical_outputs_in_two_deployments(portal, tmp_path):
+    first, second = portal("first"), portal("second")
+    path = pdfs.mixed(tmp_path)
+    run_to_completion(first, path), run_to_completion(second, path)
+    assert asset_entries(first) == asset_entries(second)
+    files = [sorted((f.name, f.read_bytes()) for f in p.files_under("outputs") if f.suffix != ".json")
+             for p in (first, second)]
+    assert files[0] == files[1] and len(files[0]) == 6
+
+
+def test_it_gives_two_racing_submit_commands_the_same_job(portal, tmp_path):
+    p = portal()
+    path = pdfs.bundle(tmp_path)
+    command = [sys.executable, "manage.py", "submit_bundle", "--json", str(path)]
+    racers = [subprocess.Popen(command, cwd=ROOT, env=p.env, stdout=subprocess.PIPE, text=True) for _ in range(3)]
+    results = [json.loads(r.communicate(timeout=120)[0])[0] for r in racers]
+    assert len({r["job_id"] for r in results}) == 1 and all(r["accepted"] for r in results)
+    assert p.query("select count(*) from extraction_job")[0][0] == 1
+    assert len(p.files_under("inputs")) == 1
+
+
+def test_it_reports_jobs_as_json_with_counts_and_timings(portal, tmp_path):
+    p = portal()
+    job_id = run_to_completion(p, pdfs.reused_on_three_pages(tmp_path))
+    [row] = p.manage_json("job_status")
+    assert (row["job_id"], row["state"], row["provider"], row["pages"]) == (job_id, "completed", "local", 3)
+    assert (row["assets"], row["placements"], row["error_code"]) == (1, 3, "")
+    assert row["queue_wait_s"] >= 0 and row["extraction_s"] > 0
