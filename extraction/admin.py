@@ -7,7 +7,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 
 from .models import Attempt, Bundle, Job, Rejection
-from .services import submit_bundle
+from .services import refuse_oversized_upload, submit_bundle
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -59,7 +59,11 @@ class BundleAdmin(admin.ModelAdmin):
     def add_view(self, request, form_url="", extra_context=None):
         """Upload a bundle: intake validates it and either creates the job or records a rejection."""
         form = UploadForm(request.POST or None, request.FILES or None)
-        if request.method == "POST" and form.is_valid():
+        if too_large := getattr(request, "upload_too_large", None):
+            result = refuse_oversized_upload(*too_large, submitted_by=request.user.get_username())
+            form.is_valid()  # the file never arrived; say why instead of "this field is required"
+            form.errors["file"] = form.error_class([f"Refused ({result.error_code}): {result.message}"])
+        elif request.method == "POST" and form.is_valid():
             upload = form.cleaned_data["file"]
             result = submit_bundle(upload, filename=upload.name, submitted_by=request.user.get_username(),
                                    case_label=form.cleaned_data["case_label"])

@@ -58,6 +58,12 @@ def submit_bundle(stream, *, filename: str, submitted_by: str, case_label: str =
         staged.path.unlink(missing_ok=True)
 
 
+def refuse_oversized_upload(filename: str, seen: int, submitted_by: str) -> IntakeResult:
+    """An HTTP upload cut off at the size limit before intake saw it."""
+    refusal = intake.TooLarge(seen, settings.PAGETRAIL_MAX_UPLOAD_BYTES)
+    return _reject(refusal, os.path.basename(filename or "")[:255], submitted_by, size=seen, sha256="", at=None)
+
+
 def _reject(refusal, display, submitted_by, *, size, sha256, at) -> IntakeResult:
     Rejection.objects.create(code=refusal.code, message=refusal.message, size=size, sha256=sha256,
                              original_filename=display, submitted_by=submitted_by[:150],

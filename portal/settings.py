@@ -125,6 +125,11 @@ STORAGES = {
 TEMP_ROOT.mkdir(parents=True, exist_ok=True, mode=0o700)
 FILE_UPLOAD_TEMP_DIR = str(TEMP_ROOT)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+FILE_UPLOAD_HANDLERS = [
+    "extraction.uploads.SizeLimitedUploadHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
 
 # --- Intake limits (checked from the bytes, before any job exists). ---
 PAGETRAIL_MAX_UPLOAD_BYTES = env.int("PAGETRAIL_MAX_UPLOAD_BYTES", default=100 * 1024**2)

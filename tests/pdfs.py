@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pikepdf
 from pikepdf import Array, Dictionary, Name
-from PIL import Image, ImageChops, ImageDraw
+from PIL import Image, ImageDraw, ImageOps
 
 
 # ---------- source pictures ----------
@@ -127,9 +127,11 @@ def jpeg(doc: Doc, image: Image.Image):
 
 
 def ccitt(doc: Doc, image: Image.Image):
-    """CCITT G4 from Pillow's TIFF writer: one strip, white coded as 0 as a fax does."""
+    """CCITT G4 from Pillow's TIFF writer, one strip. libtiff codes 0 bits as fax white, and
+    PDF (no /BlackIs1) decodes fax white as white, so the picture is inverted first; via
+    "L" because ImageChops.invert leaves a mode "1" image unchanged in Pillow 13."""
     buffer = io.BytesIO()
-    ImageChops.invert(image).save(buffer, "TIFF", compression="group4", strip_size=1 << 30)
+    ImageOps.invert(image.convert("L")).convert("1").save(buffer, "TIFF", compression="group4", strip_size=1 << 30)
     tiff = Image.open(buffer)
     offset, length = tiff.tag_v2[273][0], tiff.tag_v2[279][0]
     data = buffer.getvalue()[offset:offset + length]

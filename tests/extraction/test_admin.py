@@ -1,4 +1,5 @@
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -83,3 +84,14 @@ def test_it_never_lets_anyone_edit_a_job_by_hand(admin_client, tmp_path):
     job = Job.objects.get()
     response = admin_client.post(reverse("admin:extraction_job_change", args=[job.pk]), {"status": "failed"})
     assert response.status_code == 403 and Job.objects.get().status == "completed"
+
+
+def test_it_refuses_an_upload_over_the_limit_without_storing_it(admin_client, settings, private_stores):
+    settings.PAGETRAIL_MAX_UPLOAD_BYTES = 1024 * 1024
+    big = SimpleUploadedFile("big.pdf", b"%PDF-1.7\n" + b"0" * (3 * 1024 * 1024), content_type="application/pdf")
+    response = admin_client.post(reverse("admin:extraction_bundle_add"), {"file": big})
+    assert "Refused (too_large)" in response.content.decode()
+    rejection = Rejection.objects.get()
+    assert rejection.code == "too_large" and 1024 * 1024 < rejection.size < 2 * 1024 * 1024
+    assert not Bundle.objects.exists()
+    assert [p for p in private_stores.rglob("*") if p.is_file()] == []

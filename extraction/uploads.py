@@ -1,0 +1,26 @@
+"""HTTP uploads stop being stored as soon as they pass the size limit."""
+
+from django.conf import settings
+from django.core.files.uploadhandler import FileUploadHandler, StopUpload
+
+
+class SizeLimitedUploadHandler(FileUploadHandler):
+    """Runs before Django's own handlers and cuts off a file that passes PAGETRAIL_MAX_UPLOAD_BYTES.
+
+    Django then discards the rest of the body without storing it; the view finds
+    `request.upload_too_large` (the bytes seen) and records the refusal.
+    """
+
+    def new_file(self, *args, **kwargs):
+        super().new_file(*args, **kwargs)
+        self.seen = 0
+
+    def receive_data_chunk(self, raw_data, start):
+        self.seen += len(raw_data)
+        if self.seen > settings.PAGETRAIL_MAX_UPLOAD_BYTES:
+            self.request.upload_too_large = (self.file_name, self.seen)
+            raise StopUpload(connection_reset=False)
+        return raw_data
+
+    def file_complete(self, file_size):
+        return None  # the next handler builds the file
