@@ -23,9 +23,10 @@ run: $(STAMP)
 	@echo "Portal: http://127.0.0.1:8000/admin/  (Ctrl-C stops the portal and the worker)"
 	trap 'kill 0' INT TERM EXIT; $(MANAGE) qcluster & $(MANAGE) runserver --insecure --noreload 127.0.0.1:8000
 
-# Tests get a data dir of their own, never the one `make run` uses.
+# Tests get a data dir of their own, never the one `make run` uses. Embedded profile first, then the
+# production profile (PostgreSQL, Redis, S3 on loopback) when those servers answer; see tests/run_profiles.py.
 test: $(STAMP)
-	PAGETRAIL_DATA_DIR=$(CURDIR)/var/test $(BIN)/python -m pytest $(PYTEST_ARGS)
+	PAGETRAIL_DATA_DIR=$(CURDIR)/var/test $(BIN)/python -m tests.run_profiles $(PYTEST_ARGS)
 
 clean:
 	rm -rf var/test .pytest_cache

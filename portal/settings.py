@@ -9,6 +9,7 @@ import secrets
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -75,6 +76,15 @@ TEMPLATES = [
     },
 ]
 
+# Behind a TLS-terminating proxy in production: `manage.py check --deploy` passes with PAGETRAIL_HTTPS=true.
+if env.bool("PAGETRAIL_HTTPS", default=False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = True
+    SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = env.int("PAGETRAIL_HSTS_SECONDS", default=31_536_000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = env.bool("PAGETRAIL_HSTS_PRELOAD", default=True)
+
 DATABASES = {
     "default": env.db_url("DATABASE_URL", default=f"sqlite:///{DATA_DIR / 'pagetrail.sqlite3'}"),
 }
@@ -109,16 +119,42 @@ INPUT_ROOT = DATA_DIR / "inputs"
 OUTPUT_ROOT = DATA_DIR / "outputs"
 TEMP_ROOT = Path(env.str("PAGETRAIL_TEMP_DIR", default=str(DATA_DIR / "temp"))).resolve()
 
+
+def file_store(location: Path) -> dict:
+    return {"BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": location, "base_url": None,
+                        "file_permissions_mode": 0o600, "directory_permissions_mode": 0o700}}
+
+
+def s3_store(bucket: str, prefix: str) -> dict:
+    """A private bucket (or prefix): no public ACL, no overwrite, encrypted at rest, checksummed uploads.
+
+    Files leave it only through permission-checked views or short-lived presigned URLs.
+    """
+    parameters = {"ChecksumAlgorithm": "SHA256"}
+    if sse := env.str("PAGETRAIL_S3_SSE", default="AES256"):
+        parameters["ServerSideEncryption"] = sse
+    return {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": {
+        "bucket_name": bucket, "location": prefix, "default_acl": "private", "file_overwrite": False,
+        "querystring_auth": True, "querystring_expire": env.int("PAGETRAIL_PRESIGNED_URL_SECONDS", default=300),
+        "object_parameters": parameters, "endpoint_url": env.str("AWS_S3_ENDPOINT_URL", default="") or None,
+        "region_name": env.str("AWS_S3_REGION_NAME", default="") or None,
+    }}
+
+
+INPUT_BUCKET = env.str("PAGETRAIL_INPUT_BUCKET", default="")
+OUTPUT_BUCKET = env.str("PAGETRAIL_OUTPUT_BUCKET", default="")
+INPUT_PREFIX = env.str("PAGETRAIL_INPUT_PREFIX", default="inputs")
+OUTPUT_PREFIX = env.str("PAGETRAIL_OUTPUT_PREFIX", default="outputs")
+if (INPUT_BUCKET, INPUT_PREFIX) == (OUTPUT_BUCKET, OUTPUT_PREFIX) and INPUT_BUCKET:
+    raise ImproperlyConfigured("Inputs and outputs must not share a store: use two buckets or two prefixes.")
+
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage",
                 "OPTIONS": {"location": DATA_DIR / "media", "base_url": None}},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    "inputs": {"BACKEND": "django.core.files.storage.FileSystemStorage",
-               "OPTIONS": {"location": INPUT_ROOT, "base_url": None,
-                           "file_permissions_mode": 0o600, "directory_permissions_mode": 0o700}},
-    "outputs": {"BACKEND": "django.core.files.storage.FileSystemStorage",
-                "OPTIONS": {"location": OUTPUT_ROOT, "base_url": None,
-                            "file_permissions_mode": 0o600, "directory_permissions_mode": 0o700}},
+    "inputs": s3_store(INPUT_BUCKET, INPUT_PREFIX) if INPUT_BUCKET else file_store(INPUT_ROOT),
+    "outputs": s3_store(OUTPUT_BUCKET, OUTPUT_PREFIX) if OUTPUT_BUCKET else file_store(OUTPUT_ROOT),
 }
 
 # Uploads spool into the private temp area, never the system-wide /tmp.

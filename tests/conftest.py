@@ -1,18 +1,101 @@
-"""Shared test helpers: every test gets private stores and a temp area of its own."""
+"""Shared test helpers: every test gets private stores and a temp area of its own.
+
+The same tests run on the embedded profile (file-system stores) and on the production profile
+(S3 buckets on a loopback S3 server, PostgreSQL, Redis); see tests/profile.py.
+"""
+
+import uuid
 
 import pytest
+from django.conf import settings as django_settings
+from django.core.files.base import ContentFile
+from django.core.files.storage import storages
+
+from extraction import stores
+
+STORES = ("inputs", "outputs")
+PRODUCTION = django_settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def s3_buckets():
+    """The production profile's buckets exist on the loopback S3 server (an operator creates them in real life)."""
+    import boto3
+
+    for alias in STORES:
+        options = django_settings.STORAGES[alias]["OPTIONS"]
+        if "bucket_name" in options:
+            s3 = boto3.client("s3", endpoint_url=options["endpoint_url"], region_name=options["region_name"])
+            if options["bucket_name"] not in [b["Name"] for b in s3.list_buckets()["Buckets"]]:
+                s3.create_bucket(Bucket=options["bucket_name"])
+
+
+@pytest.fixture(autouse=True)
+def empty_broker():
+    """A Redis queue outlives test transactions: start each test with nothing queued."""
+    from django_q.brokers import get_broker
+
+    get_broker().purge_queue()
+
+
+def queued_tasks() -> int:
+    from django_q.brokers import get_broker
+
+    return get_broker().queue_size()
 
 
 @pytest.fixture(autouse=True)
 def private_stores(tmp_path, settings):
-    """Inputs, outputs and temp under this test's tmp_path (never the user's data dir)."""
+    """Inputs, outputs and temp of this test only: tmp_path directories, or a fresh prefix per bucket."""
     root = tmp_path / "data"
     settings.TEMP_ROOT = root / "temp"
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "inputs": {"BACKEND": "django.core.files.storage.FileSystemStorage",
-                   "OPTIONS": {"location": root / "inputs", "base_url": None}},
-        "outputs": {"BACKEND": "django.core.files.storage.FileSystemStorage",
-                    "OPTIONS": {"location": root / "outputs", "base_url": None}},
-    }
+    test_prefix = uuid.uuid4().hex
+    configured = dict(settings.STORAGES)
+    for alias in STORES:
+        backend = dict(configured[alias])
+        if backend["BACKEND"].endswith("S3Storage"):
+            backend["OPTIONS"] = {**backend["OPTIONS"], "location": f"{test_prefix}/{alias}"}
+        else:
+            backend["OPTIONS"] = {**backend["OPTIONS"], "location": root / alias}
+        configured[alias] = backend
+    settings.STORAGES = configured
     return root
+
+
+def stored_names(alias: str, prefix: str = "") -> list[str]:
+    """Every name under `prefix` in a store, recursively, whatever the backend."""
+    storage = storages[alias]
+    try:
+        dirs, files = storage.listdir(prefix)
+    except FileNotFoundError:
+        return []
+    join = (lambda n: f"{prefix}/{n}") if prefix else (lambda n: n)
+    names = [join(f) for f in files]
+    for d in dirs:
+        names += stored_names(alias, join(d))
+    return sorted(names)
+
+
+def read_stored(alias: str, name: str) -> bytes:
+    with storages[alias].open(name, "rb") as fh:
+        return fh.read()
+
+
+def write_stored(alias: str, name: str, data: bytes) -> None:
+    """Replace a stored file behind Pagetrail's back (tamper tests)."""
+    storage = storages[alias]
+    storage.delete(name)
+    assert storage.save(name, ContentFile(data)) == name
+
+
+def delete_stored(alias: str, name: str) -> None:
+    storages[alias].delete(name)
+
+
+def temp_files() -> list:
+    root = stores.temp_root()
+    return sorted(p for p in root.rglob("*") if p.is_file()) if root.exists() else []
+
+
+def everything_stored() -> list:
+    return [*stored_names("inputs"), *stored_names("outputs"), *temp_files()]

@@ -1,9 +1,11 @@
 """Generated PDFs for the extraction tests: the good kinds and a hostile corpus.
 
-Deterministic: the same call writes the same bytes. Each factory takes a directory and
+Deterministic (but for the encrypted ones): the same call writes the same bytes. Each factory takes a directory and
 returns the path it wrote. Pictures are small so that every file is quick to make and read.
 """
+import base64
 import io
+import zipfile
 import zlib
 from pathlib import Path
 
@@ -64,17 +66,16 @@ class Doc:
     def __init__(self):
         self.pdf = pikepdf.Pdf.new()
 
-    def image(self, data: bytes, image: Image.Image, filter=None, parms=None, colorspace=None, bpc=8):
+    def image(self, data: bytes, image: Image.Image, filter: str, parms: dict | None = None):
+        """An image XObject holding `data`, described by the size and mode of `image`."""
         stream = pikepdf.Stream(self.pdf, data)
-        if filter:
-            stream.Filter = Name(filter)
+        stream.Filter = Name(filter)
         if parms:
             stream.DecodeParms = Dictionary(parms)
         stream.Type, stream.Subtype = Name.XObject, Name.Image
         stream.Width, stream.Height = image.size
-        if colorspace or image.mode != "RGBA":
-            stream.ColorSpace = Name(colorspace or COLORSPACES[image.mode])
-            stream.BitsPerComponent = 1 if image.mode == "1" else bpc
+        stream.ColorSpace = Name(COLORSPACES[image.mode])
+        stream.BitsPerComponent = 1 if image.mode == "1" else 8
         return stream
 
     def page(self, *xobjects, content: bytes = b"", resources: Dictionary | None = None):
@@ -349,8 +350,6 @@ def png_renamed(d: Path) -> Path:
 
 
 def zip_bytes() -> bytes:
-    import zipfile
-
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr(zipfile.ZipInfo("payload.txt", (2020, 1, 1, 0, 0, 0)), b"not a pdf " * 200)
@@ -414,6 +413,15 @@ def flate_bomb(d: Path, mib: int = 64) -> Path:
     page.obj.Contents = pikepdf.Stream(doc.pdf, zeros_deflated(mib))
     page.obj.Contents.Filter = Name.FlateDecode
     return doc.save(d / f"flate_bomb_{mib}.pdf")
+
+
+def flate_bomb_in_ascii85(d: Path, mib: int = 64) -> Path:
+    """The same bomb dressed in ASCII85 first, as a filter chain."""
+    doc = Doc()
+    page = doc.page()
+    page.obj.Contents = pikepdf.Stream(doc.pdf, base64.a85encode(zeros_deflated(mib), adobe=True)[2:])
+    page.obj.Contents.Filter = Array([Name.ASCII85Decode, Name.FlateDecode])
+    return doc.save(d / "flate_bomb_in_ascii85.pdf")
 
 
 def huge_image(d: Path) -> Path:
@@ -502,10 +510,49 @@ def embedded_file(d: Path) -> Path:
 
 
 def xfa_form(d: Path) -> Path:
-    return with_catalog_entry(d, "xfa_form", AcroForm=lambda pdf: Dictionary(Fields=Array(), XFA=pdf.make_stream(b"<xdp/>")))
+    def acroform(pdf):
+        return Dictionary(Fields=Array(), XFA=pdf.make_stream(b"<xdp/>"))
+    return with_catalog_entry(d, "xfa_form", AcroForm=acroform)
+
+
+def with_annotation(directory: Path, name: str, make) -> Path:
+    doc = Doc()
+    page = doc.page(jpeg(doc, gray_picture()))
+    page.obj.Annots = Array([doc.pdf.make_indirect(make(doc.pdf))])
+    return doc.save(directory / f"{name}.pdf")
+
+
+def file_attachment(d: Path) -> Path:
+    """An annotation carrying a file: no /EmbeddedFiles name tree, only the file spec."""
+    def annotation(pdf):
+        spec = Dictionary(Type=Name.Filespec, F=pikepdf.String("a.exe"), EF=Dictionary(F=pdf.make_stream(b"MZ")))
+        return Dictionary(Type=Name.Annot, Subtype=Name.FileAttachment, Rect=Array([0, 0, 9, 9]), FS=spec)
+    return with_annotation(d, "file_attachment", annotation)
+
+
+def rich_media(d: Path) -> Path:
+    def annotation(pdf):
+        return Dictionary(Type=Name.Annot, Subtype=Name.RichMedia, Rect=Array([0, 0, 9, 9]))
+    return with_annotation(d, "rich_media", annotation)
 
 
 def jbig2_image(d: Path) -> Path:
     doc = Doc()
     doc.page(doc.image(b"\x00" * 64, bilevel_picture(), "/JBIG2Decode"))
     return doc.save(d / "jbig2_image.pdf")
+
+
+# ---------- legit but costly: for the sandbox's limits ----------
+def many_objects(d: Path, count: int = 100_000) -> Path:
+    """A valid PDF with `count` small unused arrays: qpdf holds them all while it reads."""
+    objects = ONE_PAGE + [raw_stream(b"0 0 m")] + [b"[%d 1 2 3 4 5 6 7 8 9]" % i for i in range(count)]
+    return write(d / "many_objects.pdf", raw_pdf(objects))
+
+
+def big_gray_image(d: Path, side: int = 16384) -> Path:
+    """One side x side gray Flate image of zeros: a few hundred KB holding side² bytes."""
+    doc = Doc()
+    image = doc.image(zeros_deflated(side * side >> 20), Image.new("L", (1, 1)), "/FlateDecode")
+    image.Width = image.Height = side
+    doc.page(image)
+    return doc.save(d / "big_gray_image.pdf")

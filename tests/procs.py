@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+PRODUCTION_VARS = ("DATABASE_URL", "REDIS_URL", "PAGETRAIL_INPUT_BUCKET", "PAGETRAIL_OUTPUT_BUCKET")
 
 
 class Portal:
@@ -17,9 +18,9 @@ class Portal:
 
     def __init__(self, data_dir: Path, **env):
         self.data_dir = data_dir
-        self.env = {**os.environ, "PAGETRAIL_DATA_DIR": str(data_dir), "DJANGO_SETTINGS_MODULE": "portal.settings",
+        inherited = {k: v for k, v in os.environ.items() if k not in PRODUCTION_VARS}
+        self.env = {**inherited, "PAGETRAIL_DATA_DIR": str(data_dir), "DJANGO_SETTINGS_MODULE": "portal.settings",
                     "PYTHONUNBUFFERED": "1", **{k: str(v) for k, v in env.items()}}
-        self.env.pop("DATABASE_URL", None) if "DATABASE_URL" not in env else None
         self.workers: list[subprocess.Popen] = []
 
     def manage(self, *args, check=True, timeout=120) -> subprocess.CompletedProcess:

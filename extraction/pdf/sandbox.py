@@ -44,19 +44,23 @@ def run_child(args: list[str], limits: Limits) -> dict:
             )
         except subprocess.TimeoutExpired:
             # subprocess.run has already killed and reaped the child.
-            raise ChildStopped("timeout", f"Reading the PDF took longer than {limits.wall_seconds} seconds.") from None
+            message = f"Reading the PDF took longer than its {limits.wall_seconds} s limit."
+            raise ChildStopped("timeout", message) from None
         except (OSError, subprocess.SubprocessError) as exc:
-            raise SandboxError("child_failed", f"The PDF process could not start ({exc}).", permanent=False) from None
+            message = f"The PDF process could not start ({exc})."
+            raise SandboxError("child_failed", message, permanent=False) from None
         return reply_of(done, last_line(stderr), limits)
 
 
 def reply_of(done: subprocess.CompletedProcess, stderr: str, limits: Limits) -> dict:
     status = done.returncode
     if status == EXIT_OUT_OF_MEMORY:
-        raise ChildStopped("resource_limit", f"Reading the PDF needed more than {limits.memory_bytes} bytes of memory.")
+        message = f"Reading the PDF needed more than its {limits.memory_bytes // 2**20} MiB of memory."
+        raise ChildStopped("resource_limit", message)
     if status in (-signal.SIGXCPU, -signal.SIGKILL):
-        # SIGKILL we did not send comes from the hard CPU limit or the kernel's OOM killer.
-        raise ChildStopped("resource_limit", f"Reading the PDF used more than {limits.cpu_seconds} seconds of CPU time or too much memory.")
+        # A SIGKILL we did not send comes from the hard CPU limit or the kernel's OOM killer.
+        message = f"Reading the PDF used more than its {limits.cpu_seconds} s of CPU time, or too much memory."
+        raise ChildStopped("resource_limit", message)
     if status < 0:
         raise ChildStopped("crashed", f"The PDF reader crashed ({signal.Signals(-status).name}) on this file.")
     if status == 0:

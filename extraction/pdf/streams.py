@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator
 import pikepdf
 
 CHUNK = 1 << 20
+WHITESPACE = b" \t\r\n\f\x00"
 # Abbreviated names are meant for inline images, but qpdf honours them in streams too.
 ABBREVIATIONS = {
     "AHx": "ASCIIHexDecode", "A85": "ASCII85Decode", "LZW": "LZWDecode", "Fl": "FlateDecode",
@@ -36,10 +37,11 @@ def filter_names(stream_dict: pikepdf.Dictionary) -> list[str]:
 def components(colorspace) -> int:
     if isinstance(colorspace, pikepdf.Array) and len(colorspace):
         family = str(colorspace[0])
-        if family == "/ICCBased" and isinstance(colorspace[1], pikepdf.Stream):
-            return _int(colorspace[1].stream_dict.get("/N"), UNKNOWN_COMPONENTS)
-        if family == "/DeviceN" and isinstance(colorspace[1], pikepdf.Array):
-            return max(1, len(colorspace[1]))
+        detail = colorspace[1] if len(colorspace) > 1 else None
+        if family == "/ICCBased" and isinstance(detail, pikepdf.Stream):
+            return _int(detail.get("/N"), UNKNOWN_COMPONENTS)
+        if family == "/DeviceN" and isinstance(detail, pikepdf.Array):
+            return max(1, len(detail))
         return COMPONENTS.get(family, UNKNOWN_COMPONENTS)
     return COMPONENTS.get(str(colorspace), UNKNOWN_COMPONENTS)
 
@@ -96,13 +98,13 @@ def _inflate(chunks: Iterable[bytes]) -> Iterator[bytes]:
 
 def _ascii_hex(chunks: Iterable[bytes]) -> Iterator[bytes]:
     text = b"".join(chunks).split(b">", 1)[0]
-    digits = bytes(c for c in text if c not in b" \t\r\n\f\x00")
+    digits = text.translate(None, WHITESPACE)
     yield binascii.unhexlify(digits + b"0" * (len(digits) % 2))
 
 
 def _ascii85(chunks: Iterable[bytes]) -> Iterator[bytes]:
     text = b"".join(chunks).split(b"~>", 1)[0]
-    yield base64.a85decode(text.removeprefix(b"<~") + b"~>", adobe=True, ignorechars=b" \t\r\n\f\x00")
+    yield base64.a85decode(text.removeprefix(b"<~") + b"~>", adobe=True, ignorechars=WHITESPACE)
 
 
 def _run_length(chunks: Iterable[bytes]) -> Iterator[bytes]:

@@ -1,5 +1,4 @@
 """Validation of an untrusted PDF, run inside the child: refuse early, never repair by guessing."""
-import mmap
 import re
 from pathlib import Path
 
@@ -9,6 +8,8 @@ from . import streams
 from .errors import Refusal, raise_if_out_of_memory, reason
 from .limits import Inspection, Limits
 
+SCAN_CHUNK = 1 << 20
+SCAN_OVERLAP = 64  # longer than "/Length" + spacing + any number that fits in memory
 ENCRYPTED = "The file is encrypted; Pagetrail cannot extract images from password-protected PDFs."
 ACTIVE = "Pagetrail does not accept PDFs with active content."
 ACTIVE_KEYS = {
@@ -16,6 +17,7 @@ ACTIVE_KEYS = {
     "/EF": "an embedded file", "/RichMediaContent": "rich media", "/XFA": "an XFA form",
 }
 ACTIVE_ACTIONS = {"/Launch": "a Launch action", "/JavaScript": "a JavaScript action"}
+CONTAINERS = (pikepdf.Dictionary, pikepdf.Array)
 ACTIVE_TYPES = {("/Type", "/EmbeddedFile"): "an embedded file", ("/Subtype", "/RichMedia"): "rich media"}
 
 
@@ -55,14 +57,17 @@ def check_declared_lengths(path: str | Path, limits: Limits) -> None:
 
     qpdf, not allowed to recover, silently turns such a stream into null, so the
     declared value is only visible in the raw bytes. Stream dictionaries are never
-    inside object streams, so a scan of the file sees every direct /Length.
+    inside object streams, so a scan of the file sees every direct /Length. Read in
+    overlapping chunks: memory stays flat whatever the file size.
     """
-    digits = len(str(limits.max_stream_bytes))
-    pattern = re.compile(rb"/Length\s+(\d{%d,})" % digits)
-    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-        for match in pattern.finditer(data):
-            if int(match.group(1)) > limits.max_stream_bytes:
-                raise too_large_stream(f"declares a /Length of {int(match.group(1))} bytes", limits)
+    pattern = re.compile(rb"/Length\s+(\d{%d,})" % len(str(limits.max_stream_bytes)))
+    tail = b""
+    with open(path, "rb") as f:
+        while chunk := f.read(SCAN_CHUNK):
+            for match in pattern.finditer(tail + chunk):
+                if int(match.group(1)) > limits.max_stream_bytes:
+                    raise too_large_stream(f"declares a /Length of {int(match.group(1))} bytes", limits)
+            tail = chunk[-SCAN_OVERLAP:]
 
 
 def too_large_stream(what: str, limits: Limits) -> Refusal:
@@ -73,19 +78,21 @@ def too_large_stream(what: str, limits: Limits) -> Refusal:
 
 
 def count_pages(pdf: pikepdf.Pdf, limits: Limits) -> int:
-    declared = pdf.Root.Pages.get("/Count")
+    # The declared count is checked first: it is free, and refuses before a huge tree is walked.
+    tree = pdf.Root.get("/Pages")
+    declared = tree.get("/Count") if isinstance(tree, pikepdf.Dictionary) else None
     if isinstance(declared, int) and declared > limits.max_pages:
-        raise too_many_pages(declared, limits)
+        raise too_many_pages("declares", declared, limits)
     pages = len(pdf.pages)
     if pages == 0:
         raise Refusal("no_pages", "The PDF has no pages.")
     if pages > limits.max_pages:
-        raise too_many_pages(pages, limits)
+        raise too_many_pages("has", pages, limits)
     return pages
 
 
-def too_many_pages(pages: int, limits: Limits) -> Refusal:
-    return Refusal("too_many_pages", f"The PDF has {pages} pages; the limit is {limits.max_pages}.")
+def too_many_pages(verb: str, pages: int, limits: Limits) -> Refusal:
+    return Refusal("too_many_pages", f"The PDF {verb} {pages} pages; the limit is {limits.max_pages}.")
 
 
 def check_object(obj: pikepdf.Object, limits: Limits) -> None:
@@ -100,12 +107,12 @@ def check_object(obj: pikepdf.Object, limits: Limits) -> None:
         item = pending.pop()
         if isinstance(item, pikepdf.Stream):
             check_stream(item, where, limits)
-        elif not isinstance(item, (pikepdf.Dictionary, pikepdf.Array)):
+        elif not isinstance(item, CONTAINERS):
             continue
         if not isinstance(item, pikepdf.Array):
             check_active(item, where)
             item = item.values()
-        pending.extend(c for c in item if isinstance(c, (pikepdf.Dictionary, pikepdf.Array)) and not c.is_indirect)
+        pending.extend(c for c in item if isinstance(c, CONTAINERS) and not c.is_indirect)
 
 
 def check_active(item: pikepdf.Dictionary, where: str) -> None:
@@ -137,7 +144,10 @@ def check_stream(stream: pikepdf.Stream, where: str, limits: Limits) -> None:
         raise too_large_stream(f"({where}) declares a /Length of {length} bytes", limits)
     if stream.get("/Subtype") == pikepdf.Name.Image:
         check_image(stream, where, limits)
-    if streams.boundable(filters) and streams.decoded_size_exceeds(stream.read_raw_bytes(), filters, limits.max_stream_bytes):
+    if not streams.boundable(filters):
+        return
+    # Flate images too: a lying image stream would otherwise only blow up at extraction.
+    if streams.decoded_size_exceeds(stream.read_raw_bytes(), filters, limits.max_stream_bytes):
         raise too_large_stream(f"({where}) decodes to more than the limit", limits)
 
 

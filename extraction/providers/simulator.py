@@ -139,6 +139,7 @@ class Simulator:
         self.host, self.port, self.profile = host, port, profile
         self.faults = PROFILES[profile](Knobs(**knobs))
         self._key, self._clock, self._limits, self._workers = api_key.encode(), clock, limits, workers
+        self.max_upload_bytes = limits.max_bytes
         self._data_dir, self._root, self._server, self._pool = data_dir, None, None, None
         self._lock = threading.Lock()
         self._seen = Counter()  # for faults that depend on what came before
@@ -159,12 +160,12 @@ class Simulator:
         return len(self.jobs)
 
     def start(self) -> int:
+        self._server = Server((self.host, self.port), self)  # first: a port in use leaves nothing behind
+        self.port = self._server.server_address[1]
         self._root = Path(tempfile.mkdtemp(prefix="infrai-sim-", dir=self._data_dir))
         (self._root / "inputs").mkdir()
         self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="infrai-sim-job")
-        self._server = Server((self.host, self.port), self)
-        self.port = self._server.server_address[1]
-        threading.Thread(target=self._server.serve_forever, name="infrai-sim", daemon=True).start()
+        threading.Thread(target=self._server.serve_forever, args=(0.05,), name="infrai-sim", daemon=True).start()
         log.info("Infrai simulator at %s, profile %s", self.url, self.profile)
         return self.port
 
@@ -222,7 +223,7 @@ class Simulator:
         if throttle and self._count("request") % (throttle + 1) < throttle:
             return error_reply(429, "rate_limited", "Too many requests; wait for Retry-After seconds.",
                                {"Retry-After": str(self.faults.retry_after)})
-        nth = self._count(f"route {route}") if errors else errors
+        nth = self._count(f"route {route}") if errors else 0
         if nth < errors:
             status, code = ((503, "unavailable"), (500, "internal"))[nth % 2]
             return error_reply(status, code, "The service failed to answer; try again.")
@@ -261,9 +262,9 @@ class Simulator:
             return error_reply(422, "idempotency_conflict", "This idempotency key was used for another document.")
         if created and self.faults.drop_first_submit:
             return Reply(0, drop=True)
-        with self._lock:
-            body = {"job_id": job.id, "status": self._status(job), "idempotency_key": job.key}
-        return json_reply(202 if created else 200, body)
+        with self._lock:  # a new job is described as accepted, even if a worker has picked it up since
+            status = "queued" if created else self._status(job)
+        return json_reply(202 if created else 200, {"job_id": job.id, "status": status, "idempotency_key": key})
 
     def _job_for(self, key: str, digest: str, document: bytes) -> tuple[Job | None, bool]:
         """The key's job (None if it was for other bytes) and whether this call created it."""
@@ -445,10 +446,10 @@ class Handler(BaseHTTPRequestHandler):
             length = int(self.headers.get("Content-Length") or 0)
         except ValueError:
             length = -1
-        if not 0 <= length <= simulator._limits.max_bytes:
+        if not 0 <= length <= simulator.max_upload_bytes:
             self.close_connection = True  # the unread body would be taken for the next request
-            reply = error_reply(413 if length > 0 else 400, "payload_too_large" if length > 0 else "invalid_request",
-                                "The request body is too large or its length is invalid.")
+            reply = (error_reply(413, "payload_too_large", "The document is larger than the service accepts.")
+                     if length > 0 else error_reply(400, "invalid_request", "The Content-Length is invalid."))
         else:
             reply = simulator.handle(Request(self.command, path, self.headers, self.rfile.read(length)))
         simulator.record(self.command, path, None if reply.drop else reply.status)

@@ -5,6 +5,7 @@ from audit.services import sweep_outputs
 from extraction.models import Job
 from extraction.services import run_job, submit_bundle
 from tests import pdfs
+from tests.conftest import stored_names, write_stored
 
 pytestmark = pytest.mark.django_db
 
@@ -14,31 +15,26 @@ def submitted(path) -> Job:
         return Job.objects.get(pk=submit_bundle(fh, filename="x.pdf", submitted_by="t").job_id)
 
 
-def job_outputs(private_stores, job):
-    prefix = private_stores / "outputs" / job.bundle.correlation_id
-    return sorted(p.name for p in prefix.rglob("*") if p.is_file())
-
-
-def test_it_removes_outputs_of_a_failed_job_and_keeps_those_of_a_completed_one(tmp_path, private_stores):
+def test_it_removes_outputs_of_a_failed_job_and_keeps_those_of_a_completed_one(tmp_path):
     done, failed = submitted(pdfs.mixed(tmp_path)), submitted(pdfs.jpeg_rgb(tmp_path))
     run_job(done.pk)
-    kept = job_outputs(private_stores, done)
-    prefix = private_stores / "outputs" / failed.bundle.correlation_id / "v"
-    prefix.mkdir(parents=True)
+    kept = stored_names("outputs", done.bundle.correlation_id)
     Job.objects.filter(pk=failed.pk).update(status="failed", extractor_version="v")
-    (prefix / "p00001-000.jpg").write_bytes(b"stored before the job failed")
+    write_stored("outputs", f"{failed.bundle.correlation_id}/v/p00001-000.jpg", b"stored before the job failed")
     assert sweep_outputs()["removed"] == 1
-    assert job_outputs(private_stores, failed) == [] and job_outputs(private_stores, done) == kept
+    assert stored_names("outputs", failed.bundle.correlation_id) == []
+    assert stored_names("outputs", done.bundle.correlation_id) == kept
 
 
-def test_it_removes_a_manifest_file_whose_commit_was_lost(tmp_path, private_stores):
+def test_it_removes_a_manifest_file_whose_commit_was_lost(tmp_path):
     job = submitted(pdfs.mixed(tmp_path))
     run_job(job.pk)
-    manifest_path = private_stores / "outputs" / Manifest.objects.get().storage_name
-    orphan = manifest_path.with_name("manifest-" + "f" * 64 + ".json")
-    orphan.write_bytes(b"{}")
+    manifest_name = Manifest.objects.get().storage_name
+    orphan = manifest_name.rsplit("/", 1)[0] + "/manifest-" + "f" * 64 + ".json"
+    write_stored("outputs", orphan, b"{}")
     sweep_outputs()
-    assert not orphan.exists() and manifest_path.exists()
+    names = stored_names("outputs")
+    assert orphan not in names and manifest_name in names
 
 
 def test_it_sweeps_each_terminal_job_once(tmp_path):

@@ -8,6 +8,7 @@ from audit.models import Asset, Manifest
 from audit.verify import verify_all
 from extraction.services import run_job, submit_bundle
 from tests import pdfs
+from tests.conftest import delete_stored, read_stored, write_stored
 
 pytestmark = pytest.mark.django_db
 
@@ -21,10 +22,6 @@ def completed(tmp_path):
     return Manifest.objects.order_by("sequence")
 
 
-def stored(private_stores, name):
-    return private_stores / "outputs" / name
-
-
 def kinds():
     return sorted(f.kind for f in verify_all()[0])
 
@@ -35,20 +32,19 @@ def test_it_finds_nothing_wrong_with_untouched_evidence(completed):
     assert counts["manifests"] == 2 and counts["assets"] == Asset.objects.count() == 7
 
 
-def test_it_finds_one_flipped_byte_in_any_asset(completed, private_stores):
+def test_it_finds_one_flipped_byte_in_any_asset(completed):
     for asset in Asset.objects.all():
-        path = stored(private_stores, asset.name)
-        original = path.read_bytes()
+        original = read_stored("outputs", asset.name)
         for offset in (0, len(original) // 2, len(original) - 1):
             flipped = bytearray(original)
             flipped[offset] ^= 0x01
-            path.write_bytes(bytes(flipped))
+            write_stored("outputs", asset.name, bytes(flipped))
             assert kinds() == ["hash_mismatch"], (asset.name, offset)
-        path.write_bytes(original)
+        write_stored("outputs", asset.name, original)
 
 
-def test_it_finds_a_deleted_asset(completed, private_stores):
-    stored(private_stores, Asset.objects.first().name).unlink()
+def test_it_finds_a_deleted_asset(completed):
+    delete_stored("outputs", Asset.objects.first().name)
     assert kinds() == ["missing_output"]
 
 
@@ -60,9 +56,9 @@ def test_it_finds_an_edited_manifest_row(completed):
     assert "manifest_changed" in kinds()
 
 
-def test_it_finds_edited_manifest_bytes_in_the_output_store(completed, private_stores):
-    path = stored(private_stores, completed.first().storage_name)
-    path.write_bytes(path.read_bytes().replace(b'"schema_version":1', b'"schema_version":2'))
+def test_it_finds_edited_manifest_bytes_in_the_output_store(completed):
+    name = completed.first().storage_name
+    write_stored("outputs", name, read_stored("outputs", name).replace(b'"schema_version":1', b'"schema_version":2'))
     assert kinds() == ["manifest_changed"]
 
 
@@ -76,8 +72,8 @@ def test_it_finds_a_manifest_dropped_from_the_chain(completed):
     assert "chain_break" in kinds()
 
 
-def test_the_command_exits_non_zero_and_lists_each_problem(completed, private_stores, capsys):
-    stored(private_stores, Asset.objects.first().name).unlink()
+def test_the_command_exits_non_zero_and_lists_each_problem(completed, capsys):
+    delete_stored("outputs", Asset.objects.first().name)
     with pytest.raises(CommandError):
         call_command("verify_manifests", "--json")
     report = json.loads(capsys.readouterr().out)

@@ -8,6 +8,7 @@ from audit.models import Manifest
 from extraction.models import Bundle, Job, Rejection
 from extraction.services import run_job, submit_bundle
 from tests import pdfs
+from tests.conftest import everything_stored
 
 pytestmark = pytest.mark.django_db
 
@@ -86,7 +87,7 @@ def test_it_never_lets_anyone_edit_a_job_by_hand(admin_client, tmp_path):
     assert response.status_code == 403 and Job.objects.get().status == "completed"
 
 
-def test_it_refuses_an_upload_over_the_limit_without_storing_it(admin_client, settings, private_stores):
+def test_it_refuses_an_upload_over_the_limit_without_storing_it(admin_client, settings):
     settings.PAGETRAIL_MAX_UPLOAD_BYTES = 1024 * 1024
     big = SimpleUploadedFile("big.pdf", b"%PDF-1.7\n" + b"0" * (3 * 1024 * 1024), content_type="application/pdf")
     response = admin_client.post(reverse("admin:extraction_bundle_add"), {"file": big})
@@ -94,4 +95,4 @@ def test_it_refuses_an_upload_over_the_limit_without_storing_it(admin_client, se
     rejection = Rejection.objects.get()
     assert rejection.code == "too_large" and 1024 * 1024 < rejection.size < 2 * 1024 * 1024
     assert not Bundle.objects.exists()
-    assert [p for p in private_stores.rglob("*") if p.is_file()] == []
+    assert everything_stored() == []

@@ -2,11 +2,12 @@ import io
 import threading
 
 import pytest
-from django_q.models import OrmQ
+from django.db import connections
 
 from extraction.models import Bundle, Job, Rejection
 from extraction.services import submit_bundle
 from tests import pdfs
+from tests.conftest import everything_stored, queued_tasks, read_stored, stored_names, temp_files
 
 pytestmark = pytest.mark.django_db
 
@@ -14,10 +15,6 @@ pytestmark = pytest.mark.django_db
 def submit(path, **kwargs):
     with open(path, "rb") as fh:
         return submit_bundle(fh, filename=str(path), submitted_by="tester", **kwargs)
-
-
-def files_in(root):
-    return sorted(p for p in root.rglob("*") if p.is_file()) if root.exists() else []
 
 
 def test_it_accepts_a_pdf_and_creates_its_bundle_and_job(tmp_path):
@@ -31,21 +28,21 @@ def test_it_accepts_a_pdf_and_creates_its_bundle_and_job(tmp_path):
     assert (job.pk, job.bundle, job.status, job.provider) == (result.job_id, bundle, "queued", "local")
 
 
-def test_it_stores_the_input_under_its_sha256_in_the_input_store_only(tmp_path, private_stores):
+def test_it_stores_the_input_under_its_sha256_in_the_input_store_only(tmp_path):
     result = submit(pdfs.jpeg_rgb(tmp_path))
-    stored = files_in(private_stores / "inputs")
-    assert [p.name for p in stored] == [f"{result.correlation_id}.pdf"]
-    assert stored[0].read_bytes() == (tmp_path / "jpeg_rgb.pdf").read_bytes()
-    assert files_in(private_stores / "outputs") == []
+    name = f"{result.correlation_id[:2]}/{result.correlation_id}.pdf"
+    assert stored_names("inputs") == [name]
+    assert read_stored("inputs", name) == (tmp_path / "jpeg_rgb.pdf").read_bytes()
+    assert stored_names("outputs") == []
 
 
 def test_it_enqueues_the_job_only_when_the_transaction_commits(tmp_path, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         submit(pdfs.jpeg_rgb(tmp_path))
-    assert OrmQ.objects.count() == 0
+    assert queued_tasks() == 0
     assert len(callbacks) == 1
     callbacks[0]()
-    assert OrmQ.objects.count() == 1
+    assert queued_tasks() == 1
 
 
 def test_it_returns_the_same_job_for_the_same_bytes(tmp_path, django_capture_on_commit_callbacks):
@@ -53,17 +50,17 @@ def test_it_returns_the_same_job_for_the_same_bytes(tmp_path, django_capture_on_
     with django_capture_on_commit_callbacks(execute=True):
         first, again = submit(path), submit(path)
     assert (again.job_id, again.correlation_id, again.created) == (first.job_id, first.correlation_id, False)
-    assert (Bundle.objects.count(), Job.objects.count(), OrmQ.objects.count()) == (1, 1, 1)
+    assert (Bundle.objects.count(), Job.objects.count(), queued_tasks()) == (1, 1, 1)
 
 
-def test_it_leaves_no_staged_upload_behind(tmp_path, private_stores):
+def test_it_leaves_no_staged_upload_behind(tmp_path):
     submit(pdfs.jpeg_rgb(tmp_path))
     (tmp_path / "junk.pdf").write_bytes(b"not a pdf at all")
     submit(tmp_path / "junk.pdf")
-    assert files_in(private_stores / "temp") == []
+    assert temp_files() == []
 
 
-def test_it_records_a_refusal_and_creates_nothing_else(tmp_path, private_stores):
+def test_it_records_a_refusal_and_creates_nothing_else(tmp_path):
     (tmp_path / "photo.pdf").write_bytes(pdfs.jpeg_bytes(pdfs.rgb_picture()))
     result = submit(tmp_path / "photo.pdf")
     assert (result.accepted, result.error_code) == (False, "not_pdf")
@@ -72,7 +69,7 @@ def test_it_records_a_refusal_and_creates_nothing_else(tmp_path, private_stores)
     assert (rejection.code, rejection.original_filename, rejection.submitted_by) == ("not_pdf", "photo.pdf", "tester")
     assert rejection.size == (tmp_path / "photo.pdf").stat().st_size and len(rejection.sha256) == 64
     assert (Bundle.objects.count(), Job.objects.count()) == (0, 0)
-    assert files_in(private_stores) == []
+    assert everything_stored() == []
 
 
 class EndlessStream:
@@ -86,14 +83,14 @@ class EndlessStream:
         return b"%PDF-1.7\n" + b"0" * (n - 9)
 
 
-def test_it_stops_reading_an_upload_as_soon_as_it_passes_the_size_limit(settings, private_stores):
+def test_it_stops_reading_an_upload_as_soon_as_it_passes_the_size_limit(settings):
     settings.PAGETRAIL_MAX_UPLOAD_BYTES = 3 * 1024 * 1024
     stream = EndlessStream()
     result = submit_bundle(stream, filename="huge.pdf", submitted_by="tester")
     assert (result.accepted, result.error_code) == (False, "too_large")
     assert stream.sent <= 4 * 1024 * 1024
     assert Rejection.objects.get().sha256 == ""
-    assert files_in(private_stores) == []
+    assert everything_stored() == []
 
 
 def test_it_keeps_only_the_basename_of_a_client_filename(tmp_path):
@@ -103,13 +100,16 @@ def test_it_keeps_only_the_basename_of_a_client_filename(tmp_path):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_it_creates_one_bundle_and_one_job_when_two_submissions_race(tmp_path, private_stores):
+def test_it_creates_one_bundle_and_one_job_when_two_submissions_race(tmp_path):
     data = pdfs.reused_on_three_pages(tmp_path).read_bytes()
     start, results = threading.Barrier(4), []
 
     def racer():
         start.wait()
-        results.append(submit_bundle(io.BytesIO(data), filename="race.pdf", submitted_by="racer"))
+        try:
+            results.append(submit_bundle(io.BytesIO(data), filename="race.pdf", submitted_by="racer"))
+        finally:
+            connections.close_all()
 
     threads = [threading.Thread(target=racer) for _ in range(4)]
     for t in threads:
@@ -119,4 +119,4 @@ def test_it_creates_one_bundle_and_one_job_when_two_submissions_race(tmp_path, p
     assert len({r.job_id for r in results}) == 1 and all(r.accepted for r in results)
     assert sum(r.created for r in results) == 1
     assert (Bundle.objects.count(), Job.objects.count()) == (1, 1)
-    assert len(files_in(private_stores / "inputs")) == 1
+    assert len(stored_names("inputs")) == 1

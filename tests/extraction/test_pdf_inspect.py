@@ -8,9 +8,16 @@ from extraction.pdf import Inspection, Limits, Refusal, inspect_pdf
 from tests import pdfs
 
 
+# No-op overrides of the suite's autouse fixtures: these tests touch no store, queue or
+# database, so they need neither Django nor its test database.
 @pytest.fixture(autouse=True)
 def private_stores():
-    """Overrides the suite-wide fixture: nothing here touches Django, so these run without it."""
+    pass
+
+
+@pytest.fixture(autouse=True)
+def empty_broker():
+    pass
 
 
 SMALL = Limits(max_stream_bytes=1024**2, max_pages=3)
@@ -29,6 +36,7 @@ HOSTILE = [  # factory, expected code, limits
     (pdfs.encrypted, "encrypted", Limits()),
     (pdfs.encrypted_without_user_password, "encrypted", Limits()),
     (pdfs.flate_bomb, "stream_too_large", SMALL),
+    (pdfs.flate_bomb_in_ascii85, "stream_too_large", SMALL),
     (pdfs.huge_image, "image_too_large", Limits()),
     (pdfs.negative_dimensions, "image_too_large", Limits()),
     (pdfs.xref_prev_loop, "unreadable", Limits()),
@@ -42,6 +50,8 @@ HOSTILE = [  # factory, expected code, limits
     (pdfs.launch_action, "active_content", Limits()),
     (pdfs.embedded_file, "active_content", Limits()),
     (pdfs.xfa_form, "active_content", Limits()),
+    (pdfs.file_attachment, "active_content", Limits()),
+    (pdfs.rich_media, "active_content", Limits()),
     (pdfs.jbig2_image, "filter_not_allowed", Limits()),
 ]
 

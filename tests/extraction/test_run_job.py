@@ -2,6 +2,7 @@ import json
 import threading
 
 import pytest
+from django.db import connections
 
 from audit.models import Asset, Manifest, Placement
 from audit.verify import verify_all
@@ -9,6 +10,7 @@ from extraction.models import Attempt, Job
 from extraction.services import run_job, submit_bundle, sweep_temp
 from extraction.stores import job_work_dir
 from tests import pdfs
+from tests.conftest import read_stored, stored_names, temp_files, write_stored
 
 pytestmark = pytest.mark.django_db
 
@@ -55,10 +57,10 @@ def test_it_counts_placements_apart_from_stored_assets_on_a_240_page_bundle(tmp_
     assert verify_all()[0] == []
 
 
-def test_it_removes_the_jobs_temp_files_once_it_is_terminal(tmp_path, private_stores):
+def test_it_removes_the_jobs_temp_files_once_it_is_terminal(tmp_path):
     job = accepted_job(pdfs.mixed(tmp_path))
     run_job(job.pk)
-    assert not (private_stores / "temp" / "jobs" / str(job.pk)).exists()
+    assert temp_files() == []
 
 
 def test_it_ignores_a_redelivered_task_for_a_completed_job(tmp_path):
@@ -83,19 +85,18 @@ def test_it_chains_each_manifest_to_the_previous_one(tmp_path):
     assert a.previous_sha256 == "0" * 64 and b.previous_sha256 == a.sha256
 
 
-def test_it_fails_a_job_whose_output_name_holds_other_bytes(tmp_path, private_stores):
+def test_it_fails_a_job_whose_output_name_holds_other_bytes(tmp_path):
     job = accepted_job(pdfs.jpeg_rgb(tmp_path))
-    prefix = private_stores / "outputs" / job.bundle.correlation_id / job.extractor_version.replace("+", "_")
-    prefix.mkdir(parents=True)
-    (prefix / "p00001-000.jpg").write_bytes(b"someone else's bytes")
+    name = f"{job.bundle.correlation_id}/{job.extractor_version.replace('+', '_')}/p00001-000.jpg"
+    write_stored("outputs", name, b"someone else's bytes")
     assert run_job(job.pk) == "failed"
     job.refresh_from_db()
     assert job.error_code == "output_conflict" and "already holds other bytes" in job.error_message
-    assert (prefix / "p00001-000.jpg").read_bytes() == b"someone else's bytes"
+    assert stored_names("outputs") == [name] and read_stored("outputs", name) == b"someone else's bytes"
     assert not Manifest.objects.exists()
 
 
-def test_it_reuses_the_assets_a_crashed_try_stored_and_writes_no_duplicates(tmp_path, private_stores, monkeypatch):
+def test_it_reuses_the_assets_a_crashed_try_stored_and_writes_no_duplicates(tmp_path, monkeypatch):
     import audit.services
 
     job = accepted_job(pdfs.mixed(tmp_path))
@@ -107,12 +108,11 @@ def test_it_reuses_the_assets_a_crashed_try_stored_and_writes_no_duplicates(tmp_
         patch.setattr(audit.services, "_write", crash)
         with pytest.raises(RuntimeError):
             run_job(job.pk)
-    stored_by_crash = sorted(p.name for p in (private_stores / "outputs").rglob("*") if p.is_file())
+    stored_by_crash = stored_names("outputs")
     assert len(stored_by_crash) == 6 and not Manifest.objects.exists()
     Job.objects.filter(pk=job.pk).update(claimed_until="2000-01-01T00:00:00Z")  # the lease ran out
     assert run_job(job.pk) == "completed"
-    stored = sorted(p.name for p in (private_stores / "outputs").rglob("*") if p.is_file())
-    assert stored == sorted(stored_by_crash + [Manifest.objects.get().storage_name.rsplit("/", 1)[1]])
+    assert stored_names("outputs") == sorted(stored_by_crash + [Manifest.objects.get().storage_name])
     assert verify_all()[0] == []
 
 
@@ -123,7 +123,10 @@ def test_it_writes_one_manifest_when_two_workers_run_the_same_job(tmp_path):
 
     def worker(name):
         start.wait()
-        outcomes.append(run_job(job.pk, worker=name))
+        try:
+            outcomes.append(run_job(job.pk, worker=name))
+        finally:
+            connections.close_all()
 
     threads = [threading.Thread(target=worker, args=(f"w{i}",)) for i in range(2)]
     for t in threads:

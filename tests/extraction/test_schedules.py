@@ -2,11 +2,12 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
-from django_q.models import OrmQ, Schedule
+from django_q.models import Schedule
 
 from extraction.services import reconcile
 from extraction.signals import sweep_on_worker_start
 from extraction.stores import job_work_dir
+from tests.conftest import queued_tasks
 from tests.extraction.test_models import make_job
 
 pytestmark = pytest.mark.django_db
@@ -29,7 +30,7 @@ def test_it_wakes_a_job_only_once_its_claim_expired():
     job.claim("dead worker", lease_seconds=5, at=start)
     assert reconcile(at=start + timedelta(seconds=1)) == {"woken": 0}
     assert reconcile(at=start + timedelta(seconds=6)) == {"woken": 1}
-    assert OrmQ.objects.count() == 1
+    assert queued_tasks() == 1
 
 
 def test_it_wakes_a_queued_job_whose_task_was_lost(settings):

@@ -10,9 +10,11 @@ import pytest
 from PIL import Image
 
 from tests import pdfs
+from tests.conftest import PRODUCTION
 from tests.procs import ROOT, Portal
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(PRODUCTION, reason="embedded-profile deployments; production has its own scale test")]
 
 
 def noisy_bundle(directory, pages=240):
