@@ -10,6 +10,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, models, transaction
+from django.db.models import ExpressionWrapper
 from django.db.models.functions import Coalesce, Now
 from django.utils import timezone
 
@@ -44,14 +45,24 @@ class Bundle(models.Model):
         return f"{self.original_filename or 'bundle'} ({self.correlation_id[:12]})"
 
 
+def _later(now, delta: timedelta):
+    """`now + delta`, where `now` is a datetime or the database's clock."""
+    if isinstance(now, Now):
+        return ExpressionWrapper(now + delta, output_field=models.DateTimeField())
+    return now + delta
+
+
 class JobQuerySet(models.QuerySet):
     def active(self):
         return self.filter(status__in=Job.ACTIVE)
 
     def with_claim_expired(self, at=None):
-        return self.active().filter(claimed_until__lt=at or Now())
+        """Claims that ran out and have not been woken since (one wake-up call per expiry)."""
+        return self.active().filter(claimed_until__lt=at or Now(), last_woken_at__lt=models.F("claimed_until"))
 
-    def never_picked_up(self, woken_before):
+    def never_picked_up(self, quiet_for: timedelta, at=None):
+        """Queued, never claimed, and not woken for `quiet_for`: its queue task was probably lost."""
+        woken_before = _later(at or Now(), -quiet_for)
         return self.filter(status=Job.Status.QUEUED, claimed_until__isnull=True, last_woken_at__lt=woken_before)
 
 
@@ -123,14 +134,18 @@ class Job(models.Model):
         return won
 
     def claim(self, worker: str, lease_seconds: int | None = None, at=None) -> uuid.UUID | None:
-        """Take the job for `worker` unless another worker holds a live claim; returns the token."""
-        at = at or timezone.now()
-        lease = lease_seconds or settings.PAGETRAIL_CLAIM_LEASE_SECONDS
+        """Take the job for `worker` unless another worker holds a live claim; returns the token.
+
+        Leases are measured on the database's clock (unless a test passes `at`), so workers on
+        hosts whose clocks drift still agree on when a claim ran out.
+        """
+        now = at or Now()
+        lease = timedelta(seconds=lease_seconds or settings.PAGETRAIL_CLAIM_LEASE_SECONDS)
         token = uuid.uuid4()
-        free = models.Q(claimed_until__isnull=True) | models.Q(claimed_until__lt=at)
+        free = models.Q(claimed_until__isnull=True) | models.Q(claimed_until__lt=now)
         won = Job.objects.filter(free, pk=self.pk, status__in=self.ACTIVE).update(
-            claim_token=token, claimed_by=worker[:200], claimed_until=at + timedelta(seconds=lease),
-            picked_up_at=Coalesce("picked_up_at", models.Value(at)),
+            claim_token=token, claimed_by=worker[:200], claimed_until=_later(now, lease),
+            picked_up_at=Coalesce("picked_up_at", now if at is None else models.Value(at)),
         )
         if not won:
             return None
@@ -140,7 +155,7 @@ class Job(models.Model):
     def release(self, token, at=None) -> bool:
         """End the claim now (not null: an expired claim is what the reconciler re-drives)."""
         return Job.objects.filter(pk=self.pk, claim_token=token).update(
-            claim_token=None, claimed_until=at or timezone.now()) == 1
+            claim_token=None, claimed_until=at or Now()) == 1
 
     def mark_submitted(self, provider_job_id: str, at=None) -> bool:
         return self._transition([self.Status.QUEUED], status=self.Status.SUBMITTED,
@@ -172,8 +187,9 @@ class Job(models.Model):
         return self._transition(self.ACTIVE, status=self.Status.CANCELLED, claim_token=None, claimed_until=None)
 
     def mark_woken(self, at=None) -> bool:
+        """Guarded, so two reconcilers passing at once enqueue one wake-up call, not two."""
         return Job.objects.filter(pk=self.pk, last_woken_at=self.last_woken_at).update(
-            last_woken_at=at or timezone.now()) == 1
+            last_woken_at=at or Now()) == 1
 
 
 class Attempt(models.Model):

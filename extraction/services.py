@@ -167,11 +167,13 @@ def _check_and_complete(job: Job, provider, worker: str) -> str:
 
 
 def reconcile(at=None) -> dict:
-    """Re-drive jobs from database state: the queue is only a wake-up call."""
-    at = at or timezone.now()
+    """Re-drive jobs from database state: the queue is only a wake-up call.
+
+    Times are the database's clock unless a test passes `at`.
+    """
     woken = 0
     expired = Job.objects.with_claim_expired(at)
-    lost = Job.objects.never_picked_up(at - timedelta(seconds=settings.PAGETRAIL_REQUEUE_AFTER_SECONDS))
+    lost = Job.objects.never_picked_up(timedelta(seconds=settings.PAGETRAIL_REQUEUE_AFTER_SECONDS), at)
     for job in (expired | lost).distinct():
         if job.mark_woken(at):
             enqueue_job(job.pk)

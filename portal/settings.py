@@ -189,7 +189,8 @@ PAGETRAIL_MANIFEST_KEY = env.str("PAGETRAIL_MANIFEST_KEY", default="") or local_
 
 REDIS_URL = env.str("REDIS_URL", default="")
 Q_CLUSTER = {
-    "name": "pagetrail",
+    # Deployments sharing one Redis need different names (the name is the queue's key).
+    "name": env.str("PAGETRAIL_QUEUE_NAME", default="pagetrail"),
     "workers": env.int("PAGETRAIL_WORKERS", default=2),
     # timeout below retry: a task still running is never handed to a second worker by the broker;
     # redelivery after a crash is harmless because every job transition is a guarded update.

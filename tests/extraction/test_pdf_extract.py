@@ -9,16 +9,6 @@ from extraction.pdf.limits import Limits
 from tests import pdfs
 
 
-# No-op overrides of the suite's autouse fixtures: these tests touch no store, queue or
-# database, so they need neither Django nor its test database.
-@pytest.fixture(autouse=True)
-def private_stores():
-    pass
-
-
-@pytest.fixture(autouse=True)
-def empty_broker():
-    pass
 
 
 @pytest.fixture

@@ -8,16 +8,6 @@ from extraction.pdf import Inspection, Limits, Refusal, inspect_pdf
 from tests import pdfs
 
 
-# No-op overrides of the suite's autouse fixtures: these tests touch no store, queue or
-# database, so they need neither Django nor its test database.
-@pytest.fixture(autouse=True)
-def private_stores():
-    pass
-
-
-@pytest.fixture(autouse=True)
-def empty_broker():
-    pass
 
 
 SMALL = Limits(max_stream_bytes=1024**2, max_pages=3)

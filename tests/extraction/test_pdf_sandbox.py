@@ -15,16 +15,6 @@ NO_STREAM_LIMIT = Limits(max_stream_bytes=2**40)
 NO_PIXEL_LIMIT = Limits(max_pixels=2**40, max_stream_bytes=2**40)
 
 
-# No-op overrides of the suite's autouse fixtures: these tests touch no store, queue or
-# database, so they need neither Django nor its test database.
-@pytest.fixture(autouse=True)
-def private_stores():
-    pass
-
-
-@pytest.fixture(autouse=True)
-def empty_broker():
-    pass
 
 
 def refusal(path, limits) -> Refusal:

@@ -4,6 +4,7 @@ import pytest
 from django.utils import timezone
 from django_q.models import Schedule
 
+from extraction.models import Job
 from extraction.services import reconcile
 from extraction.signals import sweep_on_worker_start
 from extraction.stores import job_work_dir
@@ -38,3 +39,21 @@ def test_it_wakes_a_queued_job_whose_task_was_lost(settings):
     later = job.last_woken_at + timedelta(seconds=settings.PAGETRAIL_REQUEUE_AFTER_SECONDS + 1)
     assert reconcile(at=later) == {"woken": 1}
     assert reconcile(at=later + timedelta(seconds=1)) == {"woken": 0}
+
+
+def test_it_wakes_an_expired_claim_once_not_on_every_pass():
+    job = make_job()
+    start = timezone.now()
+    job.claim("dead worker", lease_seconds=5, at=start)
+    assert reconcile(at=start + timedelta(seconds=6)) == {"woken": 1}
+    assert reconcile(at=start + timedelta(seconds=66)) == {"woken": 0}
+
+
+def test_it_measures_leases_on_the_database_clock():
+    job = make_job()
+    assert job.claim("w1", lease_seconds=60) is not None
+    assert reconcile() == {"woken": 0}
+    now = timezone.now()
+    Job.objects.filter(pk=job.pk).update(last_woken_at=now - timedelta(minutes=10),
+                                         claimed_until=now - timedelta(seconds=1))
+    assert reconcile() == {"woken": 1}

@@ -80,8 +80,8 @@ def test_it_completes_a_killed_workers_job_after_the_reconciler_with_no_duplicat
     assert len(outputs) == 240 + 1 and len(set(outputs)) == len(outputs)
     assert p.files_under("temp", "jobs") == []
     assert p.manage("verify_manifests", check=False).returncode == 0
-    kinds = p.query("select kind, outcome from extraction_attempt where job_id = ? order by number", job_id)
-    assert kinds[0] == ("submit", "ok") and kinds[-1] == ("extract", "ok") and ("extract", "started") in kinds
+    attempts = p.query("select kind, outcome from extraction_attempt where job_id = ? order by number", job_id)
+    assert attempts.count(("submit", "ok")) == 1 and attempts[-1] == ("extract", "ok")
 
 
 def test_it_writes_byte_identical_outputs_in_two_deployments(portal, tmp_path):
