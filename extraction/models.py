@@ -60,6 +60,9 @@ class JobQuerySet(models.QuerySet):
         """Claims that ran out and have not been woken since (one wake-up call per expiry)."""
         return self.active().filter(claimed_until__lt=at or Now(), last_woken_at__lt=models.F("claimed_until"))
 
+    def unknown_and_quiet(self, quiet_for: timedelta, at=None):
+        return self.filter(status=Job.Status.UNKNOWN, last_woken_at__lt=_later(at or Now(), -quiet_for))
+
     def never_picked_up(self, quiet_for: timedelta, at=None):
         """Queued, never claimed, and not woken for `quiet_for`: its queue task was probably lost."""
         woken_before = _later(at or Now(), -quiet_for)
@@ -152,17 +155,22 @@ class Job(models.Model):
         self.refresh_from_db()
         return token
 
-    def release(self, token, at=None) -> bool:
-        """End the claim now (not null: an expired claim is what the reconciler re-drives)."""
-        return Job.objects.filter(pk=self.pk, claim_token=token).update(
-            claim_token=None, claimed_until=at or Now()) == 1
+    def release(self, token, hold_for: timedelta | None = timedelta(0)) -> bool:
+        """End the claim. `hold_for` keeps others off until a retry is due; once it has passed, the
+        reconciler re-drives the job even if its wake-up call is lost. None: free, nothing due."""
+        until = None if hold_for is None else _later(Now(), hold_for)
+        return Job.objects.filter(pk=self.pk, claim_token=token).update(claim_token=None, claimed_until=until) == 1
+
+    def past_deadline(self) -> bool:
+        return Job.objects.filter(pk=self.pk, deadline__lt=Now()).exists()
 
     def mark_submitted(self, provider_job_id: str, at=None) -> bool:
-        return self._transition([self.Status.QUEUED], status=self.Status.SUBMITTED,
+        # From unknown too: a submit that timed out is retried with the same key.
+        return self._transition([self.Status.QUEUED, self.Status.UNKNOWN], status=self.Status.SUBMITTED,
                                 provider_job_id=provider_job_id, submitted_at=at or timezone.now())
 
     def mark_running(self) -> bool:
-        return self._transition([self.Status.SUBMITTED, self.Status.UNKNOWN], status=self.Status.RUNNING)
+        return self._transition([self.Status.SUBMITTED], status=self.Status.RUNNING)
 
     def mark_provider_finished(self, at=None) -> bool:
         """Record when the provider's work ended (kept separate from manifest durability)."""
@@ -180,8 +188,8 @@ class Job(models.Model):
 
     def mark_unknown(self, code: str, message: str) -> bool:
         """The provider's outcome is not known (deadline passed): never `failed` by guess."""
-        return self._transition([self.Status.SUBMITTED, self.Status.RUNNING], status=self.Status.UNKNOWN,
-                                error_code=code[:50], error_message=message)
+        active = [self.Status.QUEUED, self.Status.SUBMITTED, self.Status.RUNNING]
+        return self._transition(active, status=self.Status.UNKNOWN, error_code=code[:50], error_message=message)
 
     def mark_cancelled(self) -> bool:
         return self._transition(self.ACTIVE, status=self.Status.CANCELLED, claim_token=None, claimed_until=None)
@@ -190,6 +198,36 @@ class Job(models.Model):
         """Guarded, so two reconcilers passing at once enqueue one wake-up call, not two."""
         return Job.objects.filter(pk=self.pk, last_woken_at=self.last_woken_at).update(
             last_woken_at=at or Now()) == 1
+
+
+class SubmissionSwitch(models.Model):
+    """The kill switch (one row): closed, no new provider submissions; queued jobs wait, running ones finish."""
+
+    is_open = models.BooleanField(default=True)
+    reason = models.TextField(blank=True)
+    changed_by = models.CharField(max_length=150, blank=True)
+    changed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "submission switch"
+
+    def __str__(self):
+        return "Submissions open" if self.is_open else "Submissions stopped"
+
+    @classmethod
+    def current(cls) -> "SubmissionSwitch":
+        return cls.objects.get_or_create(pk=1)[0]
+
+    @classmethod
+    def submissions_open(cls) -> bool:
+        return not cls.objects.filter(pk=1, is_open=False).exists()
+
+    @classmethod
+    def set(cls, is_open: bool, by: str, reason: str = "", at=None) -> bool:
+        """Returns whether the state changed (two admins clicking at once change it once)."""
+        cls.current()
+        return cls.objects.filter(pk=1).exclude(is_open=is_open).update(
+            is_open=is_open, reason=reason, changed_by=by[:150], changed_at=at or timezone.now()) == 1
 
 
 class Attempt(models.Model):

@@ -2,6 +2,7 @@
 
 import logging
 import os
+import random
 import socket
 import time
 from dataclasses import asdict, dataclass
@@ -14,8 +15,9 @@ from django.utils import timezone
 from extraction import pdf
 
 from . import intake, stores
-from .models import Attempt, Bundle, Job, Rejection, idempotency_key, input_storage_name
+from .models import Attempt, Bundle, Job, Rejection, SubmissionSwitch, idempotency_key, input_storage_name
 from .providers import ProviderError, get_provider
+from .providers.retry import backoff_delay, next_wait
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +101,7 @@ def enqueue_job(job_id: int) -> None:
     async_task("extraction.tasks.run_job", job_id, task_name=f"job-{job_id}-{time.time_ns()}")
 
 
-def run_job(job_id: int, worker: str | None = None) -> str:
+def run_job(job_id: int, worker: str | None = None, sleep=time.sleep, rng: random.Random | None = None) -> str:
     """Drive one job as far as it can go now; safe to call twice, concurrently, or late."""
     job = Job.objects.select_related("bundle").get(pk=job_id)
     worker = worker or worker_name()
@@ -108,18 +110,101 @@ def run_job(job_id: int, worker: str | None = None) -> str:
         return "not-claimed"
     provider = get_provider(job.provider)
     try:
-        if job.status == Job.Status.QUEUED:
-            _submit(job, provider, worker)
-        return _check_and_complete(job, provider, worker)
+        if not job.provider_job_id:
+            if not SubmissionSwitch.submissions_open():
+                job.release(token, hold_for=None)  # woken again when submissions reopen
+                return "held"
+            job.mark_submitted(_tried(job, Attempt.Kind.SUBMIT, worker, provider, lambda: provider.start(job)))
+        return _poll(job, provider, worker, token, sleep, rng)
     except stores.OutputConflict as exc:
         return _fail(job, "output_conflict", str(exc))
     except ProviderError as exc:
         if exc.permanent:
             return _fail(job, exc.code, exc.message)
-        # Transient: give the claim back; the reconciler wakes the job again.
-        job.release(token)
-        log.warning("job %s: %s, will retry", job.pk, exc.code)
-        return "retry"
+        return _retry_later(job, token, exc, rng)
+
+
+def _tried(job: Job, kind: str, worker: str, provider, call):
+    """Run one provider call as a recorded Attempt (status, Retry-After, latency, outcome)."""
+    attempt = Attempt.begin(job, kind, worker)
+    try:
+        result = call()
+    except ProviderError as exc:
+        outcome = Attempt.Outcome.FAILED if exc.permanent else Attempt.Outcome.RETRY
+        attempt.record_outcome(outcome, http_status=exc.http_status or provider.last.http_status,
+                               retry_after_s=exc.retry_after_s, error_code=exc.code, error_message=exc.message)
+        raise
+    attempt.record_outcome(Attempt.Outcome.OK, http_status=provider.last.http_status)
+    return result
+
+
+def _poll(job: Job, provider, worker: str, token, sleep, rng) -> str:
+    """Check until the provider is done, within this task's budget; then hand back to the scheduler."""
+    kind = Attempt.Kind.POLL if provider.remote else Attempt.Kind.EXTRACT
+    work_dir, started, polls = stores.job_work_dir(job.pk), time.monotonic(), 0
+    while True:
+        report = _tried(job, kind, worker, provider, lambda: provider.check(job, work_dir))
+        if report.state != "running":
+            return _finish(job, provider, worker, report, work_dir)
+        job.mark_running()
+        if job.past_deadline():
+            job.mark_unknown("deadline_passed", "The provider had not finished by the job's deadline.")
+            job.release(token, hold_for=timedelta(seconds=settings.PAGETRAIL_REQUEUE_AFTER_SECONDS))
+            return "unknown"
+        delay = backoff_delay(polls, settings.PAGETRAIL_BACKOFF_BASE_SECONDS, settings.PAGETRAIL_BACKOFF_CAP_SECONDS, rng)
+        polls += 1
+        if time.monotonic() - started + delay > settings.PAGETRAIL_POLL_BUDGET_SECONDS:
+            return _wake_later(job, token, delay, "running")
+        sleep(delay)
+
+
+def _finish(job: Job, provider, worker: str, report, work_dir) -> str:
+    from audit.services import record_completion  # the one call from extraction into audit
+
+    if report.state != "completed":
+        return _fail(job, report.error_code or report.state,
+                     report.error_message or f"The provider reports the job as {report.state}.")
+    job.mark_provider_finished()
+    files = {asset.key: _fetched(job, provider, worker, asset, work_dir) for asset in report.assets}
+    record_completion(job, report, files, attempt_number=job.attempts.count())
+    stores.remove_job_work_dir(job.pk)
+    return "completed"
+
+
+def _fetched(job: Job, provider, worker: str, asset, work_dir):
+    if not provider.remote:
+        return provider.fetch(job, asset, work_dir)
+    try:
+        return _tried(job, Attempt.Kind.DOWNLOAD, worker, provider, lambda: provider.fetch(job, asset, work_dir))
+    except ProviderError as exc:
+        failed = job.attempts.filter(kind=Attempt.Kind.DOWNLOAD, outcome=Attempt.Outcome.RETRY).count()
+        if failed >= settings.PAGETRAIL_DOWNLOAD_TRIES:
+            raise ProviderError("download_failed", f"Asset downloads kept failing ({exc.message})",
+                                permanent=True) from exc
+        raise
+
+
+def _retry_later(job: Job, token, exc: ProviderError, rng) -> str:
+    """429, 5xx, timeouts: wait (Retry-After honoured, backoff with jitter), never in this worker."""
+    tries = job.attempts.filter(outcome=Attempt.Outcome.RETRY).count()
+    delay = next_wait(tries, exc.retry_after_s, base=settings.PAGETRAIL_BACKOFF_BASE_SECONDS,
+                      cap=settings.PAGETRAIL_BACKOFF_CAP_SECONDS,
+                      retry_after_cap=settings.PAGETRAIL_RETRY_AFTER_CAP_SECONDS, rng=rng)
+    if job.past_deadline():
+        job.mark_unknown(exc.code, f"Past the deadline after: {exc.message}")
+    log.warning("job %s: %s, retrying in %.1fs", job.pk, exc.code, delay)
+    return _wake_later(job, token, delay, "retry")
+
+
+def _wake_later(job: Job, token, delay: float, outcome: str) -> str:
+    from django_q.models import Schedule
+    from django_q.tasks import schedule
+
+    job.release(token, hold_for=timedelta(seconds=delay))
+    # A one-off schedule: the scheduler enqueues it when due (at its next tick, so never early).
+    schedule("extraction.tasks.run_job", job.pk, name=f"wake-job-{job.pk}-{time.time_ns()}",
+             schedule_type=Schedule.ONCE, repeats=-1, next_run=timezone.now() + timedelta(seconds=delay))
+    return outcome
 
 
 def _fail(job: Job, code: str, message: str) -> str:
@@ -128,57 +213,42 @@ def _fail(job: Job, code: str, message: str) -> str:
     return "failed"
 
 
-def _submit(job: Job, provider, worker: str) -> None:
-    attempt = Attempt.begin(job, Attempt.Kind.SUBMIT, worker)
-    try:
-        provider_job_id = provider.start(job)
-    except ProviderError as exc:
-        attempt.record_outcome(Attempt.Outcome.FAILED if exc.permanent else Attempt.Outcome.RETRY,
-                               http_status=exc.http_status, retry_after_s=exc.retry_after_s,
-                               error_code=exc.code, error_message=exc.message)
-        raise
-    attempt.record_outcome(Attempt.Outcome.OK)
-    job.mark_submitted(provider_job_id)
-
-
-def _check_and_complete(job: Job, provider, worker: str) -> str:
-    from audit.services import record_completion  # the one call from extraction into audit
-
-    work_dir = stores.job_work_dir(job.pk)
-    attempt = Attempt.begin(job, Attempt.Kind.EXTRACT if provider.name == "local" else Attempt.Kind.POLL, worker)
-    try:
-        report = provider.check(job, work_dir)
-    except ProviderError as exc:
-        outcome = Attempt.Outcome.FAILED if exc.permanent else Attempt.Outcome.RETRY
-        attempt.record_outcome(outcome, error_code=exc.code, error_message=exc.message)
-        raise
-    attempt.record_outcome(Attempt.Outcome.OK)
-    if report.state == "running":
-        job.mark_running()
-        return "running"
-    if report.state != "completed":
-        return _fail(job, report.error_code or report.state,
-                     report.error_message or f"The provider reports the job as {report.state}.")
-    job.mark_provider_finished()
-    files = {asset.key: provider.fetch(job, asset, work_dir) for asset in report.assets}
-    record_completion(job, report, files, attempt_number=attempt.number)
-    stores.remove_job_work_dir(job.pk)
-    return "completed"
-
-
 def reconcile(at=None) -> dict:
     """Re-drive jobs from database state: the queue is only a wake-up call.
 
+    Expired claims (a killed worker, a lost wake-up), queued jobs whose task was lost, and
+    `unknown` jobs (re-polled with the same provider job id; never resubmitted under a new key).
     Times are the database's clock unless a test passes `at`.
     """
+    quiet = timedelta(seconds=settings.PAGETRAIL_REQUEUE_AFTER_SECONDS)
+    due = Job.objects.with_claim_expired(at) | Job.objects.unknown_and_quiet(quiet, at)
+    if SubmissionSwitch.submissions_open():
+        due = due | Job.objects.never_picked_up(quiet, at)
+    return {"woken": wake(due, at)}
+
+
+def wake(jobs, at=None) -> int:
+    """Enqueue one wake-up call per job (guarded, so concurrent reconcilers do not double up)."""
     woken = 0
-    expired = Job.objects.with_claim_expired(at)
-    lost = Job.objects.never_picked_up(timedelta(seconds=settings.PAGETRAIL_REQUEUE_AFTER_SECONDS), at)
-    for job in (expired | lost).distinct():
+    for job in jobs.distinct():
         if job.mark_woken(at):
             enqueue_job(job.pk)
             woken += 1
-    return {"woken": woken}
+    return woken
+
+
+def set_submissions(is_open: bool, by: str, reason: str = "") -> bool:
+    """The kill switch. Reopening wakes the jobs that waited."""
+    changed = SubmissionSwitch.set(is_open, by, reason)
+    if changed and is_open:
+        wake(Job.objects.filter(status=Job.Status.QUEUED, provider_job_id=""))
+    log.warning("submissions %s by %s: %s", "reopened" if is_open else "stopped", by, reason)
+    return changed
+
+
+def replay_unknown(jobs) -> int:
+    """Re-drive only `unknown` jobs, with their provider job id and idempotency key."""
+    return wake(jobs.filter(status=Job.Status.UNKNOWN))
 
 
 def sweep_temp() -> dict:

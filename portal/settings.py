@@ -183,6 +183,20 @@ PAGETRAIL_JOB_DEADLINE_SECONDS = env.int("PAGETRAIL_JOB_DEADLINE_SECONDS", defau
 PAGETRAIL_REQUEUE_AFTER_SECONDS = env.int("PAGETRAIL_REQUEUE_AFTER_SECONDS", default=120)
 PAGETRAIL_RECONCILE_EVERY_MINUTES = env.int("PAGETRAIL_RECONCILE_EVERY_MINUTES", default=1)
 
+# --- The managed provider (Infrai). The key is a secret: it only ever goes into one request header. ---
+INFRAI_BASE_URL = env.str("INFRAI_BASE_URL", default="http://127.0.0.1:8765")
+INFRAI_API_KEY = env.str("INFRAI_API_KEY", default="")
+INFRAI_EXTRACTOR_VERSION = env.str("INFRAI_EXTRACTOR_VERSION", default="1")
+INFRAI_CONNECT_TIMEOUT = env.float("INFRAI_CONNECT_TIMEOUT", default=5.0)
+INFRAI_READ_TIMEOUT = env.float("INFRAI_READ_TIMEOUT", default=30.0)
+# Waiting: full-jitter backoff from BASE up to CAP; Retry-After honoured up to its own cap; a task
+# polls in place for at most POLL_BUDGET seconds, then hands the job back to the scheduler.
+PAGETRAIL_BACKOFF_BASE_SECONDS = env.float("PAGETRAIL_BACKOFF_BASE_SECONDS", default=1.0)
+PAGETRAIL_BACKOFF_CAP_SECONDS = env.float("PAGETRAIL_BACKOFF_CAP_SECONDS", default=60.0)
+PAGETRAIL_RETRY_AFTER_CAP_SECONDS = env.float("PAGETRAIL_RETRY_AFTER_CAP_SECONDS", default=300.0)
+PAGETRAIL_POLL_BUDGET_SECONDS = env.float("PAGETRAIL_POLL_BUDGET_SECONDS", default=20.0)
+PAGETRAIL_DOWNLOAD_TRIES = env.int("PAGETRAIL_DOWNLOAD_TRIES", default=3)
+
 # --- Manifest signing (HMAC-SHA256). The key id is recorded in every manifest. ---
 PAGETRAIL_MANIFEST_KEY_ID = env.str("PAGETRAIL_MANIFEST_KEY_ID", default="local-1")
 PAGETRAIL_MANIFEST_KEY = env.str("PAGETRAIL_MANIFEST_KEY", default="") or local_secret("manifest_key")

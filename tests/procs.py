@@ -18,6 +18,7 @@ class Portal:
 
     def __init__(self, data_dir: Path, **env):
         self.data_dir = data_dir
+        data_dir.mkdir(parents=True, exist_ok=True)
         inherited = {k: v for k, v in os.environ.items() if k not in PRODUCTION_VARS}
         self.env = {**inherited, "PAGETRAIL_DATA_DIR": str(data_dir), "DJANGO_SETTINGS_MODULE": "portal.settings",
                     "PYTHONUNBUFFERED": "1", **{k: str(v) for k, v in env.items()}}
@@ -30,8 +31,8 @@ class Portal:
             raise AssertionError(f"manage.py {' '.join(map(str, args))} failed:\n{done.stdout}\n{done.stderr}")
         return done
 
-    def manage_json(self, *args, check=True):
-        return json.loads(self.manage(*args, "--json", check=check).stdout)
+    def manage_json(self, *args, check=True, timeout=120):
+        return json.loads(self.manage(*args, "--json", check=check, timeout=timeout).stdout)
 
     def start_worker(self) -> subprocess.Popen:
         log = open(self.data_dir / f"worker-{len(self.workers)}.log", "w")

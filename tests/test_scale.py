@@ -63,6 +63,8 @@ def shared_env(database_url):
         "PAGETRAIL_OUTPUT_BUCKET": settings.STORAGES["outputs"]["OPTIONS"]["bucket_name"],
         "PAGETRAIL_INPUT_PREFIX": f"scale-{run}/inputs", "PAGETRAIL_OUTPUT_PREFIX": f"scale-{run}/outputs",
         "PAGETRAIL_CLAIM_LEASE_SECONDS": 5, "PAGETRAIL_REQUEUE_AFTER_SECONDS": 10,
+        # Every host shares these secrets: django-q2 signs tasks with SECRET_KEY.
+        "SECRET_KEY": uuid.uuid4().hex * 2, "PAGETRAIL_MANIFEST_KEY": uuid.uuid4().hex,
     }
 
 

@@ -6,6 +6,7 @@ from .base import JobReport, Provider, ProviderError, RemoteAsset
 
 PROVIDERS = {
     "local": "extraction.providers.local.LocalProvider",
+    "infrai": "extraction.providers.infrai.InfraiProvider",
 }
 
 

@@ -15,6 +15,14 @@ class ProviderError(Exception):
 
 
 @dataclass(frozen=True)
+class Exchange:
+    """What the provider's last HTTP exchange looked like, for the Attempt row."""
+
+    http_status: int | None = None
+    retry_after_s: float | None = None
+
+
+@dataclass(frozen=True)
 class RemoteAsset:
     """One extracted image as the provider reports it, before we have stored it."""
 
@@ -57,6 +65,8 @@ class Provider:
     name = ""
     extractor = ""
     version = ""
+    remote = False  # downloads are separate, recorded tries
+    last = Exchange()
 
     def start(self, job) -> str:
         raise NotImplementedError
