@@ -78,7 +78,7 @@ class BundleAdmin(admin.ModelAdmin):
 
 class AttemptInline(admin.TabularInline):
     model = Attempt
-    fields = ("number", "kind", "outcome", "http_status", "retry_after_s", "error_code", "error_message",
+    fields = ("number", "kind", "target", "outcome", "http_status", "retry_after_s", "error_code", "error_message",
               "worker", "started_at", "finished_at")
     readonly_fields = fields
     extra = 0

@@ -249,6 +249,7 @@ class Attempt(models.Model):
     job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="attempts")
     number = models.PositiveIntegerField()
     kind = models.CharField(max_length=20, choices=Kind.choices)
+    target = models.CharField(max_length=300, blank=True, help_text="What a download fetched")
     worker = models.CharField(max_length=200, blank=True)
     http_status = models.PositiveSmallIntegerField(null=True, blank=True)
     retry_after_s = models.FloatField(null=True, blank=True)
@@ -266,13 +267,14 @@ class Attempt(models.Model):
         return f"attempt {self.number} ({self.kind}, {self.outcome})"
 
     @classmethod
-    def begin(cls, job: Job, kind: str, worker: str = "") -> "Attempt":
+    def begin(cls, job: Job, kind: str, worker: str = "", target: str = "") -> "Attempt":
         """Open the next numbered attempt; two workers racing for a number both get a row."""
         for _ in range(5):
             number = (job.attempts.aggregate(n=models.Max("number"))["n"] or 0) + 1
             try:
                 with transaction.atomic():
-                    return cls.objects.create(job=job, number=number, kind=kind, worker=worker[:200])
+                    return cls.objects.create(job=job, number=number, kind=kind, worker=worker[:200],
+                                              target=target[:300])
             except IntegrityError:
                 continue
         raise RuntimeError(f"could not number an attempt for job {job.pk}")

@@ -17,9 +17,11 @@ from extraction import pdf
 from . import intake, stores
 from .models import Attempt, Bundle, Job, Rejection, SubmissionSwitch, idempotency_key, input_storage_name
 from .providers import ProviderError, get_provider
+from .providers.base import load_report, save_report
 from .providers.retry import backoff_delay, next_wait
 
 log = logging.getLogger(__name__)
+DAMAGED_DOWNLOAD = ("asset_mismatch", "download_failed")
 
 
 @dataclass
@@ -124,9 +126,9 @@ def run_job(job_id: int, worker: str | None = None, sleep=time.sleep, rng: rando
         return _retry_later(job, token, exc, rng)
 
 
-def _tried(job: Job, kind: str, worker: str, provider, call):
+def _tried(job: Job, kind: str, worker: str, provider, call, target: str = ""):
     """Run one provider call as a recorded Attempt (status, Retry-After, latency, outcome)."""
-    attempt = Attempt.begin(job, kind, worker)
+    attempt = Attempt.begin(job, kind, worker, target)
     try:
         result = call()
     except ProviderError as exc:
@@ -143,8 +145,9 @@ def _poll(job: Job, provider, worker: str, token, sleep, rng) -> str:
     kind = Attempt.Kind.POLL if provider.remote else Attempt.Kind.EXTRACT
     work_dir, started, polls = stores.job_work_dir(job.pk), time.monotonic(), 0
     while True:
-        report = _tried(job, kind, worker, provider, lambda: provider.check(job, work_dir))
+        report = load_report(work_dir) or _tried(job, kind, worker, provider, lambda: provider.check(job, work_dir))
         if report.state != "running":
+            save_report(work_dir, report)  # final: a retried download need not ask again
             return _finish(job, provider, worker, report, work_dir)
         job.mark_running()
         if job.past_deadline():
@@ -175,10 +178,12 @@ def _fetched(job: Job, provider, worker: str, asset, work_dir):
     if not provider.remote:
         return provider.fetch(job, asset, work_dir)
     try:
-        return _tried(job, Attempt.Kind.DOWNLOAD, worker, provider, lambda: provider.fetch(job, asset, work_dir))
+        return _tried(job, Attempt.Kind.DOWNLOAD, worker, provider, lambda: provider.fetch(job, asset, work_dir),
+                      target=asset.key)
     except ProviderError as exc:
-        failed = job.attempts.filter(kind=Attempt.Kind.DOWNLOAD, outcome=Attempt.Outcome.RETRY).count()
-        if failed >= settings.PAGETRAIL_DOWNLOAD_TRIES:
+        # Only damaged downloads count against the limit; a 429 or 503 is waited out like any other.
+        damaged = job.attempts.filter(target=asset.key, error_code__in=DAMAGED_DOWNLOAD).count()
+        if exc.code in DAMAGED_DOWNLOAD and damaged >= settings.PAGETRAIL_DOWNLOAD_TRIES:
             raise ProviderError("download_failed", f"Asset downloads kept failing ({exc.message})",
                                 permanent=True) from exc
         raise

@@ -1,6 +1,7 @@
 """The one small interface every extraction provider implements."""
 
-from dataclasses import dataclass, field
+import json
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 
@@ -50,6 +51,22 @@ class JobReport:
     error_code: str = ""
     error_message: str = ""
     meta: dict = field(default_factory=dict)
+
+
+def save_report(work_dir: Path, report: JobReport) -> None:
+    """Keep a final report in the job's temp dir (write, then rename: never half a report)."""
+    tmp = work_dir / "report.json.tmp"
+    tmp.write_text(json.dumps(asdict(report)))
+    tmp.rename(work_dir / "report.json")
+
+
+def load_report(work_dir: Path) -> JobReport | None:
+    path = work_dir / "report.json"
+    if not path.exists():
+        return None
+    data = json.loads(path.read_text())
+    assets = tuple(RemoteAsset(**{**a, "placements": tuple(map(tuple, a["placements"]))}) for a in data.pop("assets"))
+    return JobReport(**{**data, "assets": assets, "warnings": tuple(data["warnings"])})
 
 
 class Provider:

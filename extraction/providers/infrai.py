@@ -73,6 +73,8 @@ class InfraiProvider(Provider):
         if urlsplit(url).netloc != urlsplit(self.base).netloc:
             raise ProviderError("contract_violation", "An asset URL points outside the provider.", permanent=True)
         target = work_dir / "downloads" / f"{asset.sha256}.part"
+        if target.with_suffix("").exists():
+            return target.with_suffix("")  # verified by an earlier try of this job
         target.parent.mkdir(parents=True, exist_ok=True)
         response = self._send("GET", url, stream=True)
         digest, size = hashlib.sha256(), 0
