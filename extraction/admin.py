@@ -6,8 +6,8 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
-from .models import Attempt, Bundle, Job, Rejection
-from .services import refuse_oversized_upload, submit_bundle
+from .models import Attempt, Bundle, Job, Rejection, SubmissionSwitch
+from .services import refuse_oversized_upload, replay_unknown, set_submissions, submit_bundle
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -98,6 +98,14 @@ class JobAdmin(ReadOnlyAdmin):
     readonly_fields = [f.name for f in Job._meta.fields] + ["queue_wait", "extraction_time"]
     inlines = [AttemptInline]
     date_hierarchy = "enqueued_at"
+    actions = ["replay_unknown_jobs"]
+
+    @admin.action(description="Replay selected unknown jobs (same provider job id and key)", permissions=["replay"])
+    def replay_unknown_jobs(self, request, queryset):
+        self.message_user(request, f"Woke {replay_unknown(queryset)} unknown job(s); other states were left alone.")
+
+    def has_replay_permission(self, request):
+        return request.user.has_perm("extraction.replay_job")
 
     @admin.display(description="correlation id", ordering="bundle__correlation_id")
     def bundle_correlation_id(self, job):
@@ -110,3 +118,25 @@ class RejectionAdmin(ReadOnlyAdmin):
     list_filter = ("code", "created_at")
     search_fields = ("=sha256", "original_filename", "submitted_by")
     readonly_fields = [f.name for f in Rejection._meta.fields]
+
+
+@admin.register(SubmissionSwitch)
+class SubmissionSwitchAdmin(admin.ModelAdmin):
+    """The kill switch: edit the one row; saving goes through the service, which wakes waiting jobs."""
+
+    list_display = ("__str__", "reason", "changed_by", "changed_at")
+    fields = ("is_open", "reason", "changed_by", "changed_at")
+    readonly_fields = ("changed_by", "changed_at")
+
+    def changelist_view(self, request, extra_context=None):
+        SubmissionSwitch.current()
+        return super().changelist_view(request, extra_context)
+
+    def save_model(self, request, obj, form, change):
+        set_submissions(obj.is_open, by=request.user.get_username(), reason=obj.reason)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

@@ -111,6 +111,7 @@ class Job(models.Model):
     class Meta:
         ordering = ["-enqueued_at"]
         indexes = [models.Index(fields=["status", "claimed_until"])]
+        permissions = [("replay_job", "Can replay unknown jobs")]
 
     def __str__(self):
         return f"job {self.pk} ({self.status})"

@@ -51,6 +51,7 @@ class Faults:
     error_burst: int = 0  # the first error_burst requests to each route get 503, 500, 503, ...
     hold_seconds: float = 0.0  # a job is reported running until this long after its submission
     drop_first_submit: bool = False  # the first submit of a key creates the job, then no answer
+    accept_delay: float = 0.0  # seconds between creating a job and answering its first submit
     fail_jobs: bool = False
     download_fault: str = ""  # "truncate" or "corrupt" the first download of each asset
     drift: bool = False  # discovery documents differ from the pin
@@ -64,6 +65,7 @@ class Knobs:
     burst: int | None = None  # rate_limited: 1 (every other request); flaky_5xx: 2
     retry_after: int = 1
     slow_seconds: float = 2.0
+    accept_delay_seconds: float = 5.0
     partial_pages: tuple[int, ...] = (1,)
 
 
@@ -74,6 +76,7 @@ PROFILES = {
     "slow": lambda k: Faults(hold_seconds=k.slow_seconds),
     "never_finishes": lambda k: Faults(hold_seconds=math.inf),
     "accept_then_drop": lambda k: Faults(drop_first_submit=True),
+    "slow_accept": lambda k: Faults(accept_delay=k.accept_delay_seconds),
     "job_fails": lambda k: Faults(fail_jobs=True),
     "truncated_download": lambda k: Faults(download_fault="truncate"),
     "corrupt_download": lambda k: Faults(download_fault="corrupt"),
@@ -262,6 +265,8 @@ class Simulator:
             return error_reply(422, "idempotency_conflict", "This idempotency key was used for another document.")
         if created and self.faults.drop_first_submit:
             return Reply(0, drop=True)
+        if created and self.faults.accept_delay:
+            time.sleep(self.faults.accept_delay)  # accepted; the client waits (and may die) before it hears so
         with self._lock:  # a new job is described as accepted, even if a worker has picked it up since
             status = "queued" if created else self._status(job)
         return json_reply(202 if created else 200, {"job_id": job.id, "status": status, "idempotency_key": key})

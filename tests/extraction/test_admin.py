@@ -96,3 +96,24 @@ def test_it_refuses_an_upload_over_the_limit_without_storing_it(admin_client, se
     assert rejection.code == "too_large" and 1024 * 1024 < rejection.size < 2 * 1024 * 1024
     assert not Bundle.objects.exists()
     assert everything_stored() == []
+
+
+def test_an_admin_stops_and_reopens_submissions_from_the_admin(admin_client):
+    from extraction.models import SubmissionSwitch
+
+    assert admin_client.get(reverse("admin:extraction_submissionswitch_changelist")).status_code == 200
+    url = reverse("admin:extraction_submissionswitch_change", args=[1])
+    admin_client.post(url, {"is_open": "", "reason": "provider incident"})
+    switch = SubmissionSwitch.current()
+    assert (switch.is_open, switch.reason, switch.changed_by) == (False, "provider incident", "admin")
+    admin_client.post(url, {"is_open": "on", "reason": "resolved"})
+    assert SubmissionSwitch.submissions_open()
+
+
+def test_the_replay_action_wakes_only_unknown_jobs(admin_client, tmp_path):
+    complete_jobs(tmp_path, [1, 2])
+    Job.objects.filter(pk=Job.objects.order_by("pk").first().pk).update(status="unknown")
+    response = admin_client.post(reverse("admin:extraction_job_changelist"), {
+        "action": "replay_unknown_jobs", "_selected_action": list(Job.objects.values_list("pk", flat=True))},
+        follow=True)
+    assert "Woke 1 unknown job(s)" in response.content.decode()

@@ -112,3 +112,29 @@ def test_it_reports_jobs_as_json_with_counts_and_timings(portal, tmp_path):
     assert (row["job_id"], row["state"], row["provider"], row["pages"]) == (job_id, "completed", "local", 3)
     assert (row["assets"], row["placements"], row["error_code"]) == (1, 3, "")
     assert row["queue_wait_s"] >= 0 and row["extraction_s"] > 0
+
+
+def test_a_worker_killed_between_the_providers_accept_and_our_commit_makes_no_second_provider_job(portal, tmp_path):
+    from extraction.providers.simulator import Simulator
+
+    key = "e2e-secret-key"
+    with Simulator(api_key=key, profile="slow_accept", accept_delay_seconds=3) as sim:
+        p = portal(PAGETRAIL_PROVIDER="infrai", INFRAI_BASE_URL=sim.url, INFRAI_API_KEY=key)
+        [submitted] = p.manage_json("submit_bundle", pdfs.mixed(tmp_path))
+        worker = p.start_worker()
+        deadline = time.monotonic() + 60
+        while sim.submissions == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        p.kill_worker(worker)  # the provider has accepted; we never heard its answer
+        assert sim.submissions == 1
+        assert p.query("select provider_job_id from extraction_job")[0][0] == ""
+
+        time.sleep(2.5)  # the killed worker's lease runs out
+        assert json.loads(p.manage("reconcile").stdout) == {"woken": 1}
+        p.start_worker()
+        p.wait_for("select status = 'completed' from extraction_job where id = ?", submitted["job_id"])
+        assert sim.submissions == 1
+        assert p.query("select provider_job_id from extraction_job")[0][0] in sim.jobs
+    assert p.manage("verify_manifests", check=False).returncode == 0
+    logs = "".join(f.read_text() for f in p.data_dir.glob("worker-*.log"))
+    assert key not in logs and "infrai" in p.query("select provider from extraction_job")[0][0]
