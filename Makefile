@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 MANAGE := $(BIN)/python manage.py
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test install clean
+.PHONY: run run-managed test install clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,6 +22,18 @@ run: $(STAMP)
 	$(MANAGE) create_demo_admin
 	@echo "Portal: http://127.0.0.1:8000/admin/  (Ctrl-C stops the portal and the worker)"
 	trap 'kill 0' INT TERM EXIT; $(MANAGE) qcluster & $(MANAGE) runserver --insecure --noreload 127.0.0.1:8000
+
+# The managed path without an account anywhere: the Infrai simulator on 127.0.0.1:8765 (a real HTTP
+# server with the self-hosted extractor behind it), and the portal and a worker pointed at it.
+run-managed: $(STAMP)
+	$(MANAGE) migrate --noinput
+	$(MANAGE) create_demo_admin
+	@echo "Portal: http://127.0.0.1:8000/admin/  provider: infrai (simulator on 127.0.0.1:8765)"
+	trap 'kill 0' INT TERM EXIT; \
+	export PAGETRAIL_PROVIDER=infrai INFRAI_BASE_URL=http://127.0.0.1:8765 \
+	       INFRAI_API_KEY=$${INFRAI_API_KEY:-$$($(BIN)/python -c 'import secrets; print(secrets.token_urlsafe(24))')}; \
+	$(MANAGE) provider_simulator --port 8765 --profile $${SIMULATOR_PROFILE:-healthy} & \
+	$(MANAGE) qcluster & $(MANAGE) runserver --insecure --noreload 127.0.0.1:8000
 
 # Tests get a data dir of their own, never the one `make run` uses. Embedded profile first, then the
 # production profile (PostgreSQL, Redis, S3 on loopback) when those servers answer; see tests/run_profiles.py.

@@ -11,7 +11,8 @@ from .models import Asset, Manifest
 
 class AssetInline(admin.TabularInline):
     model = Asset
-    fields = ("name", "sha256", "size", "content_type", "width", "height", "placed_at", "attempt_number")
+    fields = ("name", "sha256", "size", "content_type", "width", "height", "placed_at", "attempt_number",
+              "download")
     readonly_fields = fields
     extra = 0
     can_delete = False
@@ -24,6 +25,10 @@ class AssetInline(admin.TabularInline):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+    @admin.display(description="file")
+    def download(self, asset):
+        return format_html('<a href="{}">download</a>', reverse("download-asset", args=[asset.pk]))
 
     @admin.display(description="placements (page.index)")
     def placed_at(self, asset):
@@ -38,7 +43,7 @@ class ManifestAdmin(ReadOnlyAdmin):
     search_fields = ("=correlation_id", "=sha256")
     readonly_fields = ("sequence", "job", "schema_version", "correlation_id", "extractor", "extractor_version",
                        "input_sha256", "page_count", "sha256", "previous_sha256", "signature", "key_id",
-                       "storage_name", "created_at", "body")
+                       "storage_name", "created_at", "body", "download")
     inlines = [AssetInline]
     date_hierarchy = "created_at"
 
@@ -50,6 +55,10 @@ class ManifestAdmin(ReadOnlyAdmin):
     @admin.display(description="assets", ordering="n_assets")
     def asset_count(self, manifest):
         return manifest.n_assets
+
+    @admin.display(description="stored manifest file")
+    def download(self, manifest):
+        return format_html('<a href="{}">download</a>', reverse("download-manifest", args=[manifest.pk]))
 
     @admin.display(description="job")
     def job_link(self, manifest):

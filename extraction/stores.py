@@ -75,3 +75,14 @@ def job_work_dir(job_id: int) -> Path:
 
 def remove_job_work_dir(job_id: int) -> None:
     shutil.rmtree(jobs_dir() / str(job_id), ignore_errors=True)
+
+
+def attachment(storage: Storage, name: str, filename: str, content_type: str):
+    """A stored file as a streamed download: never inline, never sniffed, never a public URL."""
+    from django.http import FileResponse
+
+    response = FileResponse(storage.open(name, "rb"), as_attachment=True, filename=filename,
+                            content_type=content_type)
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Cache-Control"] = "private, no-store"
+    return response

@@ -2,11 +2,17 @@ from django.contrib import admin
 from django.urls import path
 from django.views.generic import RedirectView
 
+from audit import views as audit_views
+from extraction import views as extraction_views
+
 admin.site.site_header = "Pagetrail"
 admin.site.site_title = "Pagetrail"
 admin.site.index_title = "Extraction jobs and their evidence"
 
 urlpatterns = [
+    path("files/inputs/<int:bundle_id>/", extraction_views.download_input, name="download-input"),
+    path("files/assets/<int:asset_id>/", audit_views.download_asset, name="download-asset"),
+    path("files/manifests/<int:manifest_id>/", audit_views.download_manifest, name="download-manifest"),
     path("admin/", admin.site.urls),
     path("", RedirectView.as_view(url="/admin/", permanent=False)),
 ]

@@ -1,0 +1,53 @@
+import pytest
+from django.contrib.auth.models import Permission, User
+from django.urls import reverse
+
+from audit.models import Asset, Manifest
+from extraction.models import Bundle
+from extraction.services import run_job, submit_bundle
+from tests import pdfs
+from tests.conftest import read_stored
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def completed(tmp_path):
+    with open(pdfs.mixed(tmp_path), "rb") as fh:
+        run_job(submit_bundle(fh, filename="x.pdf", submitted_by="t").job_id)
+
+
+def staff(client, *perms):
+    user = User.objects.create_user("staff", password="pw", is_staff=True)
+    user.user_permissions.set(Permission.objects.filter(codename__in=perms))
+    client.force_login(user)
+    return client
+
+
+def urls():
+    return [reverse("download-asset", args=[Asset.objects.first().pk]),
+            reverse("download-manifest", args=[Manifest.objects.get().pk]),
+            reverse("download-input", args=[Bundle.objects.get().pk])]
+
+
+def test_it_streams_stored_files_as_attachments_that_are_never_sniffed(completed, admin_client):
+    asset = Asset.objects.first()
+    response = admin_client.get(reverse("download-asset", args=[asset.pk]))
+    assert response.status_code == 200 and response.streaming
+    assert response["Content-Disposition"].startswith("attachment;")
+    assert response["X-Content-Type-Options"] == "nosniff" and response["Content-Type"] == asset.content_type
+    assert b"".join(response.streaming_content) == read_stored("outputs", asset.name)
+
+
+def test_it_refuses_staff_without_the_view_permission(completed, client):
+    staff(client)
+    assert [client.get(url).status_code for url in urls()] == [403, 403, 403]
+
+
+def test_it_sends_anonymous_visitors_to_the_login_page(completed, client):
+    assert all(client.get(url).status_code == 302 for url in urls())
+
+
+def test_it_serves_each_file_to_staff_with_the_matching_permission(completed, client):
+    staff(client, "view_asset", "view_manifest", "view_bundle")
+    assert [client.get(url).status_code for url in urls()] == [200, 200, 200]
