@@ -24,8 +24,16 @@ def sign(body: bytes, key: str | None = None) -> str:
     return hmac.new(key.encode(), body, hashlib.sha256).hexdigest()
 
 
-def signature_ok(body: bytes, signature: str, key: str | None = None) -> bool:
-    return hmac.compare_digest(sign(body, key), signature)
+def verification_key(key_id: str) -> str | None:
+    """The key that signed under `key_id`: the current one or a retired one (keys rotate)."""
+    if key_id == settings.PAGETRAIL_MANIFEST_KEY_ID:
+        return settings.PAGETRAIL_MANIFEST_KEY
+    return settings.PAGETRAIL_MANIFEST_OLD_KEYS.get(key_id)
+
+
+def signature_ok(body: bytes, signature: str, key_id: str) -> bool:
+    key = verification_key(key_id)
+    return key is not None and hmac.compare_digest(sign(body, key), signature)
 
 
 def timestamp(at: datetime | None) -> str | None:

@@ -42,8 +42,8 @@ def check_manifest(manifest: Manifest, expected_previous: str) -> list[Finding]:
     body = manifest.body.encode("ascii")
     if hashlib.sha256(body).hexdigest() != manifest.sha256:
         out.append(Finding("manifest_changed", seq, name, "The manifest row's bytes no longer match its sha256."))
-    if not manifests.signature_ok(body, manifest.signature):
-        out.append(Finding("bad_signature", seq, name, f"The HMAC does not verify with key {manifest.key_id}."))
+    if not manifests.signature_ok(body, manifest.signature, manifest.key_id):
+        out.append(Finding("bad_signature", seq, name, f"The HMAC does not verify with key {manifest.key_id!r}."))
     if manifest.previous_sha256 != expected_previous:
         out.append(Finding("chain_break", seq, name, "The previous-manifest hash does not match the chain."))
     try:

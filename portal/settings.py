@@ -200,6 +200,8 @@ PAGETRAIL_DOWNLOAD_TRIES = env.int("PAGETRAIL_DOWNLOAD_TRIES", default=3)
 # --- Manifest signing (HMAC-SHA256). The key id is recorded in every manifest. ---
 PAGETRAIL_MANIFEST_KEY_ID = env.str("PAGETRAIL_MANIFEST_KEY_ID", default="local-1")
 PAGETRAIL_MANIFEST_KEY = env.str("PAGETRAIL_MANIFEST_KEY", default="") or local_secret("manifest_key")
+# Retired keys, still used to verify what they signed: "old-id=key,older-id=key".
+PAGETRAIL_MANIFEST_OLD_KEYS = env.dict("PAGETRAIL_MANIFEST_OLD_KEYS", default={})
 
 REDIS_URL = env.str("REDIS_URL", default="")
 Q_CLUSTER = {

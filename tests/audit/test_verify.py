@@ -83,3 +83,11 @@ def test_the_command_exits_non_zero_and_lists_each_problem(completed, capsys):
 def test_the_command_exits_zero_when_all_is_well(completed, capsys):
     call_command("verify_manifests", "--json")
     assert json.loads(capsys.readouterr().out)["ok"] is True
+
+
+def test_it_still_verifies_manifests_signed_before_a_key_rotation(completed, settings):
+    old_key = settings.PAGETRAIL_MANIFEST_KEY
+    settings.PAGETRAIL_MANIFEST_KEY_ID, settings.PAGETRAIL_MANIFEST_KEY = "local-2", "the new key"
+    assert kinds() == ["bad_signature", "bad_signature"]  # the old key is gone: nothing verifies
+    settings.PAGETRAIL_MANIFEST_OLD_KEYS = {"local-1": old_key}
+    assert kinds() == []
