@@ -4,27 +4,19 @@ from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html
 
-from extraction.admin import ReadOnlyAdmin
+from extraction.admin import ReadOnlyAdmin, ReadOnlyInline
 
 from .models import Asset, Manifest
 
 
-class AssetInline(admin.TabularInline):
+class AssetInline(ReadOnlyInline):
     model = Asset
     fields = ("name", "sha256", "size", "content_type", "width", "height", "placed_at", "attempt_number",
               "download")
     readonly_fields = fields
-    extra = 0
-    can_delete = False
 
     def get_queryset(self, request):
         return super().get_queryset(request).prefetch_related("placements")
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
 
     @admin.display(description="file")
     def download(self, asset):

@@ -23,21 +23,29 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return False
 
 
-class UploadForm(forms.Form):
-    file = forms.FileField(help_text="A PDF bundle. It is checked from its bytes before any job exists.")
-    case_label = forms.CharField(required=False, max_length=200)
+class ReadOnlyInline(admin.TabularInline):
+    """Rows shown on their parent's page, never added, changed or deleted there."""
 
-
-class JobInline(admin.TabularInline):
-    model = Job
-    fields = ("status", "provider", "extractor_version", "enqueued_at", "manifest_durable_at", "error_code")
-    readonly_fields = fields
-    show_change_link = True
     extra = 0
     can_delete = False
 
     def has_add_permission(self, request, obj=None):
         return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+class UploadForm(forms.Form):
+    file = forms.FileField(help_text="A PDF bundle. It is checked from its bytes before any job exists.")
+    case_label = forms.CharField(required=False, max_length=200)
+
+
+class JobInline(ReadOnlyInline):
+    model = Job
+    fields = ("status", "provider", "extractor_version", "enqueued_at", "manifest_durable_at", "error_code")
+    readonly_fields = fields
+    show_change_link = True
 
 
 @admin.register(Bundle)
@@ -76,16 +84,11 @@ class BundleAdmin(admin.ModelAdmin):
         return TemplateResponse(request, "admin/extraction/bundle/upload.html", context)
 
 
-class AttemptInline(admin.TabularInline):
+class AttemptInline(ReadOnlyInline):
     model = Attempt
     fields = ("number", "kind", "target", "outcome", "http_status", "retry_after_s", "error_code", "error_message",
               "worker", "started_at", "finished_at")
     readonly_fields = fields
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(Job)

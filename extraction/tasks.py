@@ -1,10 +1,10 @@
 """django-q2 entry points: thin; each takes an id, calls one service, and is harmless when repeated."""
 
-from . import services
+from . import runner, services
 
 
 def run_job(job_id: int) -> str:
-    return services.run_job(job_id)
+    return runner.run_job(job_id)
 
 
 def reconcile() -> dict:

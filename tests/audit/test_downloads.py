@@ -4,7 +4,8 @@ from django.urls import reverse
 
 from audit.models import Asset, Manifest
 from extraction.models import Bundle
-from extraction.services import run_job, submit_bundle
+from extraction.runner import run_job
+from extraction.services import submit_bundle
 from tests import pdfs
 from tests.conftest import read_stored
 

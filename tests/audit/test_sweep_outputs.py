@@ -3,7 +3,8 @@ import pytest
 from audit.models import Manifest
 from audit.services import sweep_outputs
 from extraction.models import Job
-from extraction.services import run_job, submit_bundle
+from extraction.runner import run_job
+from extraction.services import submit_bundle
 from tests import pdfs
 from tests.conftest import stored_names, write_stored
 

@@ -6,7 +6,8 @@ from django.core.management.base import CommandError
 
 from audit.models import Asset, Manifest
 from audit.verify import verify_all
-from extraction.services import run_job, submit_bundle
+from extraction.runner import run_job
+from extraction.services import submit_bundle
 from tests import pdfs
 from tests.conftest import delete_stored, read_stored, write_stored
 

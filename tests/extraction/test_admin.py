@@ -6,7 +6,8 @@ from django.urls import reverse
 
 from audit.models import Manifest
 from extraction.models import Bundle, Job, Rejection
-from extraction.services import run_job, submit_bundle
+from extraction.runner import run_job
+from extraction.services import submit_bundle
 from tests import pdfs
 from tests.conftest import everything_stored
 

@@ -11,7 +11,8 @@ from audit.verify import verify_all
 from extraction.models import Attempt, Job
 from extraction.providers import infrai
 from extraction.providers.simulator import Simulator
-from extraction.services import reconcile, replay_unknown, run_job, set_submissions, submit_bundle
+from extraction.runner import run_job
+from extraction.services import reconcile, replay_unknown, set_submissions, submit_bundle
 from tests import pdfs
 from tests.conftest import temp_files
 
@@ -201,6 +202,7 @@ def test_an_admin_replay_wakes_only_unknown_jobs(provider, tmp_path):
     unknown, queued = submitted(pdfs.jpeg_rgb(tmp_path)), submitted(pdfs.cmyk(tmp_path))
     Job.objects.filter(pk=unknown.pk).update(status="unknown")
     assert replay_unknown(Job.objects.all()) == 1
+    assert Job.objects.get(pk=unknown.pk).last_woken_at > Job.objects.get(pk=queued.pk).last_woken_at
 
 
 def test_the_kill_switch_holds_new_submissions_and_reopening_wakes_them(provider, tmp_path):

@@ -7,7 +7,8 @@ from django.db import connections
 from audit.models import Asset, Manifest, Placement
 from audit.verify import verify_all
 from extraction.models import Attempt, Job
-from extraction.services import run_job, submit_bundle, sweep_temp
+from extraction.runner import run_job
+from extraction.services import submit_bundle, sweep_temp
 from extraction.stores import job_work_dir
 from tests import pdfs
 from tests.conftest import read_stored, stored_names, temp_files, write_stored

@@ -1,0 +1,144 @@
+"""Running a job: claim it, submit it once, poll it, fetch its assets, hand them to audit.
+
+Every step is safe to repeat: a task is delivered at least once, workers die, providers time
+out after accepting. Waits are never slept through in a worker beyond the poll budget: the job
+is released with a hold and a one-off schedule wakes it.
+"""
+
+import logging
+import os
+import random
+import socket
+import time
+from datetime import timedelta
+
+from django.conf import settings
+from django.utils import timezone
+
+from . import stores
+from .models import Attempt, Job, SubmissionSwitch
+from .providers import ProviderError, get_provider
+from .providers.base import load_report, save_report
+from .providers.retry import backoff_delay, next_wait
+
+log = logging.getLogger(__name__)
+DAMAGED_DOWNLOAD = ("asset_mismatch", "download_failed")
+
+
+def worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def run_job(job_id: int, worker: str | None = None, sleep=time.sleep, rng: random.Random | None = None) -> str:
+    """Drive one job as far as it can go now; safe to call twice, concurrently, or late."""
+    job = Job.objects.select_related("bundle").get(pk=job_id)
+    worker = worker or worker_name()
+    token = job.claim(worker)
+    if token is None:
+        return "not-claimed"
+    provider = get_provider(job.provider)
+    try:
+        if not job.provider_job_id:
+            if not SubmissionSwitch.submissions_open():
+                job.release(token, hold_for=None)  # woken again when submissions reopen
+                return "held"
+            job.mark_submitted(_tried(job, Attempt.Kind.SUBMIT, worker, provider, lambda: provider.start(job)))
+        return _poll(job, provider, worker, token, sleep, rng)
+    except stores.OutputConflict as exc:
+        return _fail(job, "output_conflict", str(exc))
+    except ProviderError as exc:
+        if exc.permanent:
+            return _fail(job, exc.code, exc.message)
+        return _retry_later(job, token, exc, rng)
+
+
+def _tried(job: Job, kind: str, worker: str, provider, call, target: str = ""):
+    """Run one provider call as a recorded Attempt (status, Retry-After, latency, outcome)."""
+    attempt = Attempt.begin(job, kind, worker, target)
+    try:
+        result = call()
+    except ProviderError as exc:
+        outcome = Attempt.Outcome.FAILED if exc.permanent else Attempt.Outcome.RETRY
+        attempt.record_outcome(outcome, http_status=exc.http_status or provider.last.http_status,
+                               retry_after_s=exc.retry_after_s, error_code=exc.code, error_message=exc.message)
+        raise
+    attempt.record_outcome(Attempt.Outcome.OK, http_status=provider.last.http_status)
+    return result
+
+
+def _poll(job: Job, provider, worker: str, token, sleep, rng) -> str:
+    """Check until the provider is done, within this task's budget; then hand back to the scheduler."""
+    kind = Attempt.Kind.POLL if provider.remote else Attempt.Kind.EXTRACT
+    work_dir, started, polls = stores.job_work_dir(job.pk), time.monotonic(), 0
+    while True:
+        report = load_report(work_dir) or _tried(job, kind, worker, provider, lambda: provider.check(job, work_dir))
+        if report.state != "running":
+            save_report(work_dir, report)  # final: a retried download need not ask again
+            return _finish(job, provider, worker, report, work_dir)
+        job.mark_running()
+        if job.past_deadline():
+            job.mark_unknown("deadline_passed", "The provider had not finished by the job's deadline.")
+            job.release(token, hold_for=timedelta(seconds=settings.PAGETRAIL_REQUEUE_AFTER_SECONDS))
+            return "unknown"
+        delay = backoff_delay(polls, settings.PAGETRAIL_BACKOFF_BASE_SECONDS, settings.PAGETRAIL_BACKOFF_CAP_SECONDS, rng)
+        polls += 1
+        if time.monotonic() - started + delay > settings.PAGETRAIL_POLL_BUDGET_SECONDS:
+            return _wake_later(job, token, delay, "running")
+        sleep(delay)
+
+
+def _finish(job: Job, provider, worker: str, report, work_dir) -> str:
+    from audit.services import record_completion  # the one call from extraction into audit
+
+    if report.state != "completed":
+        return _fail(job, report.error_code or report.state,
+                     report.error_message or f"The provider reports the job as {report.state}.")
+    job.mark_provider_finished()
+    files = {asset.key: _fetched(job, provider, worker, asset, work_dir) for asset in report.assets}
+    record_completion(job, report, files, attempt_number=job.attempts.count())
+    stores.remove_job_work_dir(job.pk)
+    return "completed"
+
+
+def _fetched(job: Job, provider, worker: str, asset, work_dir):
+    if not provider.remote:
+        return provider.fetch(job, asset, work_dir)
+    try:
+        return _tried(job, Attempt.Kind.DOWNLOAD, worker, provider, lambda: provider.fetch(job, asset, work_dir),
+                      target=asset.key)
+    except ProviderError as exc:
+        # Only damaged downloads count against the limit; a 429 or 503 is waited out like any other.
+        damaged = job.attempts.filter(target=asset.key, error_code__in=DAMAGED_DOWNLOAD).count()
+        if exc.code in DAMAGED_DOWNLOAD and damaged >= settings.PAGETRAIL_DOWNLOAD_TRIES:
+            raise ProviderError("download_failed", f"Asset downloads kept failing ({exc.message})",
+                                permanent=True) from exc
+        raise
+
+
+def _retry_later(job: Job, token, exc: ProviderError, rng) -> str:
+    """429, 5xx, timeouts: wait (Retry-After honoured, backoff with jitter), never in this worker."""
+    tries = job.attempts.filter(outcome=Attempt.Outcome.RETRY).count()
+    delay = next_wait(tries, exc.retry_after_s, base=settings.PAGETRAIL_BACKOFF_BASE_SECONDS,
+                      cap=settings.PAGETRAIL_BACKOFF_CAP_SECONDS,
+                      retry_after_cap=settings.PAGETRAIL_RETRY_AFTER_CAP_SECONDS, rng=rng)
+    if job.past_deadline():
+        job.mark_unknown(exc.code, f"Past the deadline after: {exc.message}")
+    log.warning("job %s: %s, retrying in %.1fs", job.pk, exc.code, delay)
+    return _wake_later(job, token, delay, "retry")
+
+
+def _wake_later(job: Job, token, delay: float, outcome: str) -> str:
+    from django_q.models import Schedule
+    from django_q.tasks import schedule
+
+    job.release(token, hold_for=timedelta(seconds=delay))
+    # A one-off schedule: the scheduler enqueues it when due (at its next tick, so never early).
+    schedule("extraction.tasks.run_job", job.pk, name=f"wake-job-{job.pk}-{time.time_ns()}",
+             schedule_type=Schedule.ONCE, repeats=-1, next_run=timezone.now() + timedelta(seconds=delay))
+    return outcome
+
+
+def _fail(job: Job, code: str, message: str) -> str:
+    job.mark_failed(code, message)
+    stores.remove_job_work_dir(job.pk)
+    return "failed"
