@@ -1,0 +1,35 @@
+"""The settings are the profiles: defaults embedded, production by environment variables only."""
+
+import os
+import subprocess
+import sys
+
+from tests.procs import ROOT
+
+PRODUCTION_ENV = {
+    "SECRET_KEY": "a-long-random-production-secret-key-0123456789abcdefghijklmnopqrstuvwxyz",
+    "PAGETRAIL_MANIFEST_KEY": "another-long-random-secret", "ALLOWED_HOSTS": "pagetrail.example.org",
+    "PAGETRAIL_HTTPS": "true", "PAGETRAIL_INPUT_BUCKET": "in", "PAGETRAIL_OUTPUT_BUCKET": "out",
+}
+
+
+def run(tmp_path, *args, **env):
+    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, "PAGETRAIL_DATA_DIR": str(tmp_path), **env}, timeout=120)
+
+
+def test_production_settings_pass_the_deploy_check_without_a_warning(tmp_path):
+    done = run(tmp_path, "check", "--deploy", "--fail-level", "WARNING", **PRODUCTION_ENV)
+    assert done.returncode == 0, done.stderr
+    assert "no issues" in done.stdout
+
+
+def test_the_embedded_defaults_would_be_flagged_by_the_deploy_check(tmp_path):
+    done = run(tmp_path, "check", "--deploy", "--fail-level", "WARNING")
+    assert done.returncode != 0 and "SECURE_HSTS_SECONDS" in done.stderr
+
+
+def test_inputs_and_outputs_can_never_share_a_store(tmp_path):
+    done = run(tmp_path, "check", PAGETRAIL_INPUT_BUCKET="same", PAGETRAIL_OUTPUT_BUCKET="same",
+               PAGETRAIL_INPUT_PREFIX="p", PAGETRAIL_OUTPUT_PREFIX="p")
+    assert done.returncode != 0 and "must not share a store" in done.stderr
