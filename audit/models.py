@@ -94,3 +94,106 @@ class Placement(WriteOnceModel):
         ordering = ["manifest_id", "page", "index_on_page"]
         constraints = [models.UniqueConstraint(fields=["manifest", "page", "index_on_page"],
                                                name="one_placement_per_slot")]
+
+
+class Checkpoint(WriteOnceModel):
+    """A signed statement of the chain head at a moment, also written to the output store.
+
+    A database rewritten later (manifests replaced, the chain re-hashed) no longer matches an
+    earlier checkpoint file.
+    """
+
+    chain_length = models.PositiveBigIntegerField(unique=True)
+    head_sha256 = models.CharField(max_length=64)
+    body = models.TextField(help_text="Canonical JSON that was signed")
+    signature = models.CharField(max_length=64)
+    key_id = models.CharField(max_length=50)
+    storage_name = models.CharField(max_length=300)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-chain_length"]
+
+    def __str__(self):
+        return f"checkpoint at {self.chain_length} manifests"
+
+
+class VerificationRun(models.Model):
+    """One re-verification pass; progress fields move while it runs, then the row is final."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        PASSED = "passed"
+        FAILED = "failed"
+        ERROR = "error"
+
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    started_by = models.CharField(max_length=150)
+    scope_bundle = models.ForeignKey("extraction.Bundle", null=True, blank=True, on_delete=models.PROTECT)
+    scope_from = models.DateTimeField(null=True, blank=True, help_text="Manifests created from")
+    scope_to = models.DateTimeField(null=True, blank=True, help_text="Manifests created before")
+    manifests_total = models.PositiveIntegerField(default=0)
+    manifests_done = models.PositiveIntegerField(default=0)
+    assets_total = models.PositiveIntegerField(default=0)
+    assets_done = models.PositiveIntegerField(default=0)
+    bytes_done = models.PositiveBigIntegerField(default=0)
+    findings_count = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        permissions = [("run_verification", "Can start verification runs")]
+
+    def __str__(self):
+        return f"verification run {self.pk} ({self.status})"
+
+    @property
+    def scope(self) -> str:
+        if self.scope_bundle_id:
+            return f"bundle {self.scope_bundle_id}"
+        if self.scope_from or self.scope_to:
+            return f"manifests {self.scope_from or '…'} to {self.scope_to or '…'}"
+        return "everything"
+
+    @property
+    def is_whole_deployment(self) -> bool:
+        return not (self.scope_bundle_id or self.scope_from or self.scope_to)
+
+
+class Finding(WriteOnceModel):
+    """One problem a verification run found, linked to what it concerns."""
+
+    class Kind(models.TextChoices):
+        HASH_MISMATCH = "hash_mismatch"
+        MISSING_OUTPUT = "missing_output"
+        UNEXPECTED_OUTPUT = "unexpected_output"
+        DUPLICATE_NAME = "duplicate_name"
+        MANIFEST_CHANGED = "manifest_changed"
+        BAD_SIGNATURE = "bad_signature"
+        CHAIN_BREAK = "chain_break"
+        CHECKPOINT_MISMATCH = "checkpoint_mismatch"
+        PAST_DEADLINE = "past_deadline"
+        INPUT_PAST_RETENTION = "input_past_retention"
+
+    run = models.ForeignKey(VerificationRun, on_delete=models.PROTECT, related_name="findings")
+    kind = models.CharField(max_length=30, choices=Kind.choices, db_index=True)
+    manifest = models.ForeignKey(Manifest, null=True, blank=True, on_delete=models.PROTECT)
+    asset = models.ForeignKey(Asset, null=True, blank=True, on_delete=models.PROTECT)
+    job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.PROTECT)
+    name = models.CharField(max_length=300, blank=True, help_text="The stored file concerned")
+    detail = models.TextField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["run_id", "pk"]
+
+    def __str__(self):
+        return f"{self.kind}: {self.name or self.detail[:60]}"
+
+    def as_dict(self) -> dict:
+        return {"kind": self.kind, "manifest": self.manifest.sequence if self.manifest_id else None,
+                "job": self.job_id, "name": self.name, "detail": self.detail}

@@ -1,7 +1,20 @@
 """django-q2 entry points of the audit app (thin)."""
 
-from . import services
+from . import checkpoints, services, verify
 
 
 def sweep_outputs() -> dict:
     return services.sweep_outputs()
+
+
+def run_verification(run_id: int) -> str:
+    return verify.execute(run_id).status
+
+
+def scheduled_verification() -> str:
+    return verify.execute(verify.start_run("schedule").pk).status
+
+
+def write_checkpoint() -> int | None:
+    checkpoint = checkpoints.write_checkpoint()
+    return checkpoint.chain_length if checkpoint else None

@@ -1,68 +1,153 @@
-"""Re-verification: every stored asset re-hashed, every manifest's bytes, signature and chain checked."""
+"""Re-verification runs: every asset re-hashed, every manifest's bytes, signature and chain checked,
+the output store checked for files no manifest names, the chain checked against signed checkpoints.
+
+Hashing is streamed; rows are read in chunks with only the fields needed, and progress is written
+at most once a second, so a run is bounded by storage read speed rather than by queries.
+"""
 
 import hashlib
-from dataclasses import dataclass
+import time
+
+from django.db.models.functions import Now
 
 from extraction import stores
+from extraction.models import Job
 
-from . import manifests
-from .models import GENESIS, Asset, Manifest
+from . import checkpoints, manifests
+from .models import GENESIS, Asset, Finding, Manifest, VerificationRun
 
-
-@dataclass(frozen=True)
-class Finding:
-    kind: str  # hash_mismatch, missing_output, manifest_changed, bad_signature, chain_break, ...
-    manifest_sequence: int | None
-    name: str
-    detail: str
-
-    def as_dict(self) -> dict:
-        return {"kind": self.kind, "manifest": self.manifest_sequence, "name": self.name, "detail": self.detail}
+Kind = Finding.Kind
 
 
-def verify_all() -> tuple[list[Finding], dict]:
-    """Check every manifest in chain order and every asset it lists; returns findings and counts."""
-    findings: list[Finding] = []
-    previous = GENESIS
-    counts = {"manifests": 0, "assets": 0, "bytes": 0}
-    for manifest in Manifest.objects.order_by("sequence").iterator(chunk_size=500):
-        findings += check_manifest(manifest, previous)
-        previous = manifest.sha256
-        counts["manifests"] += 1
-    assets = Asset.objects.select_related("manifest").only("name", "sha256", "size", "manifest__sequence")
-    for asset in assets.order_by("manifest__sequence", "page", "index_on_page").iterator(chunk_size=2000):
-        findings += check_asset(asset)
-        counts["assets"] += 1
-        counts["bytes"] += asset.size
-    return findings, counts
+def start_run(by: str, *, bundle=None, date_from=None, date_to=None) -> VerificationRun:
+    return VerificationRun.objects.create(started_by=by[:150], scope_bundle=bundle, scope_from=date_from,
+                                          scope_to=date_to)
 
 
-def check_manifest(manifest: Manifest, expected_previous: str) -> list[Finding]:
-    seq, name, out = manifest.sequence, manifest.storage_name, []
-    body = manifest.body.encode("ascii")
-    if hashlib.sha256(body).hexdigest() != manifest.sha256:
-        out.append(Finding("manifest_changed", seq, name, "The manifest row's bytes no longer match its sha256."))
-    if not manifests.signature_ok(body, manifest.signature, manifest.key_id):
-        out.append(Finding("bad_signature", seq, name, f"The HMAC does not verify with key {manifest.key_id!r}."))
-    if manifest.previous_sha256 != expected_previous:
-        out.append(Finding("chain_break", seq, name, "The previous-manifest hash does not match the chain."))
+def verify_all(by: str = "verify_all") -> tuple[list[Finding], dict]:
+    """Run a whole-deployment verification now; returns its findings and counts."""
+    run = execute(start_run(by).pk)
+    counts = {"manifests": run.manifests_done, "assets": run.assets_done, "bytes": run.bytes_done}
+    return list(run.findings.select_related("manifest")), counts
+
+
+def execute(run_id: int) -> VerificationRun:
+    """Carry out a queued run (a redelivered task finds it taken and does nothing)."""
+    if not VerificationRun.objects.filter(pk=run_id, status="queued").update(status="running", started_at=Now()):
+        return VerificationRun.objects.get(pk=run_id)
+    run = VerificationRun.objects.select_related("scope_bundle").get(pk=run_id)
     try:
-        with stores.outputs().open(name, "rb") as fh:
+        findings = _check_everything(run)
+    except Exception as exc:
+        VerificationRun.objects.filter(pk=run_id).update(status="error", error=repr(exc), finished_at=Now())
+        raise
+    for finding in findings:
+        finding.run = run
+    Finding.objects.bulk_create(findings, batch_size=1000)
+    status = "failed" if findings else "passed"
+    VerificationRun.objects.filter(pk=run_id).update(status=status, findings_count=len(findings), finished_at=Now())
+    run.refresh_from_db()
+    return run
+
+
+def scoped_manifests(run: VerificationRun):
+    found = Manifest.objects.all()
+    if run.scope_bundle_id:
+        found = found.filter(job__bundle=run.scope_bundle_id)
+    if run.scope_from:
+        found = found.filter(created_at__gte=run.scope_from)
+    if run.scope_to:
+        found = found.filter(created_at__lt=run.scope_to)
+    return found
+
+
+def _check_everything(run: VerificationRun) -> list[Finding]:
+    in_scope = scoped_manifests(run)
+    assets = Asset.objects.filter(manifest__in=in_scope)
+    VerificationRun.objects.filter(pk=run.pk).update(manifests_total=in_scope.count(), assets_total=assets.count())
+    findings = _check_manifests(run, in_scope) + _check_assets(run, assets)
+    if run.is_whole_deployment:
+        findings += _check_store() + checkpoints.check_all() + _jobs_past_deadline()
+    return findings
+
+
+def _check_manifests(run, in_scope) -> list[Finding]:
+    found, done = [], 0
+    chain = dict(Manifest.objects.values_list("sequence", "sha256"))  # two short columns, one query
+    for manifest in in_scope.order_by("sequence").iterator(chunk_size=500):
+        found += check_manifest(manifest, chain.get(manifest.sequence - 1) if manifest.sequence > 1 else GENESIS)
+        done += 1
+    VerificationRun.objects.filter(pk=run.pk).update(manifests_done=done)
+    return found
+
+
+def check_manifest(manifest: Manifest, expected_previous: str | None) -> list[Finding]:
+    body, out = manifest.body.encode("ascii"), []
+
+    def problem(kind, detail):
+        return Finding(kind=kind, manifest=manifest, name=manifest.storage_name, detail=detail)
+
+    if hashlib.sha256(body).hexdigest() != manifest.sha256:
+        out.append(problem(Kind.MANIFEST_CHANGED, "The manifest row's bytes no longer match its sha256."))
+    if not manifests.signature_ok(body, manifest.signature, manifest.key_id):
+        out.append(problem(Kind.BAD_SIGNATURE, f"The HMAC does not verify with key {manifest.key_id!r}."))
+    if manifest.previous_sha256 != expected_previous:
+        out.append(problem(Kind.CHAIN_BREAK, "The previous-manifest hash does not match the manifest before it "
+                                             "(a manifest was dropped, reordered or rewritten)."))
+    try:
+        with stores.outputs().open(manifest.storage_name, "rb") as fh:
             stored = fh.read()
     except FileNotFoundError:
-        return out + [Finding("missing_output", seq, name, "The stored manifest file is missing.")]
+        return out + [problem(Kind.MISSING_OUTPUT, "The stored manifest file is missing.")]
     if stored != body:
-        out.append(Finding("manifest_changed", seq, name, "The stored manifest file differs from the recorded bytes."))
+        out.append(problem(Kind.MANIFEST_CHANGED, "The stored manifest file differs from the recorded bytes."))
     return out
 
 
+def _check_assets(run, assets) -> list[Finding]:
+    found, done, size, last = [], 0, 0, time.monotonic()
+    rows = assets.only("pk", "manifest_id", "name", "sha256", "size").order_by("manifest_id", "page", "index_on_page")
+    for asset in rows.iterator(chunk_size=2000):
+        found += check_asset(asset)
+        done, size = done + 1, size + asset.size
+        if time.monotonic() - last >= 1.0:  # progress for the admin, without a query per asset
+            VerificationRun.objects.filter(pk=run.pk).update(assets_done=done, bytes_done=size)
+            last = time.monotonic()
+    VerificationRun.objects.filter(pk=run.pk).update(assets_done=done, bytes_done=size)
+    return found
+
+
 def check_asset(asset: Asset) -> list[Finding]:
-    seq = asset.manifest.sequence
+    where = dict(asset=asset, manifest_id=asset.manifest_id, name=asset.name)
     try:
         with stores.outputs().open(asset.name, "rb") as fh:
             digest = hashlib.file_digest(fh, "sha256").hexdigest()
     except FileNotFoundError:
-        return [Finding("missing_output", seq, asset.name, "The asset file is missing from the output store.")]
+        return [Finding(kind=Kind.MISSING_OUTPUT, detail="The asset file is missing from the output store.", **where)]
     if digest != asset.sha256:
-        return [Finding("hash_mismatch", seq, asset.name, f"Stored bytes hash to {digest}, manifest says {asset.sha256}.")]
+        return [Finding(kind=Kind.HASH_MISMATCH, detail=f"Stored bytes hash to {digest}, the manifest says "
+                                                        f"{asset.sha256}.", **where)]
     return []
+
+
+def _check_store() -> list[Finding]:
+    """Files in the output store that no manifest or checkpoint names."""
+    expected = set(Asset.objects.values_list("name", flat=True))
+    expected |= set(Manifest.objects.values_list("storage_name", flat=True))
+    expected |= set(checkpoints.stored_names())
+    found = []
+    for name in stores.walk(stores.outputs()):
+        if name in expected:
+            continue
+        twin = stores.without_collision_suffix(name)
+        kind = Kind.DUPLICATE_NAME if twin in expected else Kind.UNEXPECTED_OUTPUT
+        detail = (f"A second file for the deterministic name {twin}." if twin in expected
+                  else "A stored file that no manifest names.")
+        found.append(Finding(kind=kind, name=name, detail=detail))
+    return found
+
+
+def _jobs_past_deadline() -> list[Finding]:
+    late = Job.objects.active().filter(deadline__lt=Now()).only("pk", "status", "deadline")
+    return [Finding(kind=Kind.PAST_DEADLINE, job=job, detail=f"Job {job.pk} is {job.status} past its deadline "
+                                                              f"({job.deadline:%Y-%m-%d %H:%M} UTC).") for job in late]

@@ -6,10 +6,13 @@ from django.conf import settings
 
 log = logging.getLogger(__name__)
 
+# name: (task, minutes between runs as a settings attribute)
 SCHEDULES = {
-    "pagetrail-reconcile": "extraction.tasks.reconcile",
-    "pagetrail-sweep": "extraction.tasks.sweep",
-    "pagetrail-sweep-outputs": "audit.tasks.sweep_outputs",
+    "pagetrail-reconcile": ("extraction.tasks.reconcile", "PAGETRAIL_RECONCILE_EVERY_MINUTES"),
+    "pagetrail-sweep": ("extraction.tasks.sweep", "PAGETRAIL_RECONCILE_EVERY_MINUTES"),
+    "pagetrail-sweep-outputs": ("audit.tasks.sweep_outputs", "PAGETRAIL_RECONCILE_EVERY_MINUTES"),
+    "pagetrail-checkpoint": ("audit.tasks.write_checkpoint", "PAGETRAIL_CHECKPOINT_EVERY_MINUTES"),
+    "pagetrail-verify": ("audit.tasks.scheduled_verification", "PAGETRAIL_VERIFY_EVERY_MINUTES"),
 }
 
 
@@ -17,10 +20,9 @@ def ensure_schedules(**kwargs):
     """Create (or correct) the periodic tasks after every migrate, so a deployment cannot miss them."""
     from django_q.models import Schedule
 
-    for name, func in SCHEDULES.items():
+    for name, (func, every) in SCHEDULES.items():
         Schedule.objects.update_or_create(name=name, defaults=dict(
-            func=func, schedule_type=Schedule.MINUTES, minutes=settings.PAGETRAIL_RECONCILE_EVERY_MINUTES,
-            repeats=-1))
+            func=func, schedule_type=Schedule.MINUTES, minutes=getattr(settings, every), repeats=-1))
 
 
 def sweep_on_worker_start(proc_name=None, **kwargs):

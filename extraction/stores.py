@@ -1,6 +1,7 @@
 """The private stores: inputs, outputs (django-storages backends) and the temp area (local disk)."""
 
 import hashlib
+import re
 import shutil
 from pathlib import Path
 
@@ -86,3 +87,23 @@ def attachment(storage: Storage, name: str, filename: str, content_type: str):
     response["X-Content-Type-Options"] = "nosniff"
     response["Cache-Control"] = "private, no-store"
     return response
+
+
+def walk(storage: Storage, prefix: str = ""):
+    """Every name under `prefix`, recursively, through the Storage API (file system or S3 alike)."""
+    try:
+        dirs, files = storage.listdir(prefix)
+    except FileNotFoundError:
+        return
+    join = (lambda n: f"{prefix}/{n}") if prefix else (lambda n: n)  # noqa: E731
+    yield from (join(f) for f in files)
+    for d in dirs:
+        yield from walk(storage, join(d))
+
+
+COLLISION_SUFFIX = re.compile(r"_[A-Za-z0-9]{7}(?=\.[A-Za-z0-9]+$)")
+
+
+def without_collision_suffix(name: str) -> str:
+    """The name a backend was asked for before it appended `_abc1234` to avoid overwriting."""
+    return COLLISION_SUFFIX.sub("", name, count=1)

@@ -2,24 +2,34 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from audit.verify import verify_all
+from audit import verify
+from extraction.models import Bundle
 
 
 class Command(BaseCommand):
-    help = "Re-read every stored asset and manifest; report mismatches and missing files (exit 1 if any)."
+    help = ("Re-read every stored asset and manifest (or one bundle's), check hashes, signatures, the chain and "
+            "checkpoints; record a verification run and report each problem (exit 1 if any).")
 
     def add_arguments(self, parser):
         parser.add_argument("--json", action="store_true")
+        parser.add_argument("--bundle", help="only this correlation id")
 
     def handle(self, *args, **options):
-        findings, counts = verify_all()
+        bundle = None
+        if options["bundle"]:
+            bundle = Bundle.objects.filter(correlation_id=options["bundle"]).first()
+            if bundle is None:
+                raise CommandError(f"No bundle has correlation id {options['bundle']}.")
+        run = verify.execute(verify.start_run("verify_manifests", bundle=bundle).pk)
+        findings = list(run.findings.select_related("manifest"))
         if options["json"]:
-            self.stdout.write(json.dumps({"ok": not findings, **counts,
+            self.stdout.write(json.dumps({"run": run.pk, "ok": not findings, "manifests": run.manifests_done,
+                                          "assets": run.assets_done, "bytes": run.bytes_done,
                                           "findings": [f.as_dict() for f in findings]}, indent=2))
         else:
             for f in findings:
-                self.stdout.write(f"{f.kind}: manifest {f.manifest_sequence} {f.name}: {f.detail}")
-            self.stdout.write(f"checked {counts['manifests']} manifests, {counts['assets']} assets "
-                              f"({counts['bytes']} bytes): {len(findings)} problem(s)")
+                self.stdout.write(f"{f.kind}: {f.name or f'job {f.job_id}'}: {f.detail}")
+            self.stdout.write(f"run {run.pk}: checked {run.manifests_done} manifests, {run.assets_done} assets "
+                              f"({run.bytes_done} bytes): {len(findings)} problem(s)")
         if findings:
             raise CommandError(f"{len(findings)} problem(s) found", returncode=1)

@@ -1,0 +1,128 @@
+import hashlib
+import json
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from audit import checkpoints, manifests
+from audit.models import Asset, Finding, Manifest, VerificationRun
+from audit.verify import execute, start_run, verify_all
+from extraction.models import Bundle, Job
+from extraction.runner import run_job
+from extraction.services import submit_bundle
+from tests import pdfs
+from tests.conftest import read_stored, write_stored
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def completed(tmp_path):
+    for factory in (pdfs.mixed, pdfs.reused_on_three_pages, pdfs.jpeg_rgb):
+        with open(factory(tmp_path), "rb") as fh:
+            run_job(submit_bundle(fh, filename="x.pdf", submitted_by="t").job_id)
+    return Manifest.objects.order_by("sequence")
+
+
+def kinds():
+    return sorted(f.kind for f in verify_all()[0])
+
+
+def test_it_records_a_passed_run_with_its_counts(completed):
+    run = execute(start_run("auditor").pk)
+    assert (run.status, run.findings_count, run.started_by) == ("passed", 0, "auditor")
+    assert (run.manifests_total, run.manifests_done) == (3, 3)
+    assert run.assets_total == run.assets_done == Asset.objects.count() == 8
+    assert run.bytes_done == sum(Asset.objects.values_list("size", flat=True)) and run.finished_at
+
+
+def test_it_records_findings_linked_to_manifest_and_asset(completed):
+    asset = Asset.objects.first()
+    write_stored("outputs", asset.name, b"changed")
+    run = execute(start_run("auditor").pk)
+    assert run.status == "failed" and run.findings_count == 1
+    finding = run.findings.get()
+    assert (finding.kind, finding.asset, finding.manifest) == ("hash_mismatch", asset, asset.manifest)
+
+
+def test_a_redelivered_run_task_does_nothing(completed):
+    run = execute(start_run("auditor").pk)
+    assert execute(run.pk).finished_at == run.finished_at
+    assert Finding.objects.count() == 0
+
+
+def test_it_verifies_only_the_chosen_bundle(completed):
+    bundle = Bundle.objects.get(jobs__manifest=completed.first())
+    write_stored("outputs", Asset.objects.exclude(manifest=completed.first()).first().name, b"elsewhere")
+    run = execute(start_run("auditor", bundle=bundle).pk)
+    assert (run.status, run.manifests_done, run.assets_done) == ("passed", 1, 6)
+
+
+def test_it_verifies_a_date_range(completed):
+    Manifest.objects.filter(sequence=1).update(created_at=timezone.now() - timedelta(days=30))
+    run = execute(start_run("auditor", date_from=timezone.now() - timedelta(days=1)).pk)
+    assert run.manifests_done == 2
+
+
+def test_it_finds_a_stray_file_in_the_output_store(completed):
+    write_stored("outputs", "someone/put/this.png", b"stray")
+    assert kinds() == ["unexpected_output"]
+
+
+def test_it_finds_a_second_file_for_a_deterministic_name(completed):
+    name = Asset.objects.first().name
+    stem, ext = name.rsplit(".", 1)
+    write_stored("outputs", f"{stem}_Ab3dE9x.{ext}", read_stored("outputs", name))
+    assert kinds() == ["duplicate_name"]
+
+
+def test_it_finds_manifests_that_swapped_places_in_the_chain(completed):
+    Manifest.objects.filter(sequence=2).update(sequence=99)
+    Manifest.objects.filter(sequence=3).update(sequence=2)
+    Manifest.objects.filter(sequence=99).update(sequence=3)
+    assert kinds().count("chain_break") >= 2
+
+
+def test_it_finds_a_job_past_its_deadline(completed, tmp_path):
+    with open(pdfs.cmyk(tmp_path), "rb") as fh:
+        job_id = submit_bundle(fh, filename="late.pdf", submitted_by="t").job_id
+    Job.objects.filter(pk=job_id).update(deadline=timezone.now() - timedelta(minutes=1))
+    [finding] = verify_all()[0]
+    assert (finding.kind, finding.job_id) == ("past_deadline", job_id)
+
+
+def test_it_writes_a_signed_checkpoint_only_when_the_chain_moved(completed):
+    checkpoint = checkpoints.write_checkpoint()
+    assert (checkpoint.chain_length, checkpoint.head_sha256) == (3, completed.last().sha256)
+    assert checkpoints.write_checkpoint() is None
+    stored = json.loads(read_stored("outputs", checkpoint.storage_name))
+    assert manifests.signature_ok(manifests.canonical_bytes(stored["checkpoint"]), stored["signature"], "local-1")
+    assert kinds() == []
+
+
+def test_it_catches_a_rewritten_database_against_an_earlier_checkpoint(completed):
+    checkpoints.write_checkpoint()
+    # An insider re-hashes the last manifest and the chain head so that the rows agree with each other.
+    last = completed.last()
+    body = last.body.replace('"page_count":1', '"page_count":2').encode()
+    sha = hashlib.sha256(body).hexdigest()
+    Manifest.objects.filter(pk=last.pk).update(body=body.decode(), sha256=sha, signature=manifests.sign(body))
+    write_stored("outputs", last.storage_name, body)
+    assert "checkpoint_mismatch" in kinds()
+
+
+def test_it_reports_a_checkpoint_file_signed_with_another_key(completed):
+    checkpoint = checkpoints.write_checkpoint()
+    forged = {"checkpoint": json.loads(checkpoint.body), "signature": manifests.sign(checkpoint.body.encode(), "x")}
+    write_stored("outputs", checkpoint.storage_name, json.dumps(forged).encode())
+    assert kinds() == ["checkpoint_mismatch"]
+
+
+def test_it_marks_a_run_that_crashed_as_error(completed, monkeypatch):
+    import audit.verify
+
+    monkeypatch.setattr(audit.verify, "check_asset", lambda asset: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        execute(start_run("auditor").pk)
+    assert VerificationRun.objects.get().status == "error"
