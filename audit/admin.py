@@ -1,12 +1,18 @@
-"""Manifests and assets: viewable, never editable."""
+"""Manifests, assets, verification runs, findings and checkpoints: viewable, never editable."""
 
 from django.contrib import admin
-from django.urls import reverse
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.http import JsonResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.urls import path, reverse
 from django.utils.html import format_html
+from django_q.tasks import async_task
 
 from extraction.admin import ReadOnlyAdmin, ReadOnlyInline
 
-from .models import Asset, Manifest
+from . import verify
+from .models import Asset, Checkpoint, Finding, Manifest, VerificationRun
 
 
 class AssetInline(ReadOnlyInline):
@@ -56,3 +62,83 @@ class ManifestAdmin(ReadOnlyAdmin):
     def job_link(self, manifest):
         url = reverse("admin:extraction_job_change", args=[manifest.job_id])
         return format_html('<a href="{}">job {}</a>', url, manifest.job_id)
+
+
+@admin.register(VerificationRun)
+class VerificationRunAdmin(ReadOnlyAdmin):
+    list_display = ("id", "status", "scope", "progress", "findings_link", "started_by", "created_at", "finished_at")
+    list_filter = ("status", "created_at")
+    list_select_related = ("scope_bundle",)
+    readonly_fields = ("status", "scope", "progress", "findings_link", "started_by", "manifests_total",
+                       "manifests_done", "assets_total", "assets_done", "bytes_done", "error", "created_at",
+                       "started_at", "finished_at")
+    fields = readonly_fields
+    change_list_template = "admin/audit/verificationrun/change_list.html"
+    change_form_template = "admin/audit/verificationrun/change_form.html"
+
+    def get_urls(self):
+        return [
+            path("start/", self.admin_site.admin_view(self.start_view), name="audit_verificationrun_start"),
+            path("<int:run_id>/progress/", self.admin_site.admin_view(self.progress_view),
+                 name="audit_verificationrun_progress"),
+            *super().get_urls(),
+        ]
+
+    def start_view(self, request):
+        """POST: start a whole-deployment run in the background and show its page."""
+        if request.method != "POST" or not request.user.has_perm("audit.run_verification"):
+            raise PermissionDenied
+        run = verify.start_run(request.user.get_username())
+        transaction.on_commit(lambda: async_task("audit.tasks.run_verification", run.pk))
+        return redirect(reverse("admin:audit_verificationrun_change", args=[run.pk]))
+
+    def progress_view(self, request, run_id):
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        run = get_object_or_404(VerificationRun, pk=run_id)
+        return JsonResponse(progress_of(run))
+
+    @admin.display(description="progress")
+    def progress(self, run):
+        return progress_of(run)["text"]
+
+    @admin.display(description="findings")
+    def findings_link(self, run):
+        url = reverse("admin:audit_finding_changelist") + f"?run__id__exact={run.pk}"
+        return format_html('<a href="{}">{} finding(s)</a>', url, run.findings_count)
+
+
+def progress_of(run: VerificationRun) -> dict:
+    done, total = run.assets_done, run.assets_total
+    percent = round(100 * done / total) if total else (100 if run.finished_at else 0)
+    return {"status": run.status, "assets_done": done, "assets_total": total, "percent": percent,
+            "manifests_done": run.manifests_done, "findings": run.findings_count,
+            "text": f"{done} of {total} assets ({percent}%), {run.manifests_done} of {run.manifests_total} manifests"}
+
+
+@admin.register(Finding)
+class FindingAdmin(ReadOnlyAdmin):
+    list_display = ("id", "run", "kind", "manifest_link", "asset_link", "job", "name", "detail")
+    list_filter = ("kind", "run")
+    list_select_related = ("run", "manifest", "asset", "job")
+    search_fields = ("name", "=manifest__correlation_id")
+
+    @admin.display(description="manifest")
+    def manifest_link(self, finding):
+        if not finding.manifest_id:
+            return "-"
+        url = reverse("admin:audit_manifest_change", args=[finding.manifest_id])
+        return format_html('<a href="{}">manifest {}</a>', url, finding.manifest.sequence)
+
+    @admin.display(description="asset")
+    def asset_link(self, finding):
+        if not finding.asset_id:
+            return "-"
+        return format_html('<a href="{}">{}</a>', reverse("download-asset", args=[finding.asset_id]),
+                           finding.asset.name.rsplit("/", 1)[-1])
+
+
+@admin.register(Checkpoint)
+class CheckpointAdmin(ReadOnlyAdmin):
+    list_display = ("chain_length", "head_sha256", "key_id", "created_at")
+    readonly_fields = ("chain_length", "head_sha256", "body", "signature", "key_id", "storage_name", "created_at")

@@ -1,0 +1,52 @@
+import pytest
+from django.contrib.auth.models import Permission, User
+from django.urls import reverse
+
+from audit.models import Asset, VerificationRun
+from audit.verify import execute, start_run
+from extraction.runner import run_job
+from extraction.services import submit_bundle
+from tests import pdfs
+from tests.conftest import queued_tasks, write_stored
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def completed(tmp_path):
+    with open(pdfs.mixed(tmp_path), "rb") as fh:
+        run_job(submit_bundle(fh, filename="x.pdf", submitted_by="t").job_id)
+
+
+def test_it_starts_a_run_in_the_background_from_the_admin(admin_client, completed, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(reverse("admin:audit_verificationrun_start"))
+    run = VerificationRun.objects.get()
+    assert response["Location"] == reverse("admin:audit_verificationrun_change", args=[run.pk])
+    assert (run.status, run.started_by, queued_tasks()) == ("queued", "admin", 1)
+
+
+def test_it_reports_progress_as_json_for_the_page_to_poll(admin_client, completed):
+    run = execute(start_run("admin").pk)
+    progress = admin_client.get(reverse("admin:audit_verificationrun_progress", args=[run.pk])).json()
+    assert progress["status"] == "passed" and progress["percent"] == 100
+    assert progress["assets_done"] == progress["assets_total"] == 6
+    page = admin_client.get(reverse("admin:audit_verificationrun_change", args=[run.pk])).content.decode()
+    assert 'id="run-progress"' in page and "6 of 6 assets" in page
+
+
+def test_it_lists_findings_by_kind_linked_to_their_manifest(admin_client, completed):
+    write_stored("outputs", Asset.objects.first().name, b"tampered")
+    run = execute(start_run("admin").pk)
+    url = reverse("admin:audit_finding_changelist") + f"?kind__exact=hash_mismatch&run__id__exact={run.pk}"
+    page = admin_client.get(url).content.decode()
+    assert "hash_mismatch" in page and reverse("admin:audit_manifest_change", args=[1]) in page
+
+
+def test_staff_without_the_permission_cannot_start_a_run(client, completed):
+    user = User.objects.create_user("viewer", password="pw", is_staff=True)
+    user.user_permissions.set(Permission.objects.filter(codename="view_verificationrun"))
+    client.force_login(user)
+    assert client.post(reverse("admin:audit_verificationrun_start")).status_code == 403
+    assert "start-verification" not in client.get(reverse("admin:audit_verificationrun_changelist")).content.decode()
+    assert not VerificationRun.objects.exists()
