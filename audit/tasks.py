@@ -18,3 +18,9 @@ def scheduled_verification() -> str:
 def write_checkpoint() -> int | None:
     checkpoint = checkpoints.write_checkpoint()
     return checkpoint.chain_length if checkpoint else None
+
+
+def apply_retention() -> int:
+    from .retention import apply_retention as apply
+
+    return len(apply())

@@ -13,8 +13,8 @@ from django.db.models.functions import Now
 from extraction import stores
 from extraction.models import Job
 
-from . import checkpoints, manifests
-from .models import GENESIS, Asset, Finding, Manifest, VerificationRun
+from . import checkpoints, manifests, retention
+from .models import GENESIS, Asset, Finding, Manifest, RetentionEvent, VerificationRun
 
 Kind = Finding.Kind
 
@@ -63,25 +63,29 @@ def scoped_manifests(run: VerificationRun):
 
 def _check_everything(run: VerificationRun) -> list[Finding]:
     in_scope = scoped_manifests(run)
-    assets = Asset.objects.filter(manifest__in=in_scope)
+    # Files deleted under a retention policy are accounted for by their RetentionEvent, not missing.
+    assets = Asset.objects.filter(manifest__in=in_scope).exclude(manifest__in=retention.deleted_output_manifests())
     VerificationRun.objects.filter(pk=run.pk).update(manifests_total=in_scope.count(), assets_total=assets.count())
     findings = _check_manifests(run, in_scope) + _check_assets(run, assets)
     if run.is_whole_deployment:
-        findings += _check_store() + checkpoints.check_all() + _jobs_past_deadline()
+        findings += _check_store() + checkpoints.check_all() + _jobs_past_deadline() + _inputs_kept_too_long()
     return findings
 
 
 def _check_manifests(run, in_scope) -> list[Finding]:
     found, done = [], 0
     chain = dict(Manifest.objects.values_list("sequence", "sha256"))  # two short columns, one query
+    retired = set(RetentionEvent.objects.filter(what="manifest_file", outcome="deleted").values_list(
+        "manifest_id", flat=True))
     for manifest in in_scope.order_by("sequence").iterator(chunk_size=500):
-        found += check_manifest(manifest, chain.get(manifest.sequence - 1) if manifest.sequence > 1 else GENESIS)
+        previous = chain.get(manifest.sequence - 1) if manifest.sequence > 1 else GENESIS
+        found += check_manifest(manifest, previous, file_retired=manifest.pk in retired)
         done += 1
     VerificationRun.objects.filter(pk=run.pk).update(manifests_done=done)
     return found
 
 
-def check_manifest(manifest: Manifest, expected_previous: str | None) -> list[Finding]:
+def check_manifest(manifest: Manifest, expected_previous: str | None, file_retired: bool = False) -> list[Finding]:
     body, out = manifest.body.encode("ascii"), []
 
     def problem(kind, detail):
@@ -94,6 +98,8 @@ def check_manifest(manifest: Manifest, expected_previous: str | None) -> list[Fi
     if manifest.previous_sha256 != expected_previous:
         out.append(problem(Kind.CHAIN_BREAK, "The previous-manifest hash does not match the manifest before it "
                                              "(a manifest was dropped, reordered or rewritten)."))
+    if file_retired:
+        return out
     try:
         with stores.outputs().open(manifest.storage_name, "rb") as fh:
             stored = fh.read()
@@ -145,6 +151,12 @@ def _check_store() -> list[Finding]:
                   else "A stored file that no manifest names.")
         found.append(Finding(kind=kind, name=name, detail=detail))
     return found
+
+
+def _inputs_kept_too_long() -> list[Finding]:
+    return [Finding(kind=Kind.INPUT_PAST_RETENTION, name=bundle.input_name,
+                    detail=f"The input of bundle {bundle.correlation_id} is kept past its retention window.")
+            for bundle in retention.overdue_inputs()]
 
 
 def _jobs_past_deadline() -> list[Finding]:

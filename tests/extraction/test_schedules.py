@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 def test_it_schedules_the_reconciler_and_the_sweepers_after_migrate():
     assert set(Schedule.objects.values_list("func", flat=True)) == {
         "extraction.tasks.reconcile", "extraction.tasks.sweep", "audit.tasks.sweep_outputs",
-        "audit.tasks.write_checkpoint", "audit.tasks.scheduled_verification"}
+        "audit.tasks.write_checkpoint", "audit.tasks.scheduled_verification", "audit.tasks.apply_retention"}
 
 
 def test_it_sweeps_temp_when_a_worker_starts():

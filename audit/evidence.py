@@ -1,0 +1,314 @@
+"""Evidence packages: one zip an outside auditor checks offline, with the verifier inside.
+
+Layout (members always in this order, with fixed timestamps, so the same evidence gives the same bytes):
+README.txt, manifests/<sequence:06d>-<sha256>.json, assets/<asset name> (optional), index.json,
+verify_evidence.py (audit/standalone_verifier.py, standard library only).
+"""
+
+import hashlib
+import json
+import os
+import shutil
+import zipfile
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from django.apps import apps
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from extraction import stores
+from extraction.models import Bundle, Job
+
+from .manifests import timestamp
+from .models import Asset, Checkpoint, Finding, Manifest, VerificationRun
+
+FORMAT_VERSION = 1
+ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)  # the earliest time a zip can hold; real times would make every export differ
+RECENT_RUNS = 5
+VERIFIER = Path(__file__).with_name("standalone_verifier.py")
+README = """Pagetrail evidence package
+==========================
+
+Scope: {scope}
+Exported {at} by {by}.
+
+What is inside
+- manifests/<sequence>-<sha256>.json: each manifest exactly as hashed and signed (canonical JSON).
+- index.json: the scope; every manifest's sequence, sha256, previous_sha256, key id and HMAC signature;
+  the chain segment (sequence, sha256, previous_sha256 of every manifest from the first to the last in
+  scope, including manifests in between that are out of scope, continued up to the next checkpoint);
+  the signed checkpoints covering them; the latest verification runs and their findings for this
+  scope; retention events; and every asset the manifests list (with its file here, if included).
+- assets/<name>: the extracted images, if the package was exported with assets.
+- verify_evidence.py: the offline verifier (Python 3.9+ standard library only, no network).
+
+How to verify
+    python3 verify_evidence.py THIS_PACKAGE.zip
+    python3 verify_evidence.py THIS_PACKAGE.zip --key-id KEY_ID --key KEY    (repeat per key id)
+    python3 verify_evidence.py THIS_PACKAGE.zip --key-file keys.txt          (lines: key_id=key)
+
+It re-hashes every manifest and included asset, checks the chain and the checkpoints against it and,
+given the signing key(s), the HMAC-SHA256 signatures. It prints PASS, or FAIL and one line per problem,
+and exits 0 or 1. Without a key it says that signatures were not checked.
+"""
+
+
+class EvidenceScopeError(ValueError):
+    """The bundle or manifest asked for does not exist, or the scope holds no manifest."""
+
+
+@dataclass(frozen=True)
+class Scope:
+    description: str
+    detail: dict
+    manifests: QuerySet
+
+    @property
+    def sequences(self) -> list[int]:
+        return list(self.manifests.values_list("sequence", flat=True))
+
+
+def select_scope(*, bundle=None, manifest=None, manifests=None, date_from=None, date_to=None) -> Scope:
+    """Exactly one of: a bundle (correlation id), a manifest (sequence), a selection, a date range."""
+    chosen = [x is not None for x in (bundle, manifest, manifests)] + [bool(date_from or date_to)]
+    if sum(chosen) != 1:
+        raise EvidenceScopeError("Choose exactly one scope: a bundle, a manifest, a selection or a date range.")
+    if bundle is not None:
+        scope = _bundle_scope(getattr(bundle, "correlation_id", bundle))
+    elif manifest is not None:
+        scope = _manifest_scope(getattr(manifest, "sequence", manifest))
+    elif manifests is not None:
+        scope = _selection_scope(manifests)
+    else:
+        scope = _date_scope(date_from, date_to)
+    if not scope.manifests.exists():
+        raise EvidenceScopeError(f"No manifest in scope: {scope.description}.")
+    return scope
+
+
+def _bundle_scope(correlation_id: str) -> Scope:
+    if not Bundle.objects.filter(correlation_id=correlation_id).exists():
+        raise EvidenceScopeError(f"No bundle with correlation id {correlation_id!r}.")
+    rows = _ordered(Manifest.objects.filter(correlation_id=correlation_id))
+    if not rows.exists():
+        raise EvidenceScopeError(f"Bundle {correlation_id} has no manifest yet: none of its jobs has completed.")
+    return Scope(f"bundle {correlation_id}", {"kind": "bundle", "bundle": correlation_id}, rows)
+
+
+def _manifest_scope(sequence: int) -> Scope:
+    if not Manifest.objects.filter(sequence=sequence).exists():
+        raise EvidenceScopeError(f"No manifest with sequence {sequence}.")
+    return Scope(f"manifest {sequence}", {"kind": "manifest", "manifest": sequence},
+                 _ordered(Manifest.objects.filter(sequence=sequence)))
+
+
+def _selection_scope(manifests) -> Scope:
+    pks = manifests.values("pk") if isinstance(manifests, QuerySet) else [getattr(m, "pk", m) for m in manifests]
+    rows = _ordered(Manifest.objects.filter(pk__in=pks))
+    sequences = list(rows.values_list("sequence", flat=True))
+    shown = ", ".join(map(str, sequences[:20])) + (", ..." if len(sequences) > 20 else "")
+    return Scope(f"{len(sequences)} selected manifest(s): {shown}", {"kind": "selection"}, rows)
+
+
+def _date_scope(date_from, date_to) -> Scope:
+    rows = Manifest.objects.all()
+    if date_from:
+        rows = rows.filter(created_at__gte=date_from)
+    if date_to:
+        rows = rows.filter(created_at__lt=date_to)
+    span = {"kind": "date_range", "from": timestamp(date_from), "before": timestamp(date_to)}
+    return Scope(f"manifests created from {span['from'] or 'the start'} to before {span['before'] or 'now'}",
+                 span, _ordered(rows))
+
+
+def _ordered(rows: QuerySet) -> QuerySet:
+    return rows.order_by("sequence")
+
+
+def build_evidence(path_or_fileobj, *, bundle=None, manifest=None, manifests=None, date_from=None, date_to=None,
+                   include_assets=False, exported_by="", at=None) -> dict:
+    """Write the evidence package for one scope to a path or a binary file; return a summary.
+
+    The scope is checked before anything is written (EvidenceScopeError). `at` is the export time
+    recorded inside; the same evidence, scope and `at` give byte-identical zips.
+    """
+    scope = select_scope(bundle=bundle, manifest=manifest, manifests=manifests, date_from=date_from,
+                         date_to=date_to)
+    at = at or timezone.now()
+    if not isinstance(path_or_fileobj, (str, os.PathLike)):
+        return _write_package(path_or_fileobj, scope, include_assets, exported_by, at)
+    path = Path(path_or_fileobj)
+    partial = path.with_name(path.name + ".partial")  # never leave a half-written package under the real name
+    try:
+        with open(partial, "w+b") as fh:
+            summary = _write_package(fh, scope, include_assets, exported_by, at)
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
+    return {**summary, "path": str(path)}
+
+
+def _write_package(fh, scope: Scope, include_assets: bool, exported_by: str, at) -> dict:
+    start = fh.tell()
+    with zipfile.ZipFile(fh, "w") as zf:
+        _put(zf, "README.txt", README.format(scope=scope.description, at=timestamp(at),
+                                             by=exported_by or "unknown").encode())
+        manifests = [_put_manifest(zf, m) for m in scope.manifests.iterator(chunk_size=200)]
+        assets = [_put_asset(zf, a, include_assets) for a in _assets(scope)]
+        index = _index(scope, manifests, assets, include_assets, exported_by, at)
+        _put(zf, "index.json", json.dumps(index, indent=1, sort_keys=True).encode("ascii"))
+        _put(zf, "verify_evidence.py", VERIFIER.read_bytes())
+    return _summary(fh, start, scope, index)
+
+
+def _info(name: str, size: int = 0) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name, ZIP_EPOCH)
+    info.compress_type, info.create_system, info.external_attr = zipfile.ZIP_DEFLATED, 3, 0o644 << 16
+    info.file_size = size  # decides up front whether a streamed member needs zip64
+    return info
+
+
+def _put(zf: zipfile.ZipFile, name: str, data: bytes) -> None:
+    zf.writestr(_info(name), data)
+
+
+def _put_manifest(zf: zipfile.ZipFile, manifest: Manifest) -> dict:
+    body = manifest.body.encode("ascii")
+    entry = {"sequence": manifest.sequence, "sha256": manifest.sha256, "previous_sha256": manifest.previous_sha256,
+             "key_id": manifest.key_id, "signature": manifest.signature, "correlation_id": manifest.correlation_id,
+             "created_at": timestamp(manifest.created_at), "stored_name": manifest.storage_name,
+             "stored_copy": _stored_copy(manifest.storage_name, body),
+             "file": f"manifests/{manifest.sequence:06d}-{manifest.sha256}.json"}
+    _put(zf, entry["file"], body)
+    return entry
+
+
+def _stored_copy(name: str, body: bytes) -> str:
+    """Whether the output store's copy is byte-identical to the database's: matches, differs or missing."""
+    if not name:
+        return "missing"
+    try:
+        with stores.outputs().open(name, "rb") as fh:
+            return "matches" if fh.read(len(body) + 1) == body else "differs"
+    except FileNotFoundError:
+        return "missing"
+
+
+def _assets(scope: Scope):
+    rows = Asset.objects.filter(manifest__in=scope.manifests).order_by("manifest__sequence", "name")
+    return rows.values("name", "sha256", "size", "manifest__sequence").iterator(chunk_size=2000)
+
+
+def _put_asset(zf: zipfile.ZipFile, asset: dict, include: bool) -> dict:
+    entry = {"name": asset["name"], "sha256": asset["sha256"], "size": asset["size"],
+             "manifest_sequence": asset["manifest__sequence"], "file": None, "omitted": "not_exported"}
+    if include:
+        try:
+            src = stores.outputs().open(asset["name"], "rb")
+        except FileNotFoundError:
+            return {**entry, "omitted": "missing_from_store"}
+        member = f"assets/{asset['name']}"
+        with src, zf.open(_info(member, asset["size"]), "w") as dst:
+            shutil.copyfileobj(src, dst, stores.CHUNK)
+        entry.update(file=member, omitted=None)
+    return entry
+
+
+def _index(scope, manifests, assets, include_assets, exported_by, at) -> dict:
+    first, last = manifests[0]["sequence"], manifests[-1]["sequence"]
+    return {
+        "format": "pagetrail-evidence", "format_version": FORMAT_VERSION,
+        "generated_at": timestamp(at), "exported_by": exported_by,
+        "scope": {**scope.detail, "description": scope.description},
+        "includes_assets": include_assets,
+        "manifests": manifests,
+        "chain_segment": chain_segment(first, last),
+        "checkpoints": checkpoints(first),
+        "verification_runs": verification_runs(scope.manifests),
+        "retention_events": retention_events(scope.manifests),
+        "assets": assets,
+    }
+
+
+def chain_segment(first: int, last: int) -> list[dict]:
+    """Every link from `first` to `last`, continued to the next checkpoint so it anchors the scope."""
+    cover = Checkpoint.objects.filter(chain_length__gte=last).order_by("chain_length").first()
+    end = max(last, cover.chain_length) if cover else last
+    links = Manifest.objects.filter(sequence__range=(first, end)).order_by("sequence")
+    return [{"sequence": s, "sha256": h, "previous_sha256": p}
+            for s, h, p in links.values_list("sequence", "sha256", "previous_sha256").iterator(chunk_size=5000)]
+
+
+def checkpoints(first: int) -> list[dict]:
+    return [{"chain_length": c.chain_length, "head_sha256": c.head_sha256, "body": c.body,
+             "signature": c.signature, "key_id": c.key_id, "created_at": timestamp(c.created_at),
+             "stored_name": c.storage_name, "stored_copy": _stored_copy(c.storage_name, c.body.encode())}
+            for c in Checkpoint.objects.filter(chain_length__gte=first).order_by("chain_length")]
+
+
+def verification_runs(scoped: QuerySet) -> list[dict]:
+    """The latest finished runs, with only their findings about what is in scope."""
+    runs = list(VerificationRun.objects.filter(finished_at__isnull=False).order_by("-finished_at", "-pk")
+                [:RECENT_RUNS])
+    about_scope = Q(manifest__in=scoped) | Q(asset__manifest__in=scoped) | Q(job__manifest__in=scoped)
+    findings = (Finding.objects.filter(about_scope, run__in=runs).select_related("manifest", "asset")
+                .distinct().order_by("run_id", "pk"))
+    by_run = {}
+    for f in findings:
+        by_run.setdefault(f.run_id, []).append({
+            "kind": f.kind, "manifest": f.manifest.sequence if f.manifest else None,
+            "asset": f.asset.name if f.asset else None, "name": f.name, "detail": f.detail,
+            "created_at": timestamp(f.created_at)})
+    return [{"id": r.pk, "status": r.status, "scope": r.scope, "started_by": r.started_by,
+             "started_at": timestamp(r.started_at), "finished_at": timestamp(r.finished_at),
+             "manifests": r.manifests_done, "assets": r.assets_done, "bytes": r.bytes_done,
+             "findings_count": r.findings_count, "findings_in_scope": by_run.get(r.pk, [])} for r in runs]
+
+
+def retention_events(scoped: QuerySet) -> list[dict]:
+    """Deletions (or holds) of what the scoped manifests describe; the one place to finish when
+    audit.RetentionEvent lands: until then there are none."""
+    try:
+        model = apps.get_model("audit", "RetentionEvent")
+    except LookupError:
+        return []
+    related = {Manifest: scoped, Job: Job.objects.filter(manifest__in=scoped),
+               Bundle: Bundle.objects.filter(correlation_id__in=scoped.values("correlation_id"))}
+    link = next(f for f in model._meta.concrete_fields if f.is_relation and f.related_model in related)
+    events = model.objects.filter(**{f"{link.name}__in": related[link.related_model]}).order_by("pk")
+    return [{f.attname: _plain(getattr(e, f.attname)) for f in model._meta.concrete_fields} for e in events]
+
+
+def _plain(value):
+    if isinstance(value, datetime):
+        return timestamp(value)
+    return value if isinstance(value, (str, int, float, bool, type(None))) else str(value)
+
+
+def _sha256_written(fh, start: int) -> str | None:
+    """The package's own hash, for the chain of custody (not possible on a write-only stream)."""
+    if not (fh.seekable() and fh.readable()):
+        return None
+    end, digest = fh.tell(), hashlib.sha256()
+    fh.seek(start)
+    for chunk in iter(lambda: fh.read(stores.CHUNK), b""):
+        digest.update(chunk)
+    fh.seek(end)
+    return digest.hexdigest()
+
+
+def _summary(fh, start: int, scope: Scope, index: dict) -> dict:
+    sha256, end = _sha256_written(fh, start), fh.tell()
+    segment, assets = index["chain_segment"], index["assets"]
+    listed = index["manifests"]
+    return {"path": None, "scope": scope.description, "manifests": len(listed),
+            "scope_sequences": [listed[0]["sequence"], listed[-1]["sequence"]],
+            "chain_segment": [segment[0]["sequence"], segment[-1]["sequence"]] if segment else [],
+            "checkpoints": len(index["checkpoints"]), "assets": len(assets),
+            "assets_included": sum(1 for a in assets if a["file"]),
+            "assets_missing": sum(1 for a in assets if a["omitted"] == "missing_from_store"),
+            "stored_copies_differing": sum(1 for m in listed if m["stored_copy"] != "matches"),
+            "verification_runs": len(index["verification_runs"]),
+            "retention_events": len(index["retention_events"]), "bytes": end - start, "sha256": sha256}

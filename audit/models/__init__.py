@@ -1,0 +1,9 @@
+"""Audit models, one module per concern; everything is importable from `audit.models`."""
+
+from .activity import ActivityEvent
+from .evidence import (GENESIS, Asset, Checkpoint, Finding, Manifest, ManifestChain, Placement, VerificationRun,
+                       WriteOnceModel)
+from .retention import RetentionAssignment, RetentionEvent, RetentionPolicy
+
+__all__ = ["GENESIS", "ActivityEvent", "Asset", "Checkpoint", "Finding", "Manifest", "ManifestChain", "Placement",
+           "RetentionAssignment", "RetentionEvent", "RetentionPolicy", "VerificationRun", "WriteOnceModel"]

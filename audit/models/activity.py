@@ -1,0 +1,63 @@
+"""The activity record: who did what to which object, before and after, chained like manifests."""
+
+import hashlib
+import json
+
+from django.db import IntegrityError, models, transaction
+from django.utils import timezone
+
+from .evidence import GENESIS, WriteOnceModel
+
+
+class ActivityEvent(WriteOnceModel):
+    actor = models.CharField(max_length=150)
+    action = models.CharField(max_length=60, db_index=True)
+    object_type = models.CharField(max_length=60)
+    object_id = models.CharField(max_length=64)
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+    at = models.DateTimeField(default=timezone.now)
+    previous_sha256 = models.CharField(max_length=64, unique=True)
+    sha256 = models.CharField(max_length=64, unique=True)
+
+    class Meta:
+        ordering = ["-pk"]
+        indexes = [models.Index(fields=["object_type", "object_id"])]
+
+    def __str__(self):
+        return f"{self.at:%Y-%m-%d %H:%M} {self.actor}: {self.action} {self.object_type} {self.object_id}"
+
+    def content(self) -> bytes:
+        """What the hash covers (everything but the hash itself)."""
+        fields = {"actor": self.actor, "action": self.action, "object_type": self.object_type,
+                  "object_id": self.object_id, "before": self.before, "after": self.after,
+                  "at": self.at.isoformat(), "previous_sha256": self.previous_sha256}
+        return json.dumps(fields, sort_keys=True, separators=(",", ":"), default=str).encode()
+
+    @classmethod
+    def record(cls, actor: str, action: str, obj, before=None, after=None, at=None) -> "ActivityEvent":
+        """Append one event. The newest row is locked, and `previous_sha256` is unique: two appends
+        racing for the same place cannot fork the chain; the loser takes the next place."""
+        for _ in range(5):
+            try:
+                with transaction.atomic():
+                    last = cls.objects.select_for_update().order_by("-pk").first()
+                    event = cls(actor=actor[:150], action=action, object_type=type(obj).__name__.lower(),
+                                object_id=str(obj.pk), before=before, after=after, at=at or timezone.now(),
+                                previous_sha256=last.sha256 if last else GENESIS)
+                    event.sha256 = hashlib.sha256(event.content()).hexdigest()
+                    event.save()
+                    return event
+            except IntegrityError:
+                continue
+        raise RuntimeError("could not append to the activity record")
+
+    @classmethod
+    def broken_links(cls) -> list[int]:
+        """Ids of events whose hash or link no longer holds (an edit, a deletion, a reorder)."""
+        broken, previous = [], GENESIS
+        for event in cls.objects.order_by("pk").iterator():
+            if event.previous_sha256 != previous or hashlib.sha256(event.content()).hexdigest() != event.sha256:
+                broken.append(event.pk)
+            previous = event.sha256
+        return broken

@@ -1,0 +1,78 @@
+"""Retention: versioned policies, which version a bundle falls under, and every deletion (or block)."""
+
+from django.db import models
+from django.utils import timezone
+
+from extraction.models import Bundle
+
+from .evidence import Manifest, WriteOnceModel
+
+
+class RetentionPolicy(WriteOnceModel):
+    """One version of a named policy. A change is a new version; old versions stay, as bundles refer to them.
+
+    A window of None keeps that kind of file forever.
+    """
+
+    name = models.CharField(max_length=100, help_text="e.g. the contract it implements")
+    version = models.PositiveIntegerField()
+    is_default = models.BooleanField(default=False, help_text="Applies to bundles submitted without a policy")
+    input_days = models.PositiveIntegerField(null=True, blank=True)
+    output_days = models.PositiveIntegerField(null=True, blank=True)
+    manifest_days = models.PositiveIntegerField(null=True, blank=True, help_text="Empty: manifests are kept forever")
+    legal_hold = models.BooleanField(default=False, help_text="Blocks every deletion under this policy")
+    contract_owner = models.CharField(max_length=150)
+    approved_by = models.CharField(max_length=150)
+    approved_at = models.DateTimeField()
+    decision_note = models.TextField()
+    created_by = models.CharField(max_length=150)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name", "-version"]
+        verbose_name_plural = "retention policies"
+        constraints = [models.UniqueConstraint(fields=["name", "version"], name="one_number_per_policy_version")]
+        permissions = [("run_retention", "Can run retention")]
+
+    def __str__(self):
+        hold = ", LEGAL HOLD" if self.legal_hold else ""
+        return f"{self.name} v{self.version}{hold}"
+
+
+class RetentionAssignment(models.Model):
+    """The policy version in force for a bundle, fixed when the bundle first fell under one."""
+
+    bundle = models.OneToOneField(Bundle, on_delete=models.PROTECT, related_name="retention")
+    policy = models.ForeignKey(RetentionPolicy, on_delete=models.PROTECT, related_name="assignments")
+    assigned_at = models.DateTimeField(default=timezone.now)
+
+
+class RetentionEvent(WriteOnceModel):
+    """A deletion done, or blocked by legal hold, under a policy version."""
+
+    class What(models.TextChoices):
+        INPUT = "input"
+        OUTPUTS = "outputs"
+        MANIFEST_FILE = "manifest_file"
+
+    class Outcome(models.TextChoices):
+        DELETED = "deleted"
+        BLOCKED = "blocked_by_legal_hold"
+
+    bundle = models.ForeignKey(Bundle, on_delete=models.PROTECT, related_name="retention_events")
+    manifest = models.ForeignKey(Manifest, null=True, blank=True, on_delete=models.PROTECT,
+                                 related_name="retention_events")
+    policy = models.ForeignKey(RetentionPolicy, on_delete=models.PROTECT)
+    what = models.CharField(max_length=20, choices=What.choices)
+    outcome = models.CharField(max_length=30, choices=Outcome.choices)
+    files = models.PositiveIntegerField(default=0)
+    bytes_freed = models.PositiveBigIntegerField(default=0)
+    at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-at"]
+        constraints = [models.UniqueConstraint(fields=["bundle", "manifest", "what", "outcome", "policy"],
+                                               name="one_event_per_decision", nulls_distinct=False)]
+
+    def __str__(self):
+        return f"{self.what} {self.outcome} ({self.policy})"

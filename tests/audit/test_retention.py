@@ -1,0 +1,123 @@
+from datetime import timedelta
+
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+
+from audit import retention
+from audit.models import ActivityEvent, Asset, Manifest, RetentionAssignment, RetentionEvent, RetentionPolicy
+from audit.verify import verify_all
+from extraction.models import Bundle
+from extraction.runner import run_job
+from extraction.services import submit_bundle
+from tests import pdfs
+from tests.conftest import stored_names
+
+pytestmark = pytest.mark.django_db
+LATER = timedelta(days=400)
+
+
+def policy(**fields):
+    values = dict(is_default=True, input_days=30, output_days=365, manifest_days=None, legal_hold=False,
+                  contract_owner="Claims Ltd", approved_by="dpo", approved_at=timezone.now(),
+                  decision_note="Contract 12, clause 7")
+    return retention.new_version("claims", "retention-admin", **{**values, **fields})
+
+
+@pytest.fixture
+def completed(tmp_path):
+    with open(pdfs.mixed(tmp_path), "rb") as fh:
+        run_job(submit_bundle(fh, filename="x.pdf", submitted_by="t").job_id)
+    return Bundle.objects.get()
+
+
+def test_a_change_makes_a_new_version_and_keeps_the_old_one():
+    first = policy()
+    second = policy(input_days=7)
+    assert (first.version, second.version, second.output_days) == (1, 2, 365)
+    assert RetentionPolicy.objects.count() == 2 and RetentionPolicy.objects.get(version=1).input_days == 30
+
+
+def test_every_policy_change_is_in_the_activity_record():
+    policy()
+    policy(input_days=7)
+    event = ActivityEvent.objects.first()
+    assert (event.action, event.actor) == ("retention_policy_changed", "retention-admin")
+    assert event.before["input_days"] == "30" and event.after["input_days"] == "7"
+
+
+def test_a_bundle_keeps_the_version_in_force_when_it_was_assigned(completed):
+    first = policy()
+    retention.apply_retention(at=timezone.now())
+    policy(input_days=1)
+    assert RetentionAssignment.objects.get(bundle=completed).policy == first
+
+
+def test_it_deletes_the_input_when_its_window_ends_and_records_it(completed):
+    policy()
+    assert retention.apply_retention(at=completed.created_at + timedelta(days=29)) == []
+    [done] = retention.apply_retention(at=completed.created_at + timedelta(days=31))
+    assert (done["what"], done["outcome"]) == ("input", "deleted")
+    assert stored_names("inputs") == []
+    completed.refresh_from_db()
+    assert completed.input_deleted_at is not None
+    event = RetentionEvent.objects.get()
+    assert (event.what, event.bytes_freed, event.policy.version) == ("input", completed.size, 1)
+
+
+def test_outputs_go_when_their_window_ends_and_the_manifest_survives(completed):
+    policy()
+    retention.apply_retention(at=timezone.now() + LATER)
+    manifest = Manifest.objects.get()
+    assert stored_names("outputs") == [manifest.storage_name]
+    event = manifest.retention_events.get(what="outputs")
+    assert event.files == 6 and event.bytes_freed == sum(Asset.objects.values_list("size", flat=True))
+    assert verify_all()[0] == []  # deleted under policy is not "missing"
+
+
+def test_a_legal_hold_survives_a_retention_run_and_the_block_is_recorded_once(completed):
+    policy()
+    retention.set_legal_hold("claims", True, "counsel", "Litigation 2026-17")
+    retention.apply_retention(at=timezone.now() + LATER)
+    retention.apply_retention(at=timezone.now() + LATER + timedelta(days=1))
+    assert len(stored_names("inputs")) == 1 and len(stored_names("outputs")) == 7
+    blocks = RetentionEvent.objects.filter(outcome="blocked_by_legal_hold")
+    assert sorted(blocks.values_list("what", flat=True)) == ["input", "outputs"]
+
+
+def test_lifting_the_hold_lets_the_next_run_delete(completed):
+    policy()
+    retention.set_legal_hold("claims", True, "counsel", "hold")
+    retention.apply_retention(at=timezone.now() + LATER)
+    retention.set_legal_hold("claims", False, "counsel", "case closed")
+    retention.apply_retention(at=timezone.now() + LATER)
+    assert stored_names("inputs") == []
+
+
+def test_a_dry_run_deletes_nothing(completed, capsys):
+    policy()
+    retention.apply_retention(at=timezone.now() + LATER, dry_run=True)
+    call_command("apply_retention", "--dry-run")
+    assert len(stored_names("inputs")) == 1 and not RetentionEvent.objects.exists()
+
+
+def test_nothing_is_deleted_while_a_job_is_active(tmp_path):
+    policy()
+    with open(pdfs.jpeg_rgb(tmp_path), "rb") as fh:
+        submit_bundle(fh, filename="x.pdf", submitted_by="t")
+    assert retention.apply_retention(at=timezone.now() + LATER) == []
+
+
+def test_verification_finds_an_input_kept_past_its_window(completed):
+    policy(input_days=30)
+    RetentionAssignment.objects.create(bundle=completed, policy=RetentionPolicy.objects.get())
+    Bundle.objects.filter(pk=completed.pk).update(created_at=timezone.now() - timedelta(days=31))
+    assert [f.kind for f in verify_all()[0]] == ["input_past_retention"]
+
+
+def test_the_activity_record_finds_an_edited_event():
+    policy()
+    policy(input_days=7)
+    assert ActivityEvent.broken_links() == []
+    ActivityEvent.objects.filter(pk=ActivityEvent.objects.order_by("pk").first().pk).update(actor="someone else")
+    assert ActivityEvent.broken_links() == [ActivityEvent.objects.order_by("pk").first().pk]
