@@ -40,16 +40,21 @@ def timestamp(at: datetime | None) -> str | None:
     return at.isoformat(timespec="microseconds").replace("+00:00", "Z") if at else None
 
 
-def output_prefix(correlation_id: str, extractor_version: str) -> str:
-    # Versions are ours (not user input), but keep the name portable across file systems and S3.
-    return f"{correlation_id}/{re.sub(r'[^A-Za-z0-9._-]', '_', extractor_version)}"
+def output_prefix(job) -> str:
+    """Where a job's outputs live: correlation id, extractor version and, for a re-extraction, its round.
+
+    Versions are ours (not user input), but keep the name portable across file systems and S3.
+    """
+    version = re.sub(r"[^A-Za-z0-9._-]", "_", job.extractor_version)
+    again = f"/r{job.generation}" if job.generation else ""
+    return f"{job.bundle.correlation_id}/{version}{again}"
 
 
-def asset_name(correlation_id: str, extractor_version: str, page: int, index: int, content_type: str) -> str:
+def asset_name(job, page: int, index: int, content_type: str) -> str:
     ext = EXTENSIONS.get(content_type, "bin")
-    return f"{output_prefix(correlation_id, extractor_version)}/p{page:05d}-{index:03d}.{ext}"
+    return f"{output_prefix(job)}/p{page:05d}-{index:03d}.{ext}"
 
 
-def manifest_name(correlation_id: str, extractor_version: str, sha256: str) -> str:
+def manifest_name(job, sha256: str) -> str:
     """Content-addressed, so a manifest written by a try that then lost its commit never blocks the next."""
-    return f"{output_prefix(correlation_id, extractor_version)}/manifest-{sha256}.json"
+    return f"{output_prefix(job)}/manifest-{sha256}.json"

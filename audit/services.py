@@ -25,8 +25,7 @@ def record_completion(job: Job, report: JobReport, files: dict[str, Path], attem
     ordered = sorted(report.assets, key=lambda a: a.first_placement)
     for asset in ordered:
         _verify_file(asset, files[asset.key])
-    names = {a.key: manifests.asset_name(job.bundle.correlation_id, job.extractor_version,
-                                         *a.first_placement, a.content_type) for a in ordered}
+    names = {a.key: manifests.asset_name(job, *a.first_placement, a.content_type) for a in ordered}
     for asset in ordered:
         stores.store_once(stores.outputs(), names[asset.key], files[asset.key], asset.sha256)
     with transaction.atomic():
@@ -84,7 +83,7 @@ def _asset_entry(asset: RemoteAsset, name: str, attempt_number: int, at) -> dict
 def _write(job, document, ordered, names, chain, attempt_number, at) -> None:
     body = manifests.canonical_bytes(document)
     sha256 = hashlib.sha256(body).hexdigest()
-    storage_name = manifests.manifest_name(job.bundle.correlation_id, job.extractor_version, sha256)
+    storage_name = manifests.manifest_name(job, sha256)
     if not stores.outputs().exists(storage_name):
         stores.outputs().save(storage_name, ContentFile(body))
     manifest = Manifest.objects.create(
@@ -118,7 +117,7 @@ def sweep_outputs(at=None) -> dict:
 
 
 def _sweep_job_outputs(job: Job) -> int:
-    storage, prefix = stores.outputs(), manifests.output_prefix(job.bundle.correlation_id, job.extractor_version)
+    storage, prefix = stores.outputs(), manifests.output_prefix(job)
     try:
         names = {f"{prefix}/{name}" for name in storage.listdir(prefix)[1]}
     except FileNotFoundError:

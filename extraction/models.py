@@ -15,9 +15,11 @@ from django.db.models.functions import Coalesce, Now
 from django.utils import timezone
 
 
-def idempotency_key(correlation_id: str, extractor: str, version: str) -> str:
-    """One provider job per input bytes and extractor version: never random, never per attempt."""
-    return hashlib.sha256(f"{correlation_id}\n{extractor}\n{version}".encode()).hexdigest()
+def idempotency_key(correlation_id: str, extractor: str, version: str, generation: int = 0) -> str:
+    """One provider job per input bytes and extractor version (and re-extraction round): never random,
+    never per attempt."""
+    again = f"\n{generation}" if generation else ""
+    return hashlib.sha256(f"{correlation_id}\n{extractor}\n{version}{again}".encode()).hexdigest()
 
 
 def input_storage_name(sha256: str) -> str:
@@ -90,6 +92,7 @@ class Job(models.Model):
     extractor = models.CharField(max_length=100)
     extractor_version = models.CharField(max_length=100)
     provider_job_id = models.CharField(max_length=200, blank=True)
+    generation = models.PositiveSmallIntegerField(default=0, help_text="0 for the first extraction, then 1, 2...")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED, db_index=True)
     error_code = models.CharField(max_length=50, blank=True)
     error_message = models.TextField(blank=True)

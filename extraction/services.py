@@ -8,6 +8,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Max
 from django.utils import timezone
 
 from extraction import pdf
@@ -78,14 +79,35 @@ def _accept(accepted: intake.Accepted, display, submitted_by, case_label, at) ->
             case_label=case_label, created_at=at))
         job, created = Job.objects.get_or_create(
             idempotency_key=idempotency_key(bundle.correlation_id, provider.extractor, provider.version),
-            defaults=dict(bundle=bundle, provider=provider.name, extractor=provider.extractor,
-                          extractor_version=provider.version, enqueued_at=at, last_woken_at=at,
-                          deadline=at + timedelta(seconds=settings.PAGETRAIL_JOB_DEADLINE_SECONDS)))
+            defaults=_job_fields(bundle, provider, at))
         if created:
             transaction.on_commit(lambda: enqueue_job(job.pk))
     log.info("accepted %s as job %s (new: %s)", bundle.correlation_id, job.pk, created)
     return IntakeResult(path=display, accepted=True, correlation_id=bundle.correlation_id, job_id=job.pk,
                         created=created)
+
+
+def _job_fields(bundle: Bundle, provider, at, generation: int = 0) -> dict:
+    return dict(bundle=bundle, provider=provider.name, extractor=provider.extractor, extractor_version=provider.version,
+                generation=generation, enqueued_at=at, last_woken_at=at,
+                deadline=at + timedelta(seconds=settings.PAGETRAIL_JOB_DEADLINE_SECONDS))
+
+
+class InputGone(Exception):
+    """The input was deleted under its retention policy: nothing left to extract from."""
+
+
+def request_reextraction(bundle: Bundle, at=None) -> Job:
+    """A new job for the same bundle (same correlation id, next round, its own key and outputs)."""
+    if bundle.input_deleted_at:
+        raise InputGone(f"The input of bundle {bundle.correlation_id[:16]} was deleted under its retention policy.")
+    at, provider = at or timezone.now(), get_provider(settings.PAGETRAIL_PROVIDER)
+    with transaction.atomic():
+        generation = (Job.objects.filter(bundle=bundle).aggregate(n=Max("generation"))["n"] or 0) + 1
+        key = idempotency_key(bundle.correlation_id, provider.extractor, provider.version, generation)
+        job = Job.objects.create(idempotency_key=key, **_job_fields(bundle, provider, at, generation))
+        transaction.on_commit(lambda: enqueue_job(job.pk))
+    return job
 
 
 def enqueue_job(job_id: int) -> None:

@@ -4,6 +4,7 @@ from .activity import ActivityEvent
 from .evidence import (GENESIS, Asset, Checkpoint, Finding, Manifest, ManifestChain, Placement, VerificationRun,
                        WriteOnceModel)
 from .retention import RetentionAssignment, RetentionEvent, RetentionPolicy
+from .review import ReviewFlag
 
 __all__ = ["GENESIS", "ActivityEvent", "Asset", "Checkpoint", "Finding", "Manifest", "ManifestChain", "Placement",
-           "RetentionAssignment", "RetentionEvent", "RetentionPolicy", "VerificationRun", "WriteOnceModel"]
+           "RetentionAssignment", "RetentionEvent", "RetentionPolicy", "ReviewFlag", "VerificationRun", "WriteOnceModel"]

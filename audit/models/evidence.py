@@ -54,6 +54,7 @@ class Manifest(WriteOnceModel):
 
     class Meta:
         ordering = ["-sequence"]
+        permissions = [("export_evidence", "Can export evidence packages")]
 
     def __str__(self):
         return f"manifest {self.sequence} ({self.correlation_id[:12]})"

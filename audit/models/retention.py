@@ -71,8 +71,7 @@ class RetentionEvent(WriteOnceModel):
 
     class Meta:
         ordering = ["-at"]
-        constraints = [models.UniqueConstraint(fields=["bundle", "manifest", "what", "outcome", "policy"],
-                                               name="one_event_per_decision", nulls_distinct=False)]
+        indexes = [models.Index(fields=["bundle", "what", "outcome"])]
 
     def __str__(self):
         return f"{self.what} {self.outcome} ({self.policy})"

@@ -10,9 +10,9 @@ from audit.evidence import EvidenceScopeError, build_evidence
 
 def moment(text: str, *, end_of_day: bool = False) -> dt.datetime:
     """A date or a datetime; a bare `--to` date includes that whole day (the range ends before the next)."""
-    try:
-        parsed = dateparse.parse_datetime(text)
-        day = None if parsed else dateparse.parse_date(text)
+    try:  # a bare date first: parse_datetime would also read it, as midnight
+        day = dateparse.parse_date(text)
+        parsed = None if day else dateparse.parse_datetime(text)
     except ValueError:
         parsed = day = None
     if parsed is None and day is None:

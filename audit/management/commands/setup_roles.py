@@ -1,0 +1,12 @@
+from django.contrib.auth.models import Group, Permission
+from django.core.management.base import BaseCommand
+
+from audit.roles import ensure_roles
+
+
+class Command(BaseCommand):
+    help = "Create or repair the groups Compliance staff, Reviewer and Retention admin with exactly their permissions."
+
+    def handle(self, *args, **options):
+        for name, count in ensure_roles(Group, Permission).items():
+            self.stdout.write(f"{name}: {count} permissions")

@@ -1,0 +1,57 @@
+"""Reviewers' findings on a manifest, with who and when for each step of their lifecycle."""
+
+from django.db import models
+from django.utils import timezone
+
+from extraction.models import Job
+
+from .evidence import Manifest
+
+
+class ReviewFlag(models.Model):
+    class Kind(models.TextChoices):
+        MISSING_PAGE = "missing_page"
+        MISSING_IMAGE = "missing_image"
+        WRONG_IMAGE = "wrong_image"
+        OTHER = "other"
+
+    class Status(models.TextChoices):
+        OPEN = "open"
+        REEXTRACTION_REQUESTED = "reextraction_requested"
+        RESOLVED = "resolved"
+        DISMISSED = "dismissed"
+
+    manifest = models.ForeignKey(Manifest, on_delete=models.PROTECT, related_name="review_flags")
+    pages = models.JSONField(help_text="Page numbers the flag is about")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    note = models.TextField(blank=True)
+    status = models.CharField(max_length=30, choices=Status.choices, default=Status.OPEN, db_index=True)
+    raised_by = models.CharField(max_length=150)
+    raised_at = models.DateTimeField(default=timezone.now)
+    requested_by = models.CharField(max_length=150, blank=True)
+    requested_at = models.DateTimeField(null=True, blank=True)
+    closed_by = models.CharField(max_length=150, blank=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+    reextraction_job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        ordering = ["raised_at"]
+        permissions = [("request_reextraction", "Can request re-extraction")]
+
+    def __str__(self):
+        return f"{self.get_kind_display()} on pages {', '.join(map(str, self.pages))} ({self.status})"
+
+    def _step(self, from_statuses, **changes) -> bool:
+        won = ReviewFlag.objects.filter(pk=self.pk, status__in=from_statuses).update(**changes) == 1
+        if won:
+            self.refresh_from_db()
+        return won
+
+    def mark_closed(self, status: str, by: str, at=None) -> bool:
+        """Resolve or dismiss: only an open flag or one waiting for its re-extraction."""
+        active = [self.Status.OPEN, self.Status.REEXTRACTION_REQUESTED]
+        return self._step(active, status=status, closed_by=by[:150], closed_at=at or timezone.now())
+
+    def mark_reextraction_requested(self, by: str, job: Job, at=None) -> bool:
+        return self._step([self.Status.OPEN], status=self.Status.REEXTRACTION_REQUESTED, requested_by=by[:150],
+                          requested_at=at or timezone.now(), reextraction_job=job)

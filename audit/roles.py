@@ -1,0 +1,32 @@
+"""The three roles as groups of permissions. Superusers administer users and providers."""
+
+ROLES = {
+    "Compliance staff": [
+        "extraction.view_bundle", "extraction.view_job", "extraction.view_attempt", "extraction.view_rejection",
+        "extraction.view_submissionswitch", "audit.view_manifest", "audit.view_asset", "audit.view_placement",
+        "audit.view_verificationrun", "audit.view_finding", "audit.view_checkpoint", "audit.view_retentionpolicy",
+        "audit.view_retentionevent", "audit.view_activityevent", "audit.view_reviewflag",
+        "audit.run_verification", "audit.export_evidence",
+    ],
+    "Reviewer": [
+        "extraction.view_bundle", "extraction.view_job", "extraction.view_attempt", "audit.view_manifest",
+        "audit.view_asset", "audit.view_placement", "audit.view_reviewflag", "audit.add_reviewflag",
+        "audit.change_reviewflag", "audit.request_reextraction",
+    ],
+    "Retention admin": [
+        "extraction.view_bundle", "audit.view_manifest", "audit.view_retentionpolicy", "audit.add_retentionpolicy",
+        "audit.view_retentionevent", "audit.view_activityevent", "audit.run_retention",
+    ],
+}
+
+
+def ensure_roles(group_model, permission_model) -> dict[str, int]:
+    """Make each group hold exactly its permissions (models passed in, so a migration can call it)."""
+    shaped = {}
+    for name, perms in ROLES.items():
+        group, _ = group_model.objects.get_or_create(name=name)
+        wanted = [permission_model.objects.get(content_type__app_label=p.split(".")[0], codename=p.split(".")[1])
+                  for p in perms]
+        group.permissions.set(wanted)
+        shaped[name] = len(wanted)
+    return shaped

@@ -1,0 +1,328 @@
+import json
+import subprocess
+import sys
+import zipfile
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.contrib import admin
+from django.contrib.auth.models import User
+from django.core.files.base import ContentFile
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.test import RequestFactory
+
+from audit.admin_actions import export_evidence_action
+from audit.evidence import build_evidence
+from audit.manifests import canonical_bytes, sign
+from audit.models import Asset, Checkpoint, Finding, Manifest, VerificationRun
+from extraction import stores
+from extraction.runner import run_job
+from extraction.services import submit_bundle
+from tests import pdfs
+from tests.conftest import read_stored, temp_files, write_stored
+
+pytestmark = pytest.mark.django_db
+
+AT = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def chain(tmp_path):
+    """Three completed jobs, three bundles: a chain of three manifests."""
+    for factory in (pdfs.mixed, pdfs.reused_on_three_pages, pdfs.jpeg_rgb):
+        with open(factory(tmp_path), "rb") as fh:
+            run_job(submit_bundle(fh, filename="x.pdf", submitted_by="t").job_id)
+    return Manifest.objects.order_by("sequence")
+
+
+@pytest.fixture
+def out(tmp_path):
+    path = tmp_path / "auditor"  # outside the project: the verifier cannot reach Pagetrail from here
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def key(settings):
+    return ["--key-id", settings.PAGETRAIL_MANIFEST_KEY_ID, "--key", settings.PAGETRAIL_MANIFEST_KEY]
+
+
+def checkpoint(length, head=None, key=None):
+    """A signed checkpoint of the chain head at `length` (the checkpoint writer lives elsewhere)."""
+    head = head or Manifest.objects.get(sequence=length).sha256
+    body = canonical_bytes({"chain_length": length, "head_sha256": head, "created_at": "2026-11-30T00:00:00Z"})
+    name = f"checkpoints/checkpoint-{length:06d}.json"
+    stores.outputs().save(name, ContentFile(body))
+    return Checkpoint.objects.create(chain_length=length, head_sha256=head, body=body.decode(), key_id="local-1",
+                                     signature=sign(body, key), storage_name=name)
+
+
+def export(out, name="evidence.zip", include_assets=True, **scope):
+    build_evidence(out / name, include_assets=include_assets, exported_by="auditor@example", at=AT,
+                   **scope or {"date_from": AT - timedelta(days=3650)})
+    return out / name
+
+
+def verify(package, *args):
+    script = package.parent / "verify_evidence.py"
+    with zipfile.ZipFile(package) as zf:
+        script.write_bytes(zf.read("verify_evidence.py"))
+    done = subprocess.run([sys.executable, "-I", str(script), str(package), *args], cwd=package.parent,
+                          capture_output=True, text=True, timeout=60)
+    assert not done.stderr, done.stderr
+    return done
+
+
+def rewrite(package, change):
+    """The package with its members (name -> bytes) passed through `change`, written as a new zip."""
+    with zipfile.ZipFile(package) as zf:
+        members = {name: zf.read(name) for name in zf.namelist()}
+    change(members)
+    tampered = package.with_name("tampered.zip")
+    with zipfile.ZipFile(tampered, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return tampered
+
+
+def edit_index(change):
+    def edit(members):
+        index = json.loads(members["index.json"])
+        change(index)
+        members["index.json"] = json.dumps(index).encode()
+    return edit
+
+
+def index_of(package):
+    with zipfile.ZipFile(package) as zf:
+        return json.loads(zf.read("index.json"))
+
+
+def failed(done, *words):
+    lines = done.stdout.splitlines()
+    assert done.returncode == 1 and "FAIL" in done.stdout and "PASS" not in lines, done.stdout
+    problems = [line for line in lines if line.startswith("  ")]
+    assert any(all(w in line for w in words) for line in problems), done.stdout
+    return problems
+
+
+def asset_file(package):
+    return next(a["file"] for a in index_of(package)["assets"] if a["file"])
+
+
+# --- untouched packages pass --------------------------------------------------------------------------
+
+
+def test_it_passes_an_untouched_package_without_a_key_and_says_signatures_were_not_checked(chain, out):
+    checkpoint(3)
+    done = verify(export(out))
+    assert done.returncode == 0 and done.stdout.splitlines()[-1] == "PASS", done.stdout
+    assert "signatures not checked: no key given" in done.stdout
+
+
+def test_it_passes_an_untouched_package_with_the_key_and_counts_what_it_checked(chain, out, key):
+    checkpoint(3)
+    done = verify(export(out), *key)
+    assert done.returncode == 0 and done.stdout.splitlines()[-1] == "PASS", done.stdout
+    assert (f"checked: 3 manifest(s), chain segment of 3 link(s), 1 checkpoint(s) against the chain, "
+            f"{Asset.objects.count()} asset(s) re-hashed, 4 signature(s)") in done.stdout
+    assert "not checked" not in done.stdout
+
+
+def test_it_takes_keys_from_a_key_file(chain, out, settings):
+    keys = out / "keys.txt"
+    keys.write_text(f"# id=key\n{settings.PAGETRAIL_MANIFEST_KEY_ID}={settings.PAGETRAIL_MANIFEST_KEY}\n")
+    done = verify(export(out), "--key-file", str(keys))
+    assert done.returncode == 0 and "3 signature(s)" in done.stdout, done.stdout
+
+
+def test_it_reports_assets_left_out_of_a_package_without_assets_as_not_included(chain, out, key):
+    done = verify(export(out, include_assets=False), *key)
+    assert done.returncode == 0 and done.stdout.splitlines()[-1] == "PASS", done.stdout
+    assert f"{Asset.objects.count()} asset(s) not included" in done.stdout
+
+
+# --- every tampered package fails, naming the problem ---------------------------------------------------
+
+
+def test_it_fails_on_one_flipped_byte_of_an_asset(chain, out):
+    package = export(out)
+    name = asset_file(package)
+
+    def flip(members):
+        data = bytearray(members[name])
+        data[len(data) // 2] ^= 0x01
+        members[name] = bytes(data)
+    failed(verify(rewrite(package, flip)), name, "bytes hash to")
+
+
+def test_it_fails_on_an_asset_deleted_from_the_package(chain, out):
+    package = export(out)
+    name = asset_file(package)
+    failed(verify(rewrite(package, lambda members: members.pop(name))), name, "missing from the package")
+
+
+def test_it_fails_on_a_stray_file_added_to_the_package(chain, out):
+    package = export(out)
+    stray = "assets/extra/p00001-000.png"
+    failed(verify(rewrite(package, lambda members: members.update({stray: b"\x89PNG"}))), stray, "unexpected file")
+
+
+def test_it_fails_on_edited_manifest_bytes(chain, out):
+    package = export(out)
+    name = index_of(package)["manifests"][1]["file"]
+
+    def edit(members):
+        members[name] = members[name].replace(b'"schema_version":1', b'"schema_version":2')
+    failed(verify(rewrite(package, edit)), name, "hashes to")
+
+
+def test_it_fails_on_an_edited_manifest_hash_in_the_index(chain, out):
+    package = export(out)
+    name = index_of(package)["manifests"][0]["file"]
+
+    def edit(index):
+        index["manifests"][0]["sha256"] = "f" * 64
+    failed(verify(rewrite(package, edit_index(edit))), name, "index.json says " + "f" * 64)
+
+
+def test_it_fails_on_a_reordered_chain(chain, out):
+    package = export(out)
+
+    def swap(index):
+        segment = index["chain_segment"]
+        segment[0], segment[1] = segment[1], segment[0]
+    failed(verify(rewrite(package, edit_index(swap))), "index.json", "chain segment", "reordering")
+
+
+def test_it_fails_on_a_manifest_dropped_from_the_middle_of_the_chain(chain, out):
+    package = export(out, manifests=chain.filter(sequence__in=[1, 3]))
+
+    def drop(index):
+        del index["chain_segment"][1]
+    failed(verify(rewrite(package, edit_index(drop))), "index.json", "sequence 3 follows 1")
+
+
+def test_it_fails_on_a_signature_forged_with_another_key(chain, out, key):
+    forged = chain.get(sequence=2)
+    Manifest.objects.filter(pk=forged.pk).update(signature=sign(forged.body.encode(), "not the key"))
+    package = export(out)
+    name = index_of(package)["manifests"][1]["file"]
+    failed(verify(package, *key), name, "HMAC signature does not verify")
+
+
+def test_it_fails_on_a_checkpoint_that_disagrees_with_the_chain(chain, out):
+    checkpoint(2, head="e" * 64)
+    failed(verify(export(out)), "checkpoint at chain length 2", "names head " + "e" * 64)
+
+
+def test_it_fails_on_a_checkpoint_signed_with_another_key(chain, out, key):
+    checkpoint(3, key="not the key")
+    failed(verify(export(out), *key), "checkpoint at chain length 3", "HMAC signature does not verify")
+
+
+def test_it_fails_on_a_manifest_row_edited_in_the_database(chain, out):
+    edited = chain.get(sequence=1)
+    body = json.loads(edited.body)
+    body["page_count"] = 99
+    Manifest.objects.filter(pk=edited.pk).update(body=canonical_bytes(body).decode())
+    failed(verify(export(out)), f"manifests/000001-{edited.sha256}.json", "hashes to")
+
+
+def test_it_fails_when_the_stored_manifest_file_differs_from_the_database(chain, out):
+    name = chain.get(sequence=3).storage_name
+    write_stored("outputs", name, read_stored("outputs", name).replace(b'"schema_version":1', b'"schema_version":2'))
+    failed(verify(export(out)), "manifests/000003-", "output store was differs")
+
+
+def test_it_fails_when_an_asset_was_changed_in_the_output_store(chain, out):
+    asset = Asset.objects.first()
+    write_stored("outputs", asset.name, read_stored("outputs", asset.name) + b"\0")
+    failed(verify(export(out)), f"assets/{asset.name}", "bytes hash to")
+
+
+# --- what the package holds ----------------------------------------------------------------------------
+
+
+def test_the_chain_segment_includes_manifests_between_those_in_scope(chain, out):
+    index = index_of(export(out, manifests=chain.filter(sequence__in=[1, 3])))
+    assert [m["sequence"] for m in index["manifests"]] == [1, 3]
+    assert [link["sequence"] for link in index["chain_segment"]] == [1, 2, 3]
+
+
+def test_the_chain_segment_reaches_the_checkpoint_that_covers_the_scope(chain, out):
+    checkpoint(3)
+    index = index_of(export(out, manifest=1))
+    assert [link["sequence"] for link in index["chain_segment"]] == [1, 2, 3]
+    assert [c["chain_length"] for c in index["checkpoints"]] == [3]
+
+
+def test_a_bundle_scope_holds_that_bundles_manifest_and_its_assets_only(chain, out):
+    manifest = chain.get(sequence=2)
+    index = index_of(export(out, bundle=manifest.correlation_id))
+    assert [m["sha256"] for m in index["manifests"]] == [manifest.sha256]
+    assert sorted(a["name"] for a in index["assets"]) == sorted(manifest.assets.values_list("name", flat=True))
+    assert index["retention_events"] == []
+
+
+def test_it_exports_the_latest_verification_results_about_the_scope_only(chain, out):
+    run = VerificationRun.objects.create(status="failed", started_by="t", findings_count=2, finished_at=AT)
+    for manifest in chain.filter(sequence__in=[1, 2]):
+        Finding.objects.create(run=run, kind="hash_mismatch", manifest=manifest, detail=f"about {manifest.sequence}")
+    runs = index_of(export(out, manifest=1))["verification_runs"]
+    assert [(r["id"], r["status"]) for r in runs] == [(run.pk, "failed")]
+    assert [f["detail"] for f in runs[0]["findings_in_scope"]] == ["about 1"]
+
+
+def test_the_same_evidence_gives_byte_identical_packages(chain, out):
+    checkpoint(3)
+    first, second = export(out, "one.zip"), export(out, "two.zip")
+    assert first.read_bytes() == second.read_bytes()
+
+
+# --- the command ---------------------------------------------------------------------------------------
+
+
+def test_the_command_writes_a_package_that_passes_and_prints_its_summary(chain, out, capsys):
+    manifest = chain.get(sequence=1)
+    call_command("export_evidence", "--out", str(out / "bundle.zip"), "--bundle", manifest.correlation_id,
+                 "--with-assets")
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["manifests"] == 1 and summary["assets_included"] == manifest.assets.count()
+    assert verify(out / "bundle.zip").returncode == 0
+
+
+@pytest.mark.parametrize("scope, message", [
+    (["--bundle", "0" * 64], "No bundle with correlation id"),
+    (["--manifest", "42"], "No manifest with sequence 42"),
+    (["--from", "2001-01-01", "--to", "2001-01-31"], "No manifest in scope"),
+    ([], "Choose a scope"),
+    (["--from", "last tuesday"], "is not a date"),
+])
+def test_the_command_refuses_an_unknown_or_empty_scope_and_writes_nothing(chain, out, scope, message):
+    with pytest.raises(CommandError, match=message):
+        call_command("export_evidence", "--out", str(out / "e.zip"), *scope)
+    assert list(out.iterdir()) == []
+
+
+def test_the_command_includes_the_whole_last_day_of_a_date_range(chain, out, capsys):
+    day = chain.last().created_at.date().isoformat()
+    call_command("export_evidence", "--out", str(out / "e.zip"), "--from", day, "--to", day)
+    assert json.loads(capsys.readouterr().out)["manifests"] == 3
+
+
+# --- the admin action ----------------------------------------------------------------------------------
+
+
+def test_the_admin_action_returns_the_selected_manifests_as_a_zip_attachment(chain, out):
+    request = RequestFactory().post("/admin/audit/manifest/")
+    request.user = User.objects.create_superuser("compliance", password="pw")
+    response = export_evidence_action(admin.site._registry[Manifest], request, chain.filter(sequence__in=[2, 3]))
+    assert response["Content-Type"] == "application/zip"
+    assert response["Content-Disposition"] == 'attachment; filename="pagetrail-evidence-000002-000003.zip"'
+    package = out / "download.zip"
+    package.write_bytes(b"".join(response.streaming_content))
+    response.close()
+    assert [m["sequence"] for m in index_of(package)["manifests"]] == [2, 3]
+    assert verify(package).returncode == 0 and temp_files() == []
