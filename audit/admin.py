@@ -11,8 +11,16 @@ from django_q.tasks import async_task
 
 from extraction.admin import ReadOnlyAdmin, ReadOnlyInline
 
-from . import verify
-from .models import Asset, Checkpoint, Finding, Manifest, VerificationRun
+from . import admin_people, verify  # noqa: F401  (admin_people registers the people workflows)
+from .models import ActivityEvent, Asset, Checkpoint, Finding, Manifest, RetentionEvent, VerificationRun
+
+
+class RetentionEventInline(ReadOnlyInline):
+    """Every deletion (or block) next to the manifest it concerns: manifests outlive their outputs."""
+
+    model = RetentionEvent
+    fields = ("at", "what", "outcome", "policy", "files", "bytes_freed")
+    readonly_fields = fields
 
 
 class AssetInline(ReadOnlyInline):
@@ -35,14 +43,15 @@ class AssetInline(ReadOnlyInline):
 
 @admin.register(Manifest)
 class ManifestAdmin(ReadOnlyAdmin):
-    list_display = ("sequence", "correlation_id", "job_link", "extractor_version", "asset_count", "created_at")
+    list_display = ("sequence", "correlation_id", "job_link", "extractor_version", "asset_count", "review_link",
+                    "created_at")
     list_filter = ("extractor", "extractor_version", "created_at")
     list_select_related = ("job",)
     search_fields = ("=correlation_id", "=sha256")
     readonly_fields = ("sequence", "job", "schema_version", "correlation_id", "extractor", "extractor_version",
                        "input_sha256", "page_count", "sha256", "previous_sha256", "signature", "key_id",
-                       "storage_name", "created_at", "body", "download")
-    inlines = [AssetInline]
+                       "storage_name", "created_at", "body", "download", "review_link")
+    inlines = [AssetInline, RetentionEventInline]
     date_hierarchy = "created_at"
 
     def get_queryset(self, request):
@@ -53,6 +62,10 @@ class ManifestAdmin(ReadOnlyAdmin):
     @admin.display(description="assets", ordering="n_assets")
     def asset_count(self, manifest):
         return manifest.n_assets
+
+    @admin.display(description="review")
+    def review_link(self, manifest):
+        return format_html('<a href="{}">review pages</a>', reverse("review-manifest", args=[manifest.pk]))
 
     @admin.display(description="stored manifest file")
     def download(self, manifest):
@@ -89,6 +102,7 @@ class VerificationRunAdmin(ReadOnlyAdmin):
         if request.method != "POST" or not request.user.has_perm("audit.run_verification"):
             raise PermissionDenied
         run = verify.start_run(request.user.get_username())
+        ActivityEvent.record(request.user.get_username(), "verification_started", run, after={"scope": run.scope})
         transaction.on_commit(lambda: async_task("audit.tasks.run_verification", run.pk))
         return redirect(reverse("admin:audit_verificationrun_change", args=[run.pk]))
 

@@ -13,6 +13,7 @@ from extraction.models import Job
 from extraction.providers import JobReport, ProviderError, RemoteAsset
 
 from . import manifests
+from .review import flag_provider_warnings
 from .models import Asset, Manifest, ManifestChain, Placement
 
 
@@ -34,7 +35,8 @@ def record_completion(job: Job, report: JobReport, files: dict[str, Path], attem
         if job.is_terminal:
             return False
         document = _document(job, report, ordered, names, chain, attempt_number, at)
-        _write(job, document, ordered, names, chain, attempt_number, at)
+        manifest = _write(job, document, ordered, names, chain, attempt_number, at)
+        flag_provider_warnings(manifest, report.warnings)
         if not job.mark_completed(at):
             raise RuntimeError(f"job {job.pk} left its active state while its manifest was written")
     return True
@@ -100,6 +102,7 @@ def _write(job, document, ordered, names, chain, attempt_number, at) -> None:
         Placement(asset=row, manifest=manifest, page=p, index_on_page=i)
         for row, a in zip(assets, ordered) for p, i in a.placements])
     ManifestChain.objects.filter(pk=chain.pk).update(head_sha256=sha256, length=chain.length + 1)
+    return manifest
 
 
 def sweep_outputs(at=None) -> dict:

@@ -88,9 +88,10 @@ def check_manifest_fields(report, where, entry, body):
 
 def check_stored_copy(report, where, entry, what):
     stored = entry.get("stored_copy")
-    if stored != "matches":
-        report.fail(where, f"at export time the {what} file in the output store was {stored or 'not compared'}, "
-                           "not identical to the database copy")
+    if stored == "missing":
+        report.fail(where, f"at export time the {what} file was missing from the output store")
+    elif stored != "matches":
+        report.fail(where, f"at export time the {what} file in the output store differed from the database copy")
 
 
 def check_chain(index, report):

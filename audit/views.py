@@ -1,12 +1,21 @@
-"""Permission-checked downloads of stored assets and manifests."""
+"""Permission-checked downloads and thumbnails of stored assets and manifests, and the review page."""
 
+import io
+
+from django import forms
+from django.contrib import admin, messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import PermissionDenied
-from django.shortcuts import get_object_or_404
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from PIL import Image
 
 from extraction import stores
 
-from .models import Asset, Manifest
+from . import review
+from .models import Asset, Manifest, ReviewFlag
+
+THUMBNAIL = 240
 
 
 @staff_member_required
@@ -24,3 +33,65 @@ def download_manifest(request, manifest_id: int):
     manifest = get_object_or_404(Manifest, pk=manifest_id)
     return stores.attachment(stores.outputs(), manifest.storage_name, f"manifest-{manifest.sequence}.json",
                              "application/json")
+
+
+@staff_member_required
+def asset_thumbnail(request, asset_id: int):
+    """A small PNG of any stored asset (TIFF and JPEG 2000 included), for the review page."""
+    if not request.user.has_perm("audit.view_asset"):
+        raise PermissionDenied
+    asset = get_object_or_404(Asset, pk=asset_id)
+    with stores.outputs().open(asset.name, "rb") as fh:
+        image = Image.open(fh)
+        image.thumbnail((THUMBNAIL, THUMBNAIL))
+        out = io.BytesIO()
+        image.convert("RGBA" if image.mode in ("LA", "RGBA", "P") else "RGB").save(out, "PNG")
+    response = HttpResponse(out.getvalue(), content_type="image/png")
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Cache-Control"] = "private, max-age=3600"
+    return response
+
+
+@staff_member_required
+def review_page(request, manifest_id: int):
+    """The bundle's pages in order, each with its assets; pages without one are marked. POST raises a flag."""
+    if not request.user.has_perm("audit.view_manifest"):
+        raise PermissionDenied
+    manifest = get_object_or_404(Manifest.objects.select_related("job__bundle"), pk=manifest_id)
+    form = FlagForm(request.POST or None, page_count=manifest.page_count)
+    if request.method == "POST":
+        if not request.user.has_perm("audit.add_reviewflag"):
+            raise PermissionDenied
+        if form.is_valid():
+            try:
+                review.raise_flag(manifest, form.cleaned_data["pages"], form.cleaned_data["kind"],
+                                  form.cleaned_data["note"], request.user.get_username())
+                messages.success(request, "Flag raised.")
+                return redirect(request.path)
+            except review.FlagRefused as exc:
+                form.add_error("pages", str(exc))
+    pages = review.pages_of(manifest)
+    covered = sum(1 for page in pages if page.assets)
+    return render(request, "audit/review.html", {
+        **admin.site.each_context(request), "title": f"Review manifest {manifest.sequence}", "manifest": manifest,
+        "pages": pages, "covered": covered, "form": form,
+        "flags": manifest.review_flags.all(), "can_flag": request.user.has_perm("audit.add_reviewflag")})
+
+
+class FlagForm(forms.Form):
+    pages = forms.CharField(help_text="Page numbers, e.g. 3, 7-9")
+    kind = forms.ChoiceField(choices=ReviewFlag.Kind.choices)
+    note = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
+
+    def __init__(self, *args, page_count: int, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.page_count = page_count
+
+    def clean_pages(self) -> list[int]:
+        pages = []
+        for part in filter(None, (p.strip() for p in self.cleaned_data["pages"].split(","))):
+            low, _, high = part.partition("-")
+            if not low.isdigit() or (high and not high.isdigit()):
+                raise forms.ValidationError(f"{part!r} is not a page number or a range like 7-9.")
+            pages += range(int(low), int(high or low) + 1)
+        return pages

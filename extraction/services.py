@@ -16,6 +16,7 @@ from extraction import pdf
 from . import intake, stores
 from .models import Bundle, Job, Rejection, SubmissionSwitch, idempotency_key, input_storage_name
 from .providers import get_provider
+from .signals import activity
 
 log = logging.getLogger(__name__)
 
@@ -143,6 +144,9 @@ def wake(jobs, at=None) -> int:
 def set_submissions(is_open: bool, by: str, reason: str = "") -> bool:
     """The kill switch. Reopening wakes the jobs that waited."""
     changed = SubmissionSwitch.set(is_open, by, reason)
+    if changed:
+        activity.send(SubmissionSwitch, actor=by, action="kill_switch_changed", obj=SubmissionSwitch.current(),
+                      before={"is_open": not is_open}, after={"is_open": is_open, "reason": reason})
     if changed and is_open:
         wake(Job.objects.filter(status=Job.Status.QUEUED, provider_job_id=""))
     log.warning("submissions %s by %s: %s", "reopened" if is_open else "stopped", by, reason)

@@ -3,8 +3,13 @@
 import logging
 
 from django.conf import settings
+from django.dispatch import Signal
 
 log = logging.getLogger(__name__)
+
+# Sent for operator actions worth an entry in the activity record (kept by the audit app):
+# actor, action, obj, before, after. Extraction never imports audit's models.
+activity = Signal()
 
 # name: (task, minutes between runs as a settings attribute)
 SCHEDULES = {

@@ -13,6 +13,8 @@ urlpatterns = [
     path("files/inputs/<int:bundle_id>/", extraction_views.download_input, name="download-input"),
     path("files/assets/<int:asset_id>/", audit_views.download_asset, name="download-asset"),
     path("files/manifests/<int:manifest_id>/", audit_views.download_manifest, name="download-manifest"),
+    path("files/assets/<int:asset_id>/thumbnail/", audit_views.asset_thumbnail, name="asset-thumbnail"),
+    path("review/<int:manifest_id>/", audit_views.review_page, name="review-manifest"),
     path("admin/", admin.site.urls),
     path("", RedirectView.as_view(url="/admin/", permanent=False)),
 ]

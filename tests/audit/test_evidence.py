@@ -233,7 +233,7 @@ def test_it_fails_on_a_manifest_row_edited_in_the_database(chain, out):
 def test_it_fails_when_the_stored_manifest_file_differs_from_the_database(chain, out):
     name = chain.get(sequence=3).storage_name
     write_stored("outputs", name, read_stored("outputs", name).replace(b'"schema_version":1', b'"schema_version":2'))
-    failed(verify(export(out)), "manifests/000003-", "output store was differs")
+    failed(verify(export(out)), "manifests/000003-", "output store differed from the database copy")
 
 
 def test_it_fails_when_an_asset_was_changed_in_the_output_store(chain, out):

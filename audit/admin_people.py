@@ -1,0 +1,128 @@
+"""Admin for the people workflows: the review queue, retention policies and events, the activity record."""
+
+from django.contrib import admin, messages
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
+
+from extraction.admin import ReadOnlyAdmin
+from extraction.services import InputGone
+
+from . import retention, review
+from .models import ActivityEvent, RetentionEvent, RetentionPolicy, ReviewFlag
+
+
+def activity_of(obj):
+    """The object's activity events, newest first, for its admin page."""
+    events = ActivityEvent.objects.filter(object_type=type(obj).__name__.lower(), object_id=str(obj.pk))
+    rows = ((e.at.strftime("%Y-%m-%d %H:%M"), e.actor, e.action, e.before or "", e.after or "") for e in events)
+    return format_html("<table>{}</table>", format_html_join(
+        "", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", rows)) if events else "-"
+
+
+@admin.register(ReviewFlag)
+class ReviewFlagAdmin(ReadOnlyAdmin):
+    """The review queue: open flags and flags waiting for a re-extraction, oldest first."""
+
+    list_display = ("raised_at", "status", "kind", "pages", "manifest_review", "raised_by", "note")
+    list_filter = ("status", "kind")
+    list_select_related = ("manifest",)
+    ordering = ["raised_at"]
+    readonly_fields = ("manifest", "pages", "kind", "note", "status", "raised_by", "raised_at", "requested_by",
+                       "requested_at", "reextraction_job", "closed_by", "closed_at", "comparison", "activity")
+    actions = ["resolve", "dismiss", "request_reextraction"]
+
+    def get_queryset(self, request):
+        queryset = super().get_queryset(request)
+        return queryset if request.GET.get("status__exact") else queryset.filter(
+            status__in=[ReviewFlag.Status.OPEN, ReviewFlag.Status.REEXTRACTION_REQUESTED])
+
+    @admin.display(description="manifest")
+    def manifest_review(self, flag):
+        return format_html('<a href="{}#page-{}">review manifest {}</a>', reverse("review-manifest",
+                           args=[flag.manifest_id]), flag.pages[0] if flag.pages else 1, flag.manifest.sequence)
+
+    @admin.display(description="re-extraction compared")
+    def comparison(self, flag):
+        found = review.comparison(flag)
+        return "not available yet" if found is None else (
+            f"manifest {found['manifest']}: {found['added']} added, {found['removed']} removed, "
+            f"{found['unchanged']} unchanged")
+
+    def activity(self, flag):
+        return activity_of(flag)
+
+    @admin.action(description="Resolve selected flags", permissions=["work"])
+    def resolve(self, request, queryset):
+        done = sum(review.close(flag, "resolved", request.user.get_username()) for flag in queryset)
+        self.message_user(request, f"Resolved {done} flag(s).")
+
+    @admin.action(description="Dismiss selected flags", permissions=["work"])
+    def dismiss(self, request, queryset):
+        done = sum(review.close(flag, "dismissed", request.user.get_username()) for flag in queryset)
+        self.message_user(request, f"Dismissed {done} flag(s).")
+
+    @admin.action(description="Request re-extraction for selected flags", permissions=["reextract"])
+    def request_reextraction(self, request, queryset):
+        for flag in queryset.filter(status=ReviewFlag.Status.OPEN):
+            try:
+                review.request_reextraction(flag, request.user.get_username())
+            except InputGone as exc:
+                self.message_user(request, str(exc), messages.ERROR)
+
+    def has_work_permission(self, request):
+        return request.user.has_perm("audit.change_reviewflag")
+
+    def has_reextract_permission(self, request):
+        return request.user.has_perm("audit.request_reextraction")
+
+
+@admin.register(RetentionPolicy)
+class RetentionPolicyAdmin(admin.ModelAdmin):
+    """Adding is the only way to change a policy: each save is a new version, old versions stay."""
+
+    list_display = ("name", "version", "is_default", "input_days", "output_days", "manifest_days", "legal_hold",
+                    "contract_owner", "approved_by", "approved_at", "created_by")
+    list_filter = ("name", "legal_hold", "is_default")
+    fields = ("name",) + retention.POLICY_FIELDS
+    actions = ["place_legal_hold", "lift_legal_hold"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return (*self.fields, "version", "created_by", "activity") if obj else ()
+
+    def save_model(self, request, obj, form, change):
+        values = {f: form.cleaned_data[f] for f in retention.POLICY_FIELDS}
+        created = retention.new_version(obj.name, request.user.get_username(), **values)
+        obj.pk, obj.version = created.pk, created.version
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def activity(self, policy):
+        return activity_of(policy)
+
+    @admin.action(description="Place a legal hold (new version of each selected policy)", permissions=["add"])
+    def place_legal_hold(self, request, queryset):
+        for name in sorted(set(queryset.values_list("name", flat=True))):
+            retention.set_legal_hold(name, True, request.user.get_username(), "Legal hold placed from the admin")
+
+    @admin.action(description="Lift the legal hold (new version of each selected policy)", permissions=["add"])
+    def lift_legal_hold(self, request, queryset):
+        for name in sorted(set(queryset.values_list("name", flat=True))):
+            retention.set_legal_hold(name, False, request.user.get_username(), "Legal hold lifted from the admin")
+
+
+@admin.register(RetentionEvent)
+class RetentionEventAdmin(ReadOnlyAdmin):
+    list_display = ("at", "what", "outcome", "bundle", "manifest", "policy", "files", "bytes_freed")
+    list_filter = ("what", "outcome", "at")
+    list_select_related = ("bundle", "manifest", "policy")
+
+
+@admin.register(ActivityEvent)
+class ActivityEventAdmin(ReadOnlyAdmin):
+    list_display = ("at", "actor", "action", "object_type", "object_id")
+    list_filter = ("action", "object_type")
+    search_fields = ("actor", "=object_id")

@@ -1,0 +1,78 @@
+"""The reviewer's workflow: pages and what was extracted from them, flags and their lifecycle."""
+
+import re
+from dataclasses import dataclass, field
+
+from extraction.services import request_reextraction as new_extraction_round
+
+from .models import ActivityEvent, Asset, Manifest, Placement, ReviewFlag
+
+PAGE_IN_WARNING = re.compile(r"\bpage (\d+)", re.IGNORECASE)
+
+
+class FlagRefused(ValueError):
+    """A flag that names no page, or pages the bundle does not have."""
+
+
+@dataclass
+class Page:
+    number: int
+    assets: list = field(default_factory=list)
+
+
+def pages_of(manifest: Manifest) -> list[Page]:
+    """Every page of the input in order, each with the assets drawn on it (one query, whatever the size)."""
+    pages = [Page(n) for n in range(1, manifest.page_count + 1)]
+    for placement in Placement.objects.filter(manifest=manifest).select_related("asset").order_by("page",
+                                                                                                   "index_on_page"):
+        if 1 <= placement.page <= len(pages):
+            pages[placement.page - 1].assets.append(placement.asset)
+    return pages
+
+
+def raise_flag(manifest: Manifest, pages: list[int], kind: str, note: str, by: str) -> ReviewFlag:
+    pages = sorted(set(pages))
+    if not pages:
+        raise FlagRefused("Pick at least one page.")
+    outside = [p for p in pages if not 1 <= p <= manifest.page_count]
+    if outside:
+        raise FlagRefused(f"The bundle has {manifest.page_count} pages; there is no page {outside[0]}.")
+    flag = ReviewFlag.objects.create(manifest=manifest, pages=pages, kind=kind, note=note, raised_by=by[:150])
+    ActivityEvent.record(by, "flag_raised", flag, after={"pages": pages, "kind": kind, "note": note})
+    return flag
+
+
+def flag_provider_warnings(manifest: Manifest, warnings) -> ReviewFlag | None:
+    """Partial success or page warnings put the job in the review queue by themselves."""
+    if not warnings:
+        return None
+    pages = sorted({int(n) for w in warnings for n in PAGE_IN_WARNING.findall(w)
+                    if 1 <= int(n) <= manifest.page_count})
+    return ReviewFlag.objects.create(manifest=manifest, pages=pages, kind=ReviewFlag.Kind.OTHER,
+                                     note="Reported by the extractor:\n" + "\n".join(warnings), raised_by="extractor")
+
+
+def request_reextraction(flag: ReviewFlag, by: str) -> ReviewFlag:
+    job = new_extraction_round(flag.manifest.job.bundle)
+    if flag.mark_reextraction_requested(by, job):
+        ActivityEvent.record(by, "reextraction_requested", flag, after={"job": job.pk})
+    return flag
+
+
+def close(flag: ReviewFlag, status: str, by: str) -> bool:
+    before = flag.status
+    if flag.mark_closed(status, by):
+        ActivityEvent.record(by, f"flag_{status}", flag, before={"status": before}, after={"status": status})
+        return True
+    return False
+
+
+def comparison(flag: ReviewFlag) -> dict | None:
+    """The re-extraction's manifest against the flagged one: assets added, removed, unchanged (by content)."""
+    new = Manifest.objects.filter(job=flag.reextraction_job_id).first() if flag.reextraction_job_id else None
+    if new is None:
+        return None
+    old_hashes = set(Asset.objects.filter(manifest=flag.manifest).values_list("sha256", flat=True))
+    new_hashes = set(Asset.objects.filter(manifest=new).values_list("sha256", flat=True))
+    return {"manifest": new.sequence, "added": len(new_hashes - old_hashes), "removed": len(old_hashes - new_hashes),
+            "unchanged": len(old_hashes & new_hashes)}
