@@ -63,11 +63,7 @@ class EvidenceScopeError(ValueError):
 class Scope:
     description: str
     detail: dict
-    manifests: QuerySet
-
-    @property
-    def sequences(self) -> list[int]:
-        return list(self.manifests.values_list("sequence", flat=True))
+    manifests: QuerySet  # ordered by sequence
 
 
 def select_scope(*, bundle=None, manifest=None, manifests=None, date_from=None, date_to=None) -> Scope:
@@ -91,7 +87,7 @@ def select_scope(*, bundle=None, manifest=None, manifests=None, date_from=None, 
 def _bundle_scope(correlation_id: str) -> Scope:
     if not Bundle.objects.filter(correlation_id=correlation_id).exists():
         raise EvidenceScopeError(f"No bundle with correlation id {correlation_id!r}.")
-    rows = _ordered(Manifest.objects.filter(correlation_id=correlation_id))
+    rows = Manifest.objects.filter(correlation_id=correlation_id).order_by("sequence")
     if not rows.exists():
         raise EvidenceScopeError(f"Bundle {correlation_id} has no manifest yet: none of its jobs has completed.")
     return Scope(f"bundle {correlation_id}", {"kind": "bundle", "bundle": correlation_id}, rows)
@@ -101,12 +97,12 @@ def _manifest_scope(sequence: int) -> Scope:
     if not Manifest.objects.filter(sequence=sequence).exists():
         raise EvidenceScopeError(f"No manifest with sequence {sequence}.")
     return Scope(f"manifest {sequence}", {"kind": "manifest", "manifest": sequence},
-                 _ordered(Manifest.objects.filter(sequence=sequence)))
+                 Manifest.objects.filter(sequence=sequence).order_by("sequence"))
 
 
 def _selection_scope(manifests) -> Scope:
     pks = manifests.values("pk") if isinstance(manifests, QuerySet) else [getattr(m, "pk", m) for m in manifests]
-    rows = _ordered(Manifest.objects.filter(pk__in=pks))
+    rows = Manifest.objects.filter(pk__in=pks).order_by("sequence")
     sequences = list(rows.values_list("sequence", flat=True))
     shown = ", ".join(map(str, sequences[:20])) + (", ..." if len(sequences) > 20 else "")
     return Scope(f"{len(sequences)} selected manifest(s): {shown}", {"kind": "selection"}, rows)
@@ -120,11 +116,7 @@ def _date_scope(date_from, date_to) -> Scope:
         rows = rows.filter(created_at__lt=date_to)
     span = {"kind": "date_range", "from": timestamp(date_from), "before": timestamp(date_to)}
     return Scope(f"manifests created from {span['from'] or 'the start'} to before {span['before'] or 'now'}",
-                 span, _ordered(rows))
-
-
-def _ordered(rows: QuerySet) -> QuerySet:
-    return rows.order_by("sequence")
+                 span, rows.order_by("sequence"))
 
 
 def build_evidence(path_or_fileobj, *, bundle=None, manifest=None, manifests=None, date_from=None, date_to=None,

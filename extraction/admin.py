@@ -2,6 +2,7 @@
 
 from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
@@ -66,6 +67,8 @@ class BundleAdmin(admin.ModelAdmin):
 
     def add_view(self, request, form_url="", extra_context=None):
         """Upload a bundle: intake validates it and either creates the job or records a rejection."""
+        if not self.has_add_permission(request):
+            raise PermissionDenied
         form = UploadForm(request.POST or None, request.FILES or None)
         if too_large := getattr(request, "upload_too_large", None):
             result = refuse_oversized_upload(*too_large, submitted_by=request.user.get_username())

@@ -1,11 +1,15 @@
 """One image object in, one deterministic image file out."""
 import io
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pikepdf
-from PIL import Image
 
 from .streams import ABBREVIATIONS, filter_names
+from .wrap import wrapped
+
+if TYPE_CHECKING:  # Pillow is imported only when an image must be decoded: it slows every child's start.
+    from PIL import Image
 
 # Passed through byte for byte: re-encoding a JPEG would lose quality and its identity.
 PASSTHROUGH = {"DCTDecode": ("jpg", "image/jpeg"), "JPXDecode": ("jp2", "image/jp2")}
@@ -31,7 +35,8 @@ class Encoded:
 
 
 def encode(image: pikepdf.Stream | pikepdf.PdfInlineImage, max_pixels: int) -> Encoded:
-    """Raw bytes for a lone DCT/JPX stream, a TIFF for CCITT, lossless PNG (or TIFF) otherwise."""
+    """Raw bytes for a lone DCT/JPX stream; a PNG or TIFF around the stream's own compressed data
+    when it can hold it (see wrap.py); otherwise decoded to a lossless PNG (or TIFF)."""
     if isinstance(image, pikepdf.Stream):
         filters = filter_names(image)
         width, height = int(image.Width), int(image.Height)
@@ -42,6 +47,8 @@ def encode(image: pikepdf.Stream | pikepdf.PdfInlineImage, max_pixels: int) -> E
         raise ImageTooLarge(f"{width} x {height} pixels is over the limit of {max_pixels}")
     if len(filters) == 1 and filters[0] in PASSTHROUGH:
         return Encoded(image.read_raw_bytes(), PASSTHROUGH[filters[0]][0], width, height)
+    if isinstance(image, pikepdf.Stream) and (found := wrapped(image, filters, width, height)):
+        return Encoded(found[0], found[1], width, height)
     # Constructed only now: pikepdf decodes a JPX image as soon as it wraps it.
     picture = pikepdf.PdfImage(image) if isinstance(image, pikepdf.Stream) else image
     if "CCITTFaxDecode" in filters:
@@ -56,7 +63,7 @@ def _extracted(picture, width: int, height: int) -> Encoded:
     return Encoded(buffer.getvalue(), extension, width, height)
 
 
-def from_pixels(image: Image.Image) -> Encoded:
+def from_pixels(image: "Image.Image") -> Encoded:
     """Lossless and deterministic: fixed settings, no metadata but the colour profile."""
     icc = image.info.get("icc_profile")
     profile = {"icc_profile": icc} if icc else {}

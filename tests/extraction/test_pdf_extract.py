@@ -51,22 +51,22 @@ def test_it_passes_jpeg_2000_through_byte_for_byte(tmp_path, out):
     assert (asset.content_type, asset.filename[-4:]) == ("image/jp2", ".jp2")
 
 
-@pytest.mark.parametrize("factory, picture", [
-    (pdfs.flate_rgb, pdfs.rgb_picture()),
-    (pdfs.flate_gray, pdfs.gray_picture()),
-    (pdfs.flate_predictor, pdfs.rgb_picture()),
+@pytest.mark.parametrize("factory, picture, content_type", [
+    (pdfs.flate_rgb, pdfs.rgb_picture(), "image/tiff"),
+    (pdfs.flate_gray, pdfs.gray_picture(), "image/tiff"),
+    (pdfs.flate_predictor, pdfs.rgb_picture(), "image/png"),
 ], ids=["rgb", "gray", "png_predictor"])
-def test_it_decodes_flate_to_a_png_with_the_source_pixels(tmp_path, out, factory, picture):
+def test_it_wraps_flate_in_a_png_or_tiff_with_the_source_pixels(tmp_path, out, factory, picture, content_type):
     (asset,) = extract_images(factory(tmp_path), out).assets
 
-    assert asset.content_type == "image/png"
+    assert asset.content_type == content_type
     assert same_pixels(opened(out, asset), picture)
 
 
-def test_it_decodes_a_one_bit_flate_image_to_the_source_pixels(tmp_path, out):
+def test_it_wraps_a_one_bit_flate_image_with_the_source_pixels(tmp_path, out):
     (asset,) = extract_images(pdfs.bilevel_flate(tmp_path), out).assets
 
-    assert asset.content_type == "image/png"
+    assert asset.content_type == "image/tiff"
     assert same_pixels(opened(out, asset).convert("L"), pdfs.bilevel_picture().convert("L"))
 
 
@@ -113,7 +113,7 @@ def test_it_finds_images_in_nested_forms_in_drawing_order(tmp_path, out):
 def test_it_extracts_an_inline_image_in_drawing_order(tmp_path, out):
     assets = placed(extract_images(pdfs.inline_image(tmp_path), out))
 
-    assert [assets[1, i].content_type for i in range(3)] == ["image/jpeg", "image/png", "image/png"]
+    assert [assets[1, i].content_type for i in range(3)] == ["image/jpeg", "image/png", "image/tiff"]
     assert same_pixels(opened(out, assets[1, 1]), pdfs.INLINE_GRAY)
 
 
