@@ -36,11 +36,10 @@ Exported {at} by {by}.
 
 What is inside
 - manifests/<sequence>-<sha256>.json: each manifest exactly as hashed and signed (canonical JSON).
-- index.json: the scope; every manifest's sequence, sha256, previous_sha256, key id and HMAC signature;
-  the chain segment (sequence, sha256, previous_sha256 of every manifest from the first to the last in
-  scope, including manifests in between that are out of scope, continued up to the next checkpoint);
-  the signed checkpoints covering them; the latest verification runs and their findings for this
-  scope; retention events; and every asset the manifests list (with its file here, if included).
+- index.json: the scope; each manifest's sequence, sha256, previous_sha256, key id, signature; the chain
+  segment (every link from the first manifest in scope to the last, out-of-scope ones between included,
+  continued to the next checkpoint); the signed checkpoints; the latest verification runs and their
+  findings for this scope; retention events; every asset the manifests list.
 - assets/<name>: the extracted images, if the package was exported with assets.
 - verify_evidence.py: the offline verifier (Python 3.9+ standard library only, no network).
 
@@ -49,9 +48,8 @@ How to verify
     python3 verify_evidence.py THIS_PACKAGE.zip --key-id KEY_ID --key KEY    (repeat per key id)
     python3 verify_evidence.py THIS_PACKAGE.zip --key-file keys.txt          (lines: key_id=key)
 
-It re-hashes every manifest and included asset, checks the chain and the checkpoints against it and,
-given the signing key(s), the HMAC-SHA256 signatures. It prints PASS, or FAIL and one line per problem,
-and exits 0 or 1. Without a key it says that signatures were not checked.
+It re-hashes every manifest and included asset, checks the chain, the checkpoints against it and, given
+the key(s), the HMAC-SHA256 signatures; prints PASS, or FAIL and one line per problem; exits 0 or 1.
 """
 
 
@@ -268,7 +266,9 @@ def retention_events(scoped: QuerySet) -> list[dict]:
         return []
     related = {Manifest: scoped, Job: Job.objects.filter(manifest__in=scoped),
                Bundle: Bundle.objects.filter(correlation_id__in=scoped.values("correlation_id"))}
-    link = next(f for f in model._meta.concrete_fields if f.is_relation and f.related_model in related)
+    link = next((f for f in model._meta.concrete_fields if f.is_relation and f.related_model in related), None)
+    if link is None:
+        raise NotImplementedError("RetentionEvent names no manifest, job or bundle: scope it here.")
     events = model.objects.filter(**{f"{link.name}__in": related[link.related_model]}).order_by("pk")
     return [{f.attname: _plain(getattr(e, f.attname)) for f in model._meta.concrete_fields} for e in events]
 
@@ -301,6 +301,6 @@ def _summary(fh, start: int, scope: Scope, index: dict) -> dict:
             "checkpoints": len(index["checkpoints"]), "assets": len(assets),
             "assets_included": sum(1 for a in assets if a["file"]),
             "assets_missing": sum(1 for a in assets if a["omitted"] == "missing_from_store"),
-            "stored_copies_differing": sum(1 for m in listed if m["stored_copy"] != "matches"),
+            "stored_copies_not_matching": sum(1 for m in listed if m["stored_copy"] != "matches"),
             "verification_runs": len(index["verification_runs"]),
             "retention_events": len(index["retention_events"]), "bytes": end - start, "sha256": sha256}

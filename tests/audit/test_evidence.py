@@ -318,7 +318,9 @@ def test_the_command_includes_the_whole_last_day_of_a_date_range(chain, out, cap
 def test_the_admin_action_returns_the_selected_manifests_as_a_zip_attachment(chain, out):
     request = RequestFactory().post("/admin/audit/manifest/")
     request.user = User.objects.create_superuser("compliance", password="pw")
-    response = export_evidence_action(admin.site._registry[Manifest], request, chain.filter(sequence__in=[2, 3]))
+    modeladmin = admin.site._registry[Manifest]
+    selected = modeladmin.get_queryset(request).filter(sequence__in=[2, 3])
+    response = export_evidence_action(modeladmin, request, selected)
     assert response["Content-Type"] == "application/zip"
     assert response["Content-Disposition"] == 'attachment; filename="pagetrail-evidence-000002-000003.zip"'
     package = out / "download.zip"
