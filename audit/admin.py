@@ -10,6 +10,7 @@ from django.utils.html import format_html
 from django_q.tasks import async_task
 
 from extraction.admin import ReadOnlyAdmin, ReadOnlyInline
+from extraction.models import Bundle
 
 from . import admin_people, verify  # noqa: F401  (admin_people registers the people workflows)
 from .models import ActivityEvent, Asset, Checkpoint, Finding, Manifest, RetentionEvent, VerificationRun
@@ -52,6 +53,20 @@ class ManifestAdmin(ReadOnlyAdmin):
                        "input_sha256", "page_count", "sha256", "previous_sha256", "signature", "key_id",
                        "storage_name", "created_at", "body", "download", "review_link")
     inlines = [AssetInline, RetentionEventInline]
+    actions = ["verify_selected"]
+
+    @admin.action(description="Start a verification run for the selected manifests' bundles",
+                  permissions=["run_verification"])
+    def verify_selected(self, request, queryset):
+        by = request.user.get_username()
+        for bundle_id in sorted(set(queryset.values_list("job__bundle", flat=True))):
+            run = verify.start_run(by, bundle=Bundle.objects.get(pk=bundle_id))
+            ActivityEvent.record(by, "verification_started", run, after={"scope": run.scope})
+            transaction.on_commit(lambda run_id=run.pk: async_task("audit.tasks.run_verification", run_id))
+        self.message_user(request, "Verification started; see Audit → Verification runs.")
+
+    def has_run_verification_permission(self, request):
+        return request.user.has_perm("audit.run_verification")
     date_hierarchy = "created_at"
 
     def get_queryset(self, request):

@@ -50,3 +50,13 @@ def test_staff_without_the_permission_cannot_start_a_run(client, completed):
     assert client.post(reverse("admin:audit_verificationrun_start")).status_code == 403
     assert "start-verification" not in client.get(reverse("admin:audit_verificationrun_changelist")).content.decode()
     assert not VerificationRun.objects.exists()
+
+
+def test_the_manifest_action_starts_one_run_per_bundle(admin_client, completed, django_capture_on_commit_callbacks):
+    from audit.models import Manifest
+
+    with django_capture_on_commit_callbacks(execute=True):
+        admin_client.post(reverse("admin:audit_manifest_changelist"), {
+            "action": "verify_selected", "_selected_action": list(Manifest.objects.values_list("pk", flat=True))})
+    run = VerificationRun.objects.get()
+    assert run.scope_bundle_id is not None and queued_tasks() == 1
