@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 MANAGE := $(BIN)/python manage.py
 STAMP  := $(VENV)/.installed
 
-.PHONY: run run-managed test install clean
+.PHONY: run run-managed test install clean bench
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -42,3 +42,12 @@ test: $(STAMP)
 
 clean:
 	rm -rf var/test .pytest_cache
+
+# Performance: the extractor against the raw-copy floor, PyMuPDF and poppler's pdfimages, verification
+# hashing, intake. The reference tools are installed for the benchmark only; the product never imports them.
+# BENCH_ARGS, e.g. "--scale 0.2 --workers 1,2"; the corpus is generated once under var/bench/.
+bench: $(STAMP)
+	$(BIN)/python -c 'import pymupdf' 2>/dev/null || $(BIN)/python -m pip install --quiet pymupdf
+	command -v pdfimages >/dev/null || apt-get install -y poppler-utils >/dev/null || \
+		echo "pdfimages unavailable (poppler-utils could not be installed): its row will be skipped"
+	$(BIN)/python -m bench $(BENCH_ARGS)

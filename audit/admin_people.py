@@ -4,11 +4,11 @@ from django.contrib import admin, messages
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from extraction.admin import ReadOnlyAdmin
+from extraction.admin import ReadOnlyAdmin, ReadOnlyInline
 from extraction.services import InputGone
 
 from . import retention, review
-from .models import ActivityEvent, RetentionEvent, RetentionPolicy, ReviewFlag
+from .models import ActivityEvent, Case, CaseMap, RetentionEvent, RetentionPolicy, ReviewFlag
 
 
 def activity_of(obj):
@@ -126,3 +126,42 @@ class ActivityEventAdmin(ReadOnlyAdmin):
     list_display = ("at", "actor", "action", "object_type", "object_id")
     list_filter = ("action", "object_type")
     search_fields = ("actor", "=object_id")
+
+
+class CaseInline(ReadOnlyInline):
+    model = Case
+    fields = ("name", "first_page", "last_page", "review_status", "reviewed_by", "reviewed_at")
+    readonly_fields = fields
+
+
+@admin.register(CaseMap)
+class CaseMapAdmin(ReadOnlyAdmin):
+    list_display = ("id", "manifest", "sha256", "created_by", "created_at")
+    list_select_related = ("manifest",)
+    readonly_fields = ("manifest", "manifest_sha256", "body", "sha256", "signature", "key_id", "created_by",
+                       "created_at")
+    inlines = [CaseInline]
+
+
+@admin.register(Case)
+class CaseAdmin(ReadOnlyAdmin):
+    """Each case has its own review status, set by reviewers."""
+
+    list_display = ("name", "first_page", "last_page", "review_status", "reviewed_by", "case_map")
+    list_filter = ("review_status",)
+    list_select_related = ("case_map",)
+    search_fields = ("name",)
+    actions = ["mark_reviewed", "mark_needs_attention"]
+
+    @admin.action(description="Mark selected cases reviewed", permissions=["review"])
+    def mark_reviewed(self, request, queryset):
+        for case in queryset:
+            case.mark_reviewed(Case.Status.REVIEWED, request.user.get_username())
+
+    @admin.action(description="Mark selected cases as needing attention", permissions=["review"])
+    def mark_needs_attention(self, request, queryset):
+        for case in queryset:
+            case.mark_reviewed(Case.Status.NEEDS_ATTENTION, request.user.get_username())
+
+    def has_review_permission(self, request):
+        return request.user.has_perm("audit.change_case")

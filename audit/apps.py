@@ -6,9 +6,14 @@ class AuditConfig(AppConfig):
     verbose_name = "Audit"
 
     def ready(self):
+        from django.db.models.signals import post_migrate
+
         from extraction.signals import activity
 
+        from .roles import ensure_roles_after_migrate
+
         activity.connect(record_activity, dispatch_uid="audit-activity")
+        post_migrate.connect(ensure_roles_after_migrate, sender=self, dispatch_uid="audit-roles")
 
 
 def record_activity(sender, actor, action, obj, before=None, after=None, **kwargs):

@@ -6,12 +6,13 @@ ROLES = {
         "extraction.view_submissionswitch", "audit.view_manifest", "audit.view_asset", "audit.view_placement",
         "audit.view_verificationrun", "audit.view_finding", "audit.view_checkpoint", "audit.view_retentionpolicy",
         "audit.view_retentionevent", "audit.view_activityevent", "audit.view_reviewflag",
-        "audit.run_verification", "audit.export_evidence",
+        "audit.run_verification", "audit.export_evidence", "audit.view_casemap", "audit.view_case",
     ],
     "Reviewer": [
         "extraction.view_bundle", "extraction.view_job", "extraction.view_attempt", "audit.view_manifest",
         "audit.view_asset", "audit.view_placement", "audit.view_reviewflag", "audit.add_reviewflag",
-        "audit.change_reviewflag", "audit.request_reextraction",
+        "audit.change_reviewflag", "audit.request_reextraction", "audit.view_casemap", "audit.add_casemap",
+        "audit.view_case", "audit.change_case",
     ],
     "Retention admin": [
         "extraction.view_bundle", "audit.view_manifest", "audit.view_retentionpolicy", "audit.add_retentionpolicy",
@@ -21,12 +22,22 @@ ROLES = {
 
 
 def ensure_roles(group_model, permission_model) -> dict[str, int]:
-    """Make each group hold exactly its permissions (models passed in, so a migration can call it)."""
+    """Make each group hold exactly its permissions (models passed in, so a migration can call it).
+
+    A permission whose model a migration has not created yet is skipped; the post-migrate hook
+    runs this again once every migration has run.
+    """
     shaped = {}
     for name, perms in ROLES.items():
         group, _ = group_model.objects.get_or_create(name=name)
-        wanted = [permission_model.objects.get(content_type__app_label=p.split(".")[0], codename=p.split(".")[1])
-                  for p in perms]
+        wanted = [found for p in perms for found in permission_model.objects.filter(
+            content_type__app_label=p.split(".")[0], codename=p.split(".")[1])]
         group.permissions.set(wanted)
         shaped[name] = len(wanted)
     return shaped
+
+
+def ensure_roles_after_migrate(**kwargs):
+    from django.contrib.auth.models import Group, Permission
+
+    ensure_roles(Group, Permission)

@@ -12,7 +12,7 @@ from PIL import Image
 
 from extraction import stores
 
-from . import review
+from . import cases, review
 from .models import Asset, Manifest, ReviewFlag
 
 THUMBNAIL = 240
@@ -58,8 +58,19 @@ def review_page(request, manifest_id: int):
     if not request.user.has_perm("audit.view_manifest"):
         raise PermissionDenied
     manifest = get_object_or_404(Manifest.objects.select_related("job__bundle"), pk=manifest_id)
-    form = FlagForm(request.POST or None, page_count=manifest.page_count)
-    if request.method == "POST":
+    form = FlagForm(request.POST if "pages" in request.POST else None, page_count=manifest.page_count)
+    split_form = SplitForm(request.POST if "cases" in request.POST else None)
+    if request.method == "POST" and split_form.is_bound:
+        if not request.user.has_perm("audit.add_casemap"):
+            raise PermissionDenied
+        if split_form.is_valid():
+            try:
+                cases.split(manifest, cases.parse_ranges(split_form.cleaned_data["cases"]), request.user.get_username())
+                messages.success(request, "Cases recorded in a new signed case map.")
+                return redirect(request.path)
+            except cases.SplitRefused as exc:
+                split_form.add_error("cases", str(exc))
+    elif request.method == "POST":
         if not request.user.has_perm("audit.add_reviewflag"):
             raise PermissionDenied
         if form.is_valid():
@@ -75,7 +86,14 @@ def review_page(request, manifest_id: int):
     return render(request, "audit/review.html", {
         **admin.site.each_context(request), "title": f"Review manifest {manifest.sequence}", "manifest": manifest,
         "pages": pages, "covered": covered, "form": form,
-        "flags": manifest.review_flags.all(), "can_flag": request.user.has_perm("audit.add_reviewflag")})
+        "flags": manifest.review_flags.all(), "can_flag": request.user.has_perm("audit.add_reviewflag"),
+        "split_form": split_form, "can_split": request.user.has_perm("audit.add_casemap"),
+        "case_maps": manifest.case_maps.prefetch_related("cases")})
+
+
+class SplitForm(forms.Form):
+    cases = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}),
+                            help_text="One case a line: 'claim 1042: 1-12'. Ranges may not overlap.")
 
 
 class FlagForm(forms.Form):

@@ -77,4 +77,4 @@ def test_setup_roles_puts_a_changed_group_back_in_shape(capsys):
     group.permissions.clear()
     call_command("setup_roles")
     assert group.permissions.filter(codename="add_reviewflag").exists()
-    assert "Reviewer: 10 permissions" in capsys.readouterr().out
+    assert "Reviewer: 14 permissions" in capsys.readouterr().out

@@ -1,0 +1,53 @@
+"""Splitting a bundle into cases: a signed case map that refers to a manifest by hash, never changing it."""
+
+from django.db import models
+from django.utils import timezone
+
+from .evidence import Manifest, WriteOnceModel
+
+
+class CaseMap(WriteOnceModel):
+    """One split of a manifest's pages into named cases; a new split is a new map, the old one stays."""
+
+    manifest = models.ForeignKey(Manifest, on_delete=models.PROTECT, related_name="case_maps")
+    manifest_sha256 = models.CharField(max_length=64)
+    body = models.TextField(help_text="Canonical JSON: the cases, their pages and the assets placed on them")
+    sha256 = models.CharField(max_length=64, unique=True)
+    signature = models.CharField(max_length=64)
+    key_id = models.CharField(max_length=50)
+    created_by = models.CharField(max_length=150)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"case map of manifest {self.manifest.sequence} ({self.cases.count()} cases)"
+
+
+class Case(models.Model):
+    """A named page range of a bundle, with its own review status."""
+
+    class Status(models.TextChoices):
+        OPEN = "open"
+        REVIEWED = "reviewed"
+        NEEDS_ATTENTION = "needs_attention"
+
+    case_map = models.ForeignKey(CaseMap, on_delete=models.PROTECT, related_name="cases")
+    name = models.CharField(max_length=200)
+    first_page = models.PositiveIntegerField()
+    last_page = models.PositiveIntegerField()
+    review_status = models.CharField(max_length=20, choices=Status.choices, default=Status.OPEN)
+    reviewed_by = models.CharField(max_length=150, blank=True)
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["case_map_id", "first_page"]
+        constraints = [models.UniqueConstraint(fields=["case_map", "name"], name="case_names_unique_per_map")]
+
+    def __str__(self):
+        return f"{self.name} (pages {self.first_page}-{self.last_page})"
+
+    def mark_reviewed(self, status: str, by: str, at=None) -> bool:
+        return Case.objects.filter(pk=self.pk).exclude(review_status=status).update(
+            review_status=status, reviewed_by=by[:150], reviewed_at=at or timezone.now()) == 1

@@ -1,0 +1,121 @@
+"""The extractors the benchmark times, each writing every image of every PDF into a directory.
+
+Each returns a Run: wall time, files written, and the sha256 of each (every tool hashes what
+it writes, as Pagetrail does, so hashing is inside every figure). The reference tools, PyMuPDF
+and poppler's pdfimages, are optional: `make bench` installs them; the product never imports them.
+"""
+import hashlib
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pikepdf
+
+from extraction.pdf import Limits, extract_images
+from extraction.pdf.extract import extract as extract_in_this_process
+
+
+@dataclass
+class Run:
+    name: str
+    seconds: float = 0.0
+    digests: dict[str, list[str]] = field(default_factory=dict)  # corpus file -> sha256 of each output
+    placements: dict[str, int] = field(default_factory=dict)  # corpus file -> placements reported
+    skipped: str = ""  # why the tool did not run
+    directory: Path | None = None
+
+    @property
+    def images(self) -> int:
+        return sum(len(d) for d in self.digests.values())
+
+
+def timed(name: str, files: list[Path], out: Path, one: Callable, workers: int = 1) -> Run:
+    """Run `one(pdf, out_dir)` over every file, `workers` at a time; it returns (digests, placements)."""
+    run = Run(name, directory=out)
+    dirs = [out / str(i) for i in range(len(files))]
+    for directory in dirs:
+        directory.mkdir(parents=True)
+    start = time.perf_counter()
+    with ThreadPoolExecutor(workers) as pool:
+        results = list(pool.map(one, files, dirs))
+    run.seconds = time.perf_counter() - start
+    for path, (digests, placements) in zip(files, results):
+        name = f"{path.parent.name}/{path.name}"  # as corpus.json names it
+        run.digests[name], run.placements[name] = digests, placements
+    return run
+
+
+def raw_copy(pdf: Path, out: Path) -> tuple[list[str], int]:
+    """The floor: each image XObject and soft mask's stored bytes copied out as they are."""
+    digests = []
+    with pikepdf.open(pdf) as doc:
+        for image in _placed_images(doc):
+            data = image.read_raw_bytes()
+            (out / f"{image.objgen[0]}.raw").write_bytes(data)
+            digests.append(hashlib.sha256(data).hexdigest())
+    return digests, 0
+
+
+def _placed_images(doc: pikepdf.Pdf):
+    seen = set()
+    for page in doc.pages:
+        for image in page.images.values():
+            for stream in (image, image.get("/SMask")):
+                if isinstance(stream, pikepdf.Stream) and stream.objgen not in seen:
+                    seen.add(stream.objgen)
+                    yield stream
+
+
+def pagetrail(pdf: Path, out: Path) -> tuple[list[str], int]:
+    """The product's own path: a limited child process per PDF."""
+    return _reported(extract_images(pdf, out, Limits()))
+
+
+def pagetrail_in_process(pdf: Path, out: Path) -> tuple[list[str], int]:
+    """The same extraction without the child process: what the child's start-up costs."""
+    return _reported(extract_in_this_process(pdf, out, Limits()))
+
+
+def _reported(extraction) -> tuple[list[str], int]:
+    return [a.sha256 for a in extraction.assets], sum(len(a.placements) for a in extraction.assets)
+
+
+def pymupdf_tool() -> Callable | None:
+    try:
+        import pymupdf
+    except ImportError:
+        return None
+
+    def extract(pdf: Path, out: Path) -> tuple[list[str], int]:
+        digests = []
+        with pymupdf.open(pdf) as doc:
+            xrefs = {x for page in doc for item in page.get_images(full=True) for x in item[:2] if x}
+            for xref in sorted(xrefs):
+                found = doc.extract_image(xref)
+                (out / f"{xref}.{found['ext']}").write_bytes(found["image"])
+                digests.append(hashlib.sha256(found["image"]).hexdigest())
+        return digests, 0
+    return extract
+
+
+def pdfimages_tool() -> Callable | None:
+    program = shutil.which("pdfimages")
+    if program is None:
+        return None
+
+    def extract(pdf: Path, out: Path) -> tuple[list[str], int]:
+        subprocess.run([program, "-all", str(pdf), str(out / "img")], check=True, capture_output=True)
+        digests = []
+        for path in sorted(out.iterdir()):
+            with open(path, "rb") as f:
+                digests.append(hashlib.file_digest(f, "sha256").hexdigest())
+        return digests, 0
+    return extract
+
+
+def skipped(name: str, reason: str) -> Run:
+    return Run(name, skipped=reason)
