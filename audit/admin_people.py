@@ -8,7 +8,7 @@ from extraction.admin import ReadOnlyAdmin, ReadOnlyInline
 from extraction.services import InputGone
 
 from . import retention, review
-from .models import ActivityEvent, Case, CaseMap, RetentionEvent, RetentionPolicy, ReviewFlag
+from .models import ActivityEvent, Alert, Case, CaseMap, RetentionEvent, RetentionPolicy, ReviewFlag, WebhookDelivery
 
 
 def activity_of(obj):
@@ -165,3 +165,30 @@ class CaseAdmin(ReadOnlyAdmin):
 
     def has_review_permission(self, request):
         return request.user.has_perm("audit.change_case")
+
+
+class WebhookDeliveryInline(ReadOnlyInline):
+    model = WebhookDelivery
+    fields = ("attempt", "at", "url", "status_code", "delivered", "error")
+    readonly_fields = fields
+
+
+@admin.register(Alert)
+class AlertAdmin(ReadOnlyAdmin):
+    """Open alerts first; acknowledging one lets the same problem alert again later."""
+
+    list_display = ("last_seen", "status", "kind", "message", "occurrences", "where", "acknowledged_by")
+    list_filter = ("status", "kind")
+    readonly_fields = ("kind", "key", "message", "where", "status", "occurrences", "first_seen", "last_seen",
+                       "acknowledged_by", "acknowledged_at")
+    inlines = [WebhookDeliveryInline]
+    actions = ["acknowledge"]
+
+    @admin.display(description="link")
+    def where(self, alert):
+        return format_html('<a href="{}">open</a>', alert.link)
+
+    @admin.action(description="Acknowledge selected alerts", permissions=["view"])
+    def acknowledge(self, request, queryset):
+        done = sum(alert.acknowledge(request.user.get_username()) for alert in queryset)
+        self.message_user(request, f"Acknowledged {done} alert(s).")

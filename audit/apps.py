@@ -8,11 +8,12 @@ class AuditConfig(AppConfig):
     def ready(self):
         from django.db.models.signals import post_migrate
 
-        from extraction.signals import activity
+        from extraction.signals import activity, alert
 
         from .roles import ensure_roles_after_migrate
 
         activity.connect(record_activity, dispatch_uid="audit-activity")
+        alert.connect(open_alert, dispatch_uid="audit-alert")
         post_migrate.connect(ensure_roles_after_migrate, sender=self, dispatch_uid="audit-roles")
 
 
@@ -20,3 +21,10 @@ def record_activity(sender, actor, action, obj, before=None, after=None, **kwarg
     from .models import ActivityEvent
 
     ActivityEvent.record(actor, action, obj, before=before, after=after)
+
+
+
+def open_alert(sender, kind, key, message, link, **kwargs):
+    from .alerts import raise_alert
+
+    raise_alert(kind, key, message, link)

@@ -12,6 +12,7 @@ from django.utils import timezone
 from extraction import stores
 from extraction.models import Bundle, Job
 
+from .alerts import raise_alert
 from .models import ActivityEvent, Asset, Manifest, RetentionAssignment, RetentionEvent, RetentionPolicy
 
 POLICY_FIELDS = ("is_default", "input_days", "output_days", "manifest_days", "legal_hold", "contract_owner",
@@ -105,6 +106,10 @@ def _decide(bundle, manifest, policy, what, now, dry_run) -> dict | None:
     if blocked:
         _, new = RetentionEvent.objects.get_or_create(bundle=bundle, manifest=manifest, what=what, policy=policy,
                                                       outcome=RetentionEvent.Outcome.BLOCKED, defaults={"at": now})
+        if new:
+            raise_alert("retention_blocked", f"legal-hold-{policy.name}", link="/admin/audit/retentionevent/",
+                        message=f"Retention of {what} of bundle {bundle.correlation_id[:16]} is blocked by the legal "
+                                f"hold on {policy.name}.")
         return entry if new else None  # a block is recorded once per policy version, not every night
     files, freed = _delete(bundle, manifest, what, now)
     event = RetentionEvent.objects.create(bundle=bundle, manifest=manifest, policy=policy, what=what, at=now,

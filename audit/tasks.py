@@ -24,3 +24,9 @@ def apply_retention() -> int:
     from .retention import apply_retention as apply
 
     return len(apply())
+
+
+def deliver_webhook(alert_id: int, attempt: int) -> bool:
+    from .alerts import deliver_webhook as deliver
+
+    return deliver(alert_id, attempt)

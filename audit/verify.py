@@ -14,6 +14,7 @@ from extraction import stores
 from extraction.models import Job
 
 from . import checkpoints, manifests, retention
+from .alerts import raise_alert
 from .models import GENESIS, Asset, Finding, Manifest, RetentionEvent, VerificationRun
 
 Kind = Finding.Kind
@@ -46,6 +47,9 @@ def execute(run_id: int) -> VerificationRun:
     Finding.objects.bulk_create(findings, batch_size=1000)
     status = "failed" if findings else "passed"
     VerificationRun.objects.filter(pk=run_id).update(status=status, findings_count=len(findings), finished_at=Now())
+    if findings:
+        raise_alert("verification_findings", "verification-findings", link=f"/admin/audit/verificationrun/{run_id}/change/",
+                    message=f"Verification run {run_id} ({run.scope}) found {len(findings)} problem(s).")
     run.refresh_from_db()
     return run
 

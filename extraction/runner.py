@@ -20,6 +20,7 @@ from .models import Attempt, Job, SubmissionSwitch
 from .providers import ProviderError, get_provider
 from .providers.base import load_report, save_report
 from .providers.retry import backoff_delay, next_wait
+from .signals import alert
 
 log = logging.getLogger(__name__)
 DAMAGED_DOWNLOAD = ("asset_mismatch", "download_failed")
@@ -77,7 +78,7 @@ def _poll(job: Job, provider, worker: str, token, sleep, rng) -> str:
             return _finish(job, provider, worker, report, work_dir)
         job.mark_running()
         if job.past_deadline():
-            job.mark_unknown("deadline_passed", "The provider had not finished by the job's deadline.")
+            _mark_unknown(job, "deadline_passed", "The provider had not finished by the job's deadline.")
             job.release(token, hold_for=timedelta(seconds=settings.PAGETRAIL_REQUEUE_AFTER_SECONDS))
             return "unknown"
         delay = backoff_delay(polls, settings.PAGETRAIL_BACKOFF_BASE_SECONDS, settings.PAGETRAIL_BACKOFF_CAP_SECONDS, rng)
@@ -122,7 +123,7 @@ def _retry_later(job: Job, token, exc: ProviderError, rng) -> str:
                       cap=settings.PAGETRAIL_BACKOFF_CAP_SECONDS,
                       retry_after_cap=settings.PAGETRAIL_RETRY_AFTER_CAP_SECONDS, rng=rng)
     if job.past_deadline():
-        job.mark_unknown(exc.code, f"Past the deadline after: {exc.message}")
+        _mark_unknown(job, exc.code, f"Past the deadline after: {exc.message}")
     log.warning("job %s: %s, retrying in %.1fs", job.pk, exc.code, delay)
     return _wake_later(job, token, delay, "retry")
 
@@ -136,6 +137,16 @@ def _wake_later(job: Job, token, delay: float, outcome: str) -> str:
     schedule("extraction.tasks.run_job", job.pk, name=f"wake-job-{job.pk}-{time.time_ns()}",
              schedule_type=Schedule.ONCE, repeats=-1, next_run=timezone.now() + timedelta(seconds=delay))
     return outcome
+
+
+def _mark_unknown(job: Job, code: str, message: str) -> None:
+    if job.mark_unknown(code, message):
+        alert.send(Job, kind="job_unknown", key=f"job-{job.pk}-unknown", link=job_link(job.pk),
+                   message=f"Job {job.pk} ({job.provider}) is unknown: {message}")
+
+
+def job_link(job_id: int) -> str:
+    return f"/admin/extraction/job/{job_id}/change/"
 
 
 def _fail(job: Job, code: str, message: str) -> str:

@@ -16,7 +16,8 @@ from extraction import pdf
 from . import intake, stores
 from .models import Bundle, Job, Rejection, SubmissionSwitch, idempotency_key, input_storage_name
 from .providers import get_provider
-from .signals import activity
+from .runner import job_link
+from .signals import activity, alert
 
 log = logging.getLogger(__name__)
 
@@ -125,10 +126,20 @@ def reconcile(at=None) -> dict:
     Times are the database's clock unless a test passes `at`.
     """
     quiet = timedelta(seconds=settings.PAGETRAIL_REQUEUE_AFTER_SECONDS)
+    _alert_newly_late(at)
     due = Job.objects.with_claim_expired(at) | Job.objects.unknown_and_quiet(quiet, at)
     if SubmissionSwitch.submissions_open():
         due = due | Job.objects.never_picked_up(quiet, at)
     return {"woken": wake(due, at)}
+
+
+def _alert_newly_late(at=None) -> None:
+    """Jobs whose deadline passed since about the last pass (so each is reported once, not every minute)."""
+    now = at or timezone.now()
+    window = timedelta(minutes=2 * settings.PAGETRAIL_RECONCILE_EVERY_MINUTES)
+    for job in Job.objects.active().filter(deadline__lt=now, deadline__gte=now - window):
+        alert.send(Job, kind="job_past_deadline", key=f"job-{job.pk}-late", link=job_link(job.pk),
+                   message=f"Job {job.pk} is {job.status} past its deadline.")
 
 
 def wake(jobs, at=None) -> int:
@@ -147,6 +158,9 @@ def set_submissions(is_open: bool, by: str, reason: str = "") -> bool:
     if changed:
         activity.send(SubmissionSwitch, actor=by, action="kill_switch_changed", obj=SubmissionSwitch.current(),
                       before={"is_open": not is_open}, after={"is_open": is_open, "reason": reason})
+        state = "reopened" if is_open else "stopped"
+        alert.send(SubmissionSwitch, kind="kill_switch", key="kill-switch", link="/admin/extraction/submissionswitch/",
+                   message=f"Submissions {state} by {by}: {reason or 'no reason given'}")
     if changed and is_open:
         wake(Job.objects.filter(status=Job.Status.QUEUED, provider_job_id=""))
     log.warning("submissions %s by %s: %s", "reopened" if is_open else "stopped", by, reason)

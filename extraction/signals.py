@@ -10,6 +10,9 @@ log = logging.getLogger(__name__)
 # Sent for operator actions worth an entry in the activity record (kept by the audit app):
 # actor, action, obj, before, after. Extraction never imports audit's models.
 activity = Signal()
+# Sent when people must act (a job became unknown or passed its deadline, the kill switch moved):
+# kind, key (one open alert per key), message, link. The audit app turns it into an alert.
+alert = Signal()
 
 # name: (task, minutes between runs as a settings attribute)
 SCHEDULES = {

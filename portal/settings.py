@@ -206,6 +206,18 @@ PAGETRAIL_MANIFEST_KEY = env.str("PAGETRAIL_MANIFEST_KEY", default="") or local_
 # Retired keys, still used to verify what they signed: "old-id=key,older-id=key".
 PAGETRAIL_MANIFEST_OLD_KEYS = env.dict("PAGETRAIL_MANIFEST_OLD_KEYS", default={})
 
+# --- Alerts: email through Django's mail settings, and an optional HMAC-signed webhook. ---
+PAGETRAIL_BASE_URL = env.str("PAGETRAIL_BASE_URL", default="http://127.0.0.1:8000")
+EMAIL_CONFIG = env.email_url("EMAIL_URL", default="consolemail://")
+globals().update(EMAIL_CONFIG)  # EMAIL_BACKEND, EMAIL_HOST, ... from one URL
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="pagetrail@localhost")
+PAGETRAIL_ALERT_DEFAULT_EMAILS = env.list("PAGETRAIL_ALERT_DEFAULT_EMAILS", default=[])
+# Per kind, several addresses separated by ";": "verification_findings=a@x;b@x,job_unknown=ops@x"
+PAGETRAIL_ALERT_EMAILS = env.dict("PAGETRAIL_ALERT_EMAILS", default={})
+PAGETRAIL_ALERT_WEBHOOK_URL = env.str("PAGETRAIL_ALERT_WEBHOOK_URL", default="")
+PAGETRAIL_ALERT_WEBHOOK_SECRET = env.str("PAGETRAIL_ALERT_WEBHOOK_SECRET", default="") or local_secret("webhook_secret")
+PAGETRAIL_ALERT_WEBHOOK_TRIES = env.int("PAGETRAIL_ALERT_WEBHOOK_TRIES", default=5)
+
 REDIS_URL = env.str("REDIS_URL", default="")
 Q_CLUSTER = {
     # Deployments sharing one Redis need different names (the name is the queue's key).

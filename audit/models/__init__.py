@@ -1,11 +1,12 @@
 """Audit models, one module per concern; everything is importable from `audit.models`."""
 
 from .activity import ActivityEvent
+from .alerts import Alert, WebhookDelivery
 from .cases import Case, CaseMap
 from .evidence import (GENESIS, Asset, Checkpoint, Finding, Manifest, ManifestChain, Placement, VerificationRun,
                        WriteOnceModel)
 from .retention import RetentionAssignment, RetentionEvent, RetentionPolicy
 from .review import ReviewFlag
 
-__all__ = ["GENESIS", "ActivityEvent", "Asset", "Case", "CaseMap", "Checkpoint", "Finding", "Manifest", "ManifestChain", "Placement",
+__all__ = ["GENESIS", "ActivityEvent", "Alert", "WebhookDelivery", "Asset", "Case", "CaseMap", "Checkpoint", "Finding", "Manifest", "ManifestChain", "Placement",
            "RetentionAssignment", "RetentionEvent", "RetentionPolicy", "ReviewFlag", "VerificationRun", "WriteOnceModel"]
