@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 MANAGE := $(BIN)/python manage.py
 STAMP  := $(VENV)/.installed
 
-.PHONY: run run-managed test install clean bench
+.PHONY: run run-managed test install browser clean bench
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -37,8 +37,14 @@ run-managed: $(STAMP)
 
 # Tests get a data dir of their own, never the one `make run` uses. Embedded profile first, then the
 # production profile (PostgreSQL, Redis, S3 on loopback) when those servers answer; see tests/run_profiles.py.
-test: $(STAMP)
+test: $(STAMP) browser
 	PAGETRAIL_DATA_DIR=$(CURDIR)/var/test $(BIN)/python -m tests.run_profiles $(PYTEST_ARGS)
+
+# The browser tests drive Debian's Chromium (Playwright never downloads a browser here).
+browser:
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null); } || \
+	  echo "Chromium is not installed and could not be (run: sudo apt-get install chromium); browser tests will be skipped"
 
 clean:
 	rm -rf var/test .pytest_cache

@@ -213,7 +213,7 @@ class SubmissionSwitch(models.Model):
     changed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        verbose_name = "submission switch"
+        verbose_name = verbose_name_plural = "submission switch"
 
     def __str__(self):
         return "Submissions open" if self.is_open else "Submissions stopped"

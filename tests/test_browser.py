@@ -1,0 +1,128 @@
+"""End to end in headless Chromium (Debian's package) driven by Playwright, against the running portal."""
+
+import os
+import shutil
+
+import pytest
+from django.contrib.auth.models import Group, User
+
+from tests import pdfs
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True),
+              pytest.mark.skipif(not CHROMIUM and os.environ.get("CI") != "true",
+                                 reason="no chromium here (make test installs it)")]
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs an event loop
+
+
+@pytest.fixture
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--no-first-run", "--disable-sync", "--disable-quic"])
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(autouse=True)
+def tasks_run_in_the_request(monkeypatch):
+    """No worker process here: django-q2 runs each enqueued task at once (its documented sync mode)."""
+    from django_q.conf import Conf
+
+    monkeypatch.setattr(Conf, "SYNC", True)
+
+
+def log_in(browser, live_server, username, password="pw"):
+    page = browser.new_page()
+    page.goto(f"{live_server.url}/admin/login/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.click("input[type=submit]")
+    return page
+
+
+def user(username, role=None, superuser=False):
+    account = User.objects.create_user(username, password="pw", is_staff=True, is_superuser=superuser)
+    if role:
+        account.groups.add(Group.objects.get(name=role))
+    return account
+
+
+@pytest.mark.parametrize("role, sees, does_not_see", [
+    ("Compliance staff", "Verification runs", "/admin/audit/retentionpolicy/add/"),
+    ("Reviewer", "Review flags", "Verification runs"),
+    ("Retention admin", "Retention policies", "Review flags"),
+])
+def test_each_role_logs_in_and_sees_its_own_menu(browser, live_server, role, sees, does_not_see):
+    user("someone", role)
+    page = log_in(browser, live_server, "someone")
+    assert sees in page.content() and does_not_see not in page.content()
+    assert "/admin/extraction/bundle/add/" not in page.content()  # uploads are for admins and the API
+
+
+def test_an_admin_uploads_a_bundle_and_sees_the_job_complete(browser, live_server, tmp_path):
+    user("boss", superuser=True)
+    page = log_in(browser, live_server, "boss")
+    page.goto(f"{live_server.url}/admin/extraction/bundle/add/")
+    page.set_input_files("#id_file", str(pdfs.mixed(tmp_path)))
+    page.click("input[name=_upload]")
+    page.wait_for_url("**/admin/extraction/job/*/change/")
+    page.reload()
+    assert "completed" in page.inner_text("#content")
+
+
+def test_a_reviewer_flags_a_missing_page_on_the_review_page(browser, live_server, tmp_path):
+    from audit.models import Manifest, ReviewFlag
+    from extraction.runner import run_job
+    from extraction.services import submit_bundle
+
+    with open(pdfs.reused_on_three_pages(tmp_path), "rb") as fh:
+        run_job(submit_bundle(fh, filename="x.pdf", submitted_by="t").job_id)
+    user("rita", "Reviewer")
+    page = log_in(browser, live_server, "rita")
+    page.goto(f"{live_server.url}/review/{Manifest.objects.get().pk}/")
+    assert "3 of 3 pages" in page.inner_text("#coverage")
+    page.fill("#id_pages", "2")
+    page.select_option("#id_kind", "missing_image")
+    page.fill("#id_note", "the stamp is missing")
+    page.click("#flag-form input[type=submit]")
+    page.wait_for_selector("#flags")
+    assert "the stamp is missing" in page.inner_text("#flags")
+    assert ReviewFlag.objects.get().raised_by == "rita"
+
+
+def test_compliance_staff_start_a_verification_run_and_watch_it_finish(browser, live_server, tmp_path):
+    from extraction.runner import run_job
+    from extraction.services import submit_bundle
+
+    with open(pdfs.mixed(tmp_path), "rb") as fh:
+        run_job(submit_bundle(fh, filename="x.pdf", submitted_by="t").job_id)
+    user("clara", "Compliance staff")
+    page = log_in(browser, live_server, "clara")
+    page.goto(f"{live_server.url}/admin/audit/verificationrun/")
+    page.click("#start-verification")
+    page.wait_for_url("**/admin/audit/verificationrun/*/change/")
+    page.wait_for_function("document.getElementById('run-progress-status').textContent === 'passed'")
+    assert "6 of 6 assets (100%)" in page.inner_text("#run-progress-text")
+
+
+def test_a_retention_admin_changes_a_policy_as_a_new_version(browser, live_server):
+    from audit.models import RetentionPolicy
+
+    user("ron", "Retention admin")
+    page = log_in(browser, live_server, "ron")
+    for days in ("30", "7"):
+        page.goto(f"{live_server.url}/admin/audit/retentionpolicy/add/")
+        page.fill("#id_name", "claims")
+        page.fill("#id_input_days", days)
+        page.fill("#id_contract_owner", "Claims Ltd")
+        page.fill("#id_approved_by", "dpo")
+        page.fill("#id_approved_at_0", "2026-11-29")
+        page.fill("#id_approved_at_1", "10:00:00")
+        page.fill("#id_decision_note", "clause 7")
+        page.click("input[name=_save]")
+        page.wait_for_url("**/admin/audit/retentionpolicy/")
+    assert list(RetentionPolicy.objects.order_by("version").values_list("version", "input_days")) == [(1, 30), (2, 7)]
