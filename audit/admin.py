@@ -13,6 +13,7 @@ from extraction.admin import ReadOnlyAdmin, ReadOnlyInline
 from extraction.models import Bundle
 
 from . import admin_people, verify  # noqa: F401  (admin_people registers the people workflows)
+from .admin_actions import export_evidence_action, export_evidence_with_assets_action
 from .models import ActivityEvent, Asset, Checkpoint, Finding, Manifest, RetentionEvent, VerificationRun
 
 
@@ -53,7 +54,10 @@ class ManifestAdmin(ReadOnlyAdmin):
                        "input_sha256", "page_count", "sha256", "previous_sha256", "signature", "key_id",
                        "storage_name", "created_at", "body", "download", "review_link")
     inlines = [AssetInline, RetentionEventInline]
-    actions = ["verify_selected"]
+    actions = ["verify_selected", export_evidence_action, export_evidence_with_assets_action]
+
+    def has_export_evidence_permission(self, request):
+        return request.user.has_perm("audit.export_evidence")
 
     @admin.action(description="Start a verification run for the selected manifests' bundles",
                   permissions=["run_verification"])

@@ -8,6 +8,7 @@ from django.http import FileResponse
 from extraction import stores
 
 from .evidence import build_evidence
+from .models import ActivityEvent
 
 
 def evidence_download(queryset, user, include_assets: bool) -> FileResponse:
@@ -22,6 +23,8 @@ def evidence_download(queryset, user, include_assets: bool) -> FileResponse:
         raise
     package.seek(0)
     first, last = summary["scope_sequences"]
+    ActivityEvent.record(user.get_username(), "evidence_exported", queryset.order_by("sequence").first(),
+                         after={"manifests": [first, last], "with_assets": include_assets})
     name = f"pagetrail-evidence-{first:06d}-{last:06d}{'-with-assets' if include_assets else ''}.zip"
     response = FileResponse(package, as_attachment=True, filename=name, content_type="application/zip")
     response["X-Content-Type-Options"] = "nosniff"
@@ -30,11 +33,11 @@ def evidence_download(queryset, user, include_assets: bool) -> FileResponse:
 
 
 @admin.action(description="Export evidence package (manifests, chain, checkpoints, results)",
-              permissions=["view"])
+              permissions=["export_evidence"])
 def export_evidence_action(modeladmin, request, queryset):
     return evidence_download(queryset, request.user, include_assets=False)
 
 
-@admin.action(description="Export evidence package with assets", permissions=["view"])
+@admin.action(description="Export evidence package with assets", permissions=["export_evidence"])
 def export_evidence_with_assets_action(modeladmin, request, queryset):
     return evidence_download(queryset, request.user, include_assets=True)

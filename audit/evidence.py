@@ -11,22 +11,20 @@ import os
 import shutil
 import zipfile
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 
-from django.apps import apps
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from extraction import stores
-from extraction.models import Bundle, Job
+from extraction.models import Bundle
 
+from . import evidence_sections as sections
 from .manifests import timestamp
-from .models import Asset, Checkpoint, Finding, Manifest, VerificationRun
+from .models import Asset, Manifest
 
 FORMAT_VERSION = 1
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)  # the earliest time a zip can hold; real times would make every export differ
-RECENT_RUNS = 5
 VERIFIER = Path(__file__).with_name("standalone_verifier.py")
 README = """Pagetrail evidence package
 ==========================
@@ -40,7 +38,8 @@ What is inside
   segment (every link from the first manifest in scope to the last, out-of-scope ones between included,
   continued to the next checkpoint); the signed checkpoints; the latest verification runs and their
   findings for this scope; retention events; every asset the manifests list.
-- assets/<name>: the extracted images, if the package was exported with assets.
+- assets/<name>: the extracted images, if the package was exported with assets. Files deleted under a
+  retention policy are left out; index.json lists the retention event that deleted them.
 - verify_evidence.py: the offline verifier (Python 3.9+ standard library only, no network).
 
 How to verify
@@ -145,8 +144,10 @@ def _write_package(fh, scope: Scope, include_assets: bool, exported_by: str, at)
     with zipfile.ZipFile(fh, "w") as zf:
         _put(zf, "README.txt", README.format(scope=scope.description, at=timestamp(at),
                                              by=exported_by or "unknown").encode())
-        manifests = [_put_manifest(zf, m) for m in scope.manifests.iterator(chunk_size=200)]
-        assets = [_put_asset(zf, a, include_assets) for a in _assets(scope)]
+        gone = sections.deleted_by_retention(scope.manifests, "manifest_file")
+        manifests = [_put_manifest(zf, m, m.sequence in gone) for m in scope.manifests.iterator(chunk_size=200)]
+        gone = sections.deleted_by_retention(scope.manifests, "outputs")
+        assets = [_put_asset(zf, a, include_assets, a["manifest__sequence"] in gone) for a in _assets(scope)]
         index = _index(scope, manifests, assets, include_assets, exported_by, at)
         _put(zf, "index.json", json.dumps(index, indent=1, sort_keys=True).encode("ascii"))
         _put(zf, "verify_evidence.py", VERIFIER.read_bytes())
@@ -164,26 +165,15 @@ def _put(zf: zipfile.ZipFile, name: str, data: bytes) -> None:
     zf.writestr(_info(name), data)
 
 
-def _put_manifest(zf: zipfile.ZipFile, manifest: Manifest) -> dict:
+def _put_manifest(zf: zipfile.ZipFile, manifest: Manifest, file_deleted: bool) -> dict:
     body = manifest.body.encode("ascii")
     entry = {"sequence": manifest.sequence, "sha256": manifest.sha256, "previous_sha256": manifest.previous_sha256,
              "key_id": manifest.key_id, "signature": manifest.signature, "correlation_id": manifest.correlation_id,
              "created_at": timestamp(manifest.created_at), "stored_name": manifest.storage_name,
-             "stored_copy": _stored_copy(manifest.storage_name, body),
+             "stored_copy": sections.stored_copy(manifest.storage_name, body, file_deleted),
              "file": f"manifests/{manifest.sequence:06d}-{manifest.sha256}.json"}
     _put(zf, entry["file"], body)
     return entry
-
-
-def _stored_copy(name: str, body: bytes) -> str:
-    """Whether the output store's copy is byte-identical to the database's: matches, differs or missing."""
-    if not name:
-        return "missing"
-    try:
-        with stores.outputs().open(name, "rb") as fh:
-            return "matches" if fh.read(len(body) + 1) == body else "differs"
-    except FileNotFoundError:
-        return "missing"
 
 
 def _assets(scope: Scope):
@@ -191,14 +181,15 @@ def _assets(scope: Scope):
     return rows.values("name", "sha256", "size", "manifest__sequence").iterator(chunk_size=2000)
 
 
-def _put_asset(zf: zipfile.ZipFile, asset: dict, include: bool) -> dict:
+def _put_asset(zf: zipfile.ZipFile, asset: dict, include: bool, outputs_deleted: bool) -> dict:
     entry = {"name": asset["name"], "sha256": asset["sha256"], "size": asset["size"],
-             "manifest_sequence": asset["manifest__sequence"], "file": None, "omitted": "not_exported"}
+             "manifest_sequence": asset["manifest__sequence"], "file": None,
+             "omitted": "deleted_by_retention" if outputs_deleted else "not_exported"}
     if include:
         try:
             src = stores.outputs().open(asset["name"], "rb")
         except FileNotFoundError:
-            return {**entry, "omitted": "missing_from_store"}
+            return entry if outputs_deleted else {**entry, "omitted": "missing_from_store"}
         member = f"assets/{asset['name']}"
         with src, zf.open(_info(member, asset["size"]), "w") as dst:
             shutil.copyfileobj(src, dst, stores.CHUNK)
@@ -214,69 +205,12 @@ def _index(scope, manifests, assets, include_assets, exported_by, at) -> dict:
         "scope": {**scope.detail, "description": scope.description},
         "includes_assets": include_assets,
         "manifests": manifests,
-        "chain_segment": chain_segment(first, last),
-        "checkpoints": checkpoints(first),
-        "verification_runs": verification_runs(scope.manifests),
-        "retention_events": retention_events(scope.manifests),
+        "chain_segment": sections.chain_segment(first, last),
+        "checkpoints": sections.checkpoints(first),
+        "verification_runs": sections.verification_runs(scope.manifests),
+        "retention_events": sections.retention_events(scope.manifests),
         "assets": assets,
     }
-
-
-def chain_segment(first: int, last: int) -> list[dict]:
-    """Every link from `first` to `last`, continued to the next checkpoint so it anchors the scope."""
-    cover = Checkpoint.objects.filter(chain_length__gte=last).order_by("chain_length").first()
-    end = max(last, cover.chain_length) if cover else last
-    links = Manifest.objects.filter(sequence__range=(first, end)).order_by("sequence")
-    return [{"sequence": s, "sha256": h, "previous_sha256": p}
-            for s, h, p in links.values_list("sequence", "sha256", "previous_sha256").iterator(chunk_size=5000)]
-
-
-def checkpoints(first: int) -> list[dict]:
-    return [{"chain_length": c.chain_length, "head_sha256": c.head_sha256, "body": c.body,
-             "signature": c.signature, "key_id": c.key_id, "created_at": timestamp(c.created_at),
-             "stored_name": c.storage_name, "stored_copy": _stored_copy(c.storage_name, c.body.encode())}
-            for c in Checkpoint.objects.filter(chain_length__gte=first).order_by("chain_length")]
-
-
-def verification_runs(scoped: QuerySet) -> list[dict]:
-    """The latest finished runs, with only their findings about what is in scope."""
-    runs = list(VerificationRun.objects.filter(finished_at__isnull=False).order_by("-finished_at", "-pk")
-                [:RECENT_RUNS])
-    about_scope = Q(manifest__in=scoped) | Q(asset__manifest__in=scoped) | Q(job__manifest__in=scoped)
-    findings = (Finding.objects.filter(about_scope, run__in=runs).select_related("manifest", "asset")
-                .distinct().order_by("run_id", "pk"))
-    by_run = {}
-    for f in findings:
-        by_run.setdefault(f.run_id, []).append({
-            "kind": f.kind, "manifest": f.manifest.sequence if f.manifest else None,
-            "asset": f.asset.name if f.asset else None, "name": f.name, "detail": f.detail,
-            "created_at": timestamp(f.created_at)})
-    return [{"id": r.pk, "status": r.status, "scope": r.scope, "started_by": r.started_by,
-             "started_at": timestamp(r.started_at), "finished_at": timestamp(r.finished_at),
-             "manifests": r.manifests_done, "assets": r.assets_done, "bytes": r.bytes_done,
-             "findings_count": r.findings_count, "findings_in_scope": by_run.get(r.pk, [])} for r in runs]
-
-
-def retention_events(scoped: QuerySet) -> list[dict]:
-    """Deletions (or holds) of what the scoped manifests describe; the one place to finish when
-    audit.RetentionEvent lands: until then there are none."""
-    try:
-        model = apps.get_model("audit", "RetentionEvent")
-    except LookupError:
-        return []
-    related = {Manifest: scoped, Job: Job.objects.filter(manifest__in=scoped),
-               Bundle: Bundle.objects.filter(correlation_id__in=scoped.values("correlation_id"))}
-    link = next((f for f in model._meta.concrete_fields if f.is_relation and f.related_model in related), None)
-    if link is None:
-        raise NotImplementedError("RetentionEvent names no manifest, job or bundle: scope it here.")
-    events = model.objects.filter(**{f"{link.name}__in": related[link.related_model]}).order_by("pk")
-    return [{f.attname: _plain(getattr(e, f.attname)) for f in model._meta.concrete_fields} for e in events]
-
-
-def _plain(value):
-    if isinstance(value, datetime):
-        return timestamp(value)
-    return value if isinstance(value, (str, int, float, bool, type(None))) else str(value)
 
 
 def _sha256_written(fh, start: int) -> str | None:
@@ -301,6 +235,7 @@ def _summary(fh, start: int, scope: Scope, index: dict) -> dict:
             "checkpoints": len(index["checkpoints"]), "assets": len(assets),
             "assets_included": sum(1 for a in assets if a["file"]),
             "assets_missing": sum(1 for a in assets if a["omitted"] == "missing_from_store"),
+            "assets_deleted_by_retention": sum(1 for a in assets if a["omitted"] == "deleted_by_retention"),
             "stored_copies_not_matching": sum(1 for m in listed if m["stored_copy"] != "matches"),
             "verification_runs": len(index["verification_runs"]),
             "retention_events": len(index["retention_events"]), "bytes": end - start, "sha256": sha256}

@@ -1,12 +1,10 @@
 #!/usr/bin/env python3
 """Offline verifier for a Pagetrail evidence package (shipped inside it as verify_evidence.py).
 
-Python standard library only, so an auditor can run it on a laptop with no network and no Pagetrail:
-
     python3 verify_evidence.py PACKAGE.zip [--key-id ID --key KEY ...] [--key-file FILE]
 
-It re-hashes every manifest and asset in the package, checks the manifest chain and the checkpoints
-against it, and checks HMAC-SHA256 signatures when given the key. Exit status 0 on PASS, 1 on FAIL.
+Standard library only (no network, no Pagetrail). Re-hashes every manifest and asset in the package, checks
+the chain and the checkpoints against it, and HMAC-SHA256 signatures when given the key. Exits 0 on PASS.
 """
 
 import argparse
@@ -19,21 +17,19 @@ import zipfile
 GENESIS = "0" * 64
 FIXED_MEMBERS = {"README.txt", "index.json", "verify_evidence.py"}
 CHUNK = 1024 * 1024
+LEFT_OUT = {"not_included": "asset(s) not included (package exported without assets)",
+            "retained_away": "file(s) deleted under retention, as retention events in index.json record"}
 
 
 class Report:
     def __init__(self):
-        self.problems, self.notes = [], []
+        self.problems = []
         self.counts = dict.fromkeys(("manifests", "links", "checkpoints", "assets", "not_included",
-                                     "signatures"), 0)
+                                     "signatures", "retained_away"), 0)
         self.unsigned = {}  # key id -> signatures left unchecked for want of its key
 
     def fail(self, where, what):
         self.problems.append(f"{where}: {what}")
-
-
-def sha256_hex(data):
-    return hashlib.sha256(data).hexdigest()
 
 
 def signature_ok(body, signature, key):
@@ -67,12 +63,12 @@ def check_manifests(zf, index, keys, report):
             check_manifest_fields(report, where, entry, body)
             bodies[seq] = body
         check_signature(report, where, data, entry.get("signature"), entry.get("key_id"), keys)
-        check_stored_copy(report, where, entry, "manifest")
+        check_stored_copy(report, where, entry, index, seq)
     return bodies
 
 
 def check_manifest_bytes(report, where, entry, data):
-    digest, listed = sha256_hex(data), entry.get("sha256")
+    digest, listed = hashlib.sha256(data).hexdigest(), entry.get("sha256")
     if digest != listed:
         report.fail(where, f"the file hashes to {digest}, index.json says {listed}")
     expected_name = f"manifests/{entry.get('sequence'):06d}-{digest}.json"
@@ -86,12 +82,29 @@ def check_manifest_fields(report, where, entry, body):
             report.fail(where, f"the manifest says {field} {body.get(field)!r}, index.json says {entry.get(field)!r}")
 
 
-def check_stored_copy(report, where, entry, what):
+STORED_COPY_PROBLEMS = {
+    "missing": "at export time its file was missing from the output store",
+    "differs": "at export time its file in the output store differed from the database copy",
+    "no_database_row": "its file in the output store has no database row (the database lost or rewrote it)",
+}
+
+
+def check_stored_copy(report, where, entry, index, sequence=None):
     stored = entry.get("stored_copy")
-    if stored == "missing":
-        report.fail(where, f"at export time the {what} file was missing from the output store")
+    if stored == "deleted_by_retention":
+        check_retention(report, where, index, sequence, "manifest_file")
     elif stored != "matches":
-        report.fail(where, f"at export time the {what} file in the output store differed from the database copy")
+        report.fail(where, STORED_COPY_PROBLEMS.get(stored, f"its stored copy was not compared ({stored})"))
+
+
+def check_retention(report, where, index, sequence, what):
+    """Something left out as deleted under retention must have the retention event that says so."""
+    if any(e.get("manifest") == sequence and e.get("what") == what and e.get("outcome") == "deleted"
+           for e in index.get("retention_events", [])):
+        report.counts["retained_away"] += 1
+    else:
+        report.fail(where, f"left out as deleted under retention, but no retention event in index.json "
+                           f"records deleting the {what.replace('_', ' ')} of manifest {sequence}")
 
 
 def check_chain(index, report):
@@ -126,7 +139,7 @@ def check_checkpoints(index, links, keys, report):
         where = f"index.json: checkpoint at chain length {cp.get('chain_length')}"
         body_text = cp.get("body", "")
         check_signature(report, where, body_text.encode("utf-8"), cp.get("signature"), cp.get("key_id"), keys)
-        check_stored_copy(report, where, cp, "checkpoint")
+        check_stored_copy(report, where, cp, index)
         body = parse_json(report, where, body_text.encode("utf-8")) or {}
         length, head = body.get("chain_length", cp.get("chain_length")), body.get("head_sha256", cp.get("head_sha256"))
         if (length, head) != (cp.get("chain_length"), cp.get("head_sha256")):
@@ -160,7 +173,9 @@ def check_asset_file(zf, index, entry, seq, wanted, report):
     where = entry.get("file")
     if not where:
         reason = entry.get("omitted") or "not_exported"
-        if reason == "not_exported" and not index.get("includes_assets"):
+        if reason == "deleted_by_retention":
+            check_retention(report, f"assets/{entry.get('name')}", index, seq, "outputs")
+        elif reason == "not_exported" and not index.get("includes_assets"):
             report.counts["not_included"] += 1
         else:
             report.fail(f"assets/{entry.get('name')}", f"not in the package ({reason.replace('_', ' ')})")
@@ -244,9 +259,8 @@ def summary_lines(index, keys, report):
     else:
         lines += [f"note: {n} signature(s) not checked: no key given for key id {k!r}"
                   for k, n in sorted(report.unsigned.items())]
-    if report.counts["not_included"]:
-        lines.append(f"note: {report.counts['not_included']} asset(s) not included (package exported without "
-                     "assets): their hashes are listed but not re-checked")
+    lines += [f"note: {report.counts[kind]} {text}: their hashes are listed but not re-checked"
+              for kind, text in LEFT_OUT.items() if report.counts[kind]]
     c = report.counts
     lines.append(f"checked: {c['manifests']} manifest(s), chain segment of {c['links']} link(s), "
                  f"{c['checkpoints']} checkpoint(s) against the chain, {c['assets']} asset(s) re-hashed, "

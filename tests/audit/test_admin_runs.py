@@ -40,7 +40,8 @@ def test_it_lists_findings_by_kind_linked_to_their_manifest(admin_client, comple
     run = execute(start_run("admin").pk)
     url = reverse("admin:audit_finding_changelist") + f"?kind__exact=hash_mismatch&run__id__exact={run.pk}"
     page = admin_client.get(url).content.decode()
-    assert "hash_mismatch" in page and reverse("admin:audit_manifest_change", args=[1]) in page
+    manifest = Asset.objects.first().manifest
+    assert "hash_mismatch" in page and reverse("admin:audit_manifest_change", args=[manifest.pk]) in page
 
 
 def test_staff_without_the_permission_cannot_start_a_run(client, completed):

@@ -11,8 +11,11 @@ from django.core.files.base import ContentFile
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import RequestFactory
+from django.utils import timezone
 
+from audit import retention
 from audit.admin_actions import export_evidence_action
+from audit.checkpoints import write_checkpoint
 from audit.evidence import build_evidence
 from audit.manifests import canonical_bytes, sign
 from audit.models import Asset, Checkpoint, Finding, Manifest, VerificationRun
@@ -20,7 +23,7 @@ from extraction import stores
 from extraction.runner import run_job
 from extraction.services import submit_bundle
 from tests import pdfs
-from tests.conftest import read_stored, temp_files, write_stored
+from tests.conftest import delete_stored, read_stored, temp_files, write_stored
 
 pytestmark = pytest.mark.django_db
 
@@ -48,14 +51,20 @@ def key(settings):
     return ["--key-id", settings.PAGETRAIL_MANIFEST_KEY_ID, "--key", settings.PAGETRAIL_MANIFEST_KEY]
 
 
-def checkpoint(length, head=None, key=None):
-    """A signed checkpoint of the chain head at `length` (the checkpoint writer lives elsewhere)."""
-    head = head or Manifest.objects.get(sequence=length).sha256
-    body = canonical_bytes({"chain_length": length, "head_sha256": head, "created_at": "2026-11-30T00:00:00Z"})
-    name = f"checkpoints/checkpoint-{length:06d}.json"
-    stores.outputs().save(name, ContentFile(body))
-    return Checkpoint.objects.create(chain_length=length, head_sha256=head, body=body.decode(), key_id="local-1",
-                                     signature=sign(body, key), storage_name=name)
+def odd_checkpoint(length, head=None, key=None):
+    """A checkpoint stored and recorded like write_checkpoint's, naming any head, signed with any key."""
+    statement = {"chain_length": length, "head_sha256": head or Manifest.objects.get(sequence=length).sha256,
+                 "created_at": "2026-11-30T00:00:00.000000Z", "key_id": "local-1"}
+    body = canonical_bytes(statement)
+    name, signature = f"checkpoints/checkpoint-{length:09d}.json", sign(body, key)
+    stores.outputs().save(name, ContentFile(json.dumps({"checkpoint": statement, "signature": signature}).encode()))
+    Checkpoint.objects.create(chain_length=length, head_sha256=statement["head_sha256"], body=body.decode(),
+                              key_id="local-1", signature=signature, storage_name=name)
+
+
+def retention_policy(**windows):
+    return retention.new_version("claims", "dpo", is_default=True, contract_owner="Claims Ltd", approved_by="dpo",
+                                 approved_at=AT, decision_note="Contract 12, clause 7", **windows)
 
 
 def export(out, name="evidence.zip", include_assets=True, **scope):
@@ -115,14 +124,14 @@ def asset_file(package):
 
 
 def test_it_passes_an_untouched_package_without_a_key_and_says_signatures_were_not_checked(chain, out):
-    checkpoint(3)
+    write_checkpoint()
     done = verify(export(out))
     assert done.returncode == 0 and done.stdout.splitlines()[-1] == "PASS", done.stdout
     assert "signatures not checked: no key given" in done.stdout
 
 
 def test_it_passes_an_untouched_package_with_the_key_and_counts_what_it_checked(chain, out, key):
-    checkpoint(3)
+    write_checkpoint()
     done = verify(export(out), *key)
     assert done.returncode == 0 and done.stdout.splitlines()[-1] == "PASS", done.stdout
     assert (f"checked: 3 manifest(s), chain segment of 3 link(s), 1 checkpoint(s) against the chain, "
@@ -213,13 +222,35 @@ def test_it_fails_on_a_signature_forged_with_another_key(chain, out, key):
 
 
 def test_it_fails_on_a_checkpoint_that_disagrees_with_the_chain(chain, out):
-    checkpoint(2, head="e" * 64)
+    odd_checkpoint(2, head="e" * 64)
     failed(verify(export(out)), "checkpoint at chain length 2", "names head " + "e" * 64)
 
 
 def test_it_fails_on_a_checkpoint_signed_with_another_key(chain, out, key):
-    checkpoint(3, key="not the key")
+    odd_checkpoint(3, key="not the key")
     failed(verify(export(out), *key), "checkpoint at chain length 3", "HMAC signature does not verify")
+
+
+def test_it_fails_on_a_checkpoint_file_whose_database_row_was_removed(chain, out):
+    write_checkpoint()
+    Checkpoint.objects.all().delete()  # a raw DELETE, as a rewrite of the database would do
+    failed(verify(export(out)), "checkpoint at chain length 3", "has no database row")
+
+
+def test_it_fails_on_an_asset_missing_from_the_store_without_a_retention_event(chain, out):
+    asset = Asset.objects.first()
+    delete_stored("outputs", asset.name)
+    failed(verify(export(out)), f"assets/{asset.name}", "missing from store")
+
+
+def test_it_fails_when_the_retention_event_behind_a_left_out_asset_is_removed(chain, out):
+    retention_policy(output_days=1)
+    retention.apply_retention(at=timezone.now() + timedelta(days=2))
+
+    def forget(index):
+        index["retention_events"] = []
+    package = rewrite(export(out), edit_index(forget))
+    failed(verify(package), "assets/", "no retention event in index.json records deleting the outputs")
 
 
 def test_it_fails_on_a_manifest_row_edited_in_the_database(chain, out):
@@ -252,7 +283,7 @@ def test_the_chain_segment_includes_manifests_between_those_in_scope(chain, out)
 
 
 def test_the_chain_segment_reaches_the_checkpoint_that_covers_the_scope(chain, out):
-    checkpoint(3)
+    write_checkpoint()
     index = index_of(export(out, manifest=1))
     assert [link["sequence"] for link in index["chain_segment"]] == [1, 2, 3]
     assert [c["chain_length"] for c in index["checkpoints"]] == [3]
@@ -275,8 +306,21 @@ def test_it_exports_the_latest_verification_results_about_the_scope_only(chain, 
     assert [f["detail"] for f in runs[0]["findings_in_scope"]] == ["about 1"]
 
 
+def test_it_exports_the_retention_events_and_leaves_out_deleted_outputs_without_failing(chain, out, key):
+    retention_policy(input_days=1, output_days=1)
+    retention.apply_retention(at=timezone.now() + timedelta(days=2))
+    package = export(out, manifest=2)
+    events = index_of(package)["retention_events"]
+    assert [(e["manifest"], e["what"], e["outcome"]) for e in events] == [
+        (None, "input", "deleted"), (2, "outputs", "deleted")]
+    assert events[0]["policy"]["decision_note"] == "Contract 12, clause 7"
+    done = verify(package, *key)
+    assert done.returncode == 0, done.stdout
+    assert f"note: {chain.get(sequence=2).assets.count()} file(s) deleted under retention" in done.stdout
+
+
 def test_the_same_evidence_gives_byte_identical_packages(chain, out):
-    checkpoint(3)
+    write_checkpoint()
     first, second = export(out, "one.zip"), export(out, "two.zip")
     assert first.read_bytes() == second.read_bytes()
 
