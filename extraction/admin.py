@@ -7,6 +7,7 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
+from .accounts import ServiceAccount
 from .models import Attempt, Bundle, Job, Rejection, SubmissionSwitch
 from .services import refuse_oversized_upload, replay_unknown, set_submissions, submit_bundle
 
@@ -146,3 +147,26 @@ class SubmissionSwitchAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+@admin.register(ServiceAccount)
+class ServiceAccountAdmin(admin.ModelAdmin):
+    """Tokens of upstream services: shown once when made, stored only as a hash, revocable."""
+
+    list_display = ("name", "token_prefix", "created_by", "created_at", "revoked_at")
+    list_filter = ("revoked_at",)
+    fields = ("name", "token_prefix", "created_by", "created_at", "revoked_at")
+    readonly_fields = ("token_prefix", "created_by", "created_at", "revoked_at")
+    actions = ["revoke"]
+
+    def save_model(self, request, obj, form, change):
+        if not change:
+            token = obj.issue_token()
+            obj.created_by = request.user.get_username()
+            messages.warning(request, f"Token for {obj.name} (shown once): {token} - store it now.")
+        super().save_model(request, obj, form, change)
+
+    @admin.action(description="Revoke the selected tokens", permissions=["change"])
+    def revoke(self, request, queryset):
+        done = sum(account.revoke() for account in queryset)
+        self.message_user(request, f"Revoked {done} token(s).")

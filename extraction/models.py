@@ -312,3 +312,6 @@ class Rejection(models.Model):
 
     def __str__(self):
         return f"{self.code}: {self.original_filename or self.sha256[:12]}"
+
+
+from .accounts import IdempotencyRecord, ServiceAccount  # noqa: E402,F401  (models of the upstream API)

@@ -47,6 +47,13 @@ def submit_bundle(stream, *, filename: str, submitted_by: str, case_label: str =
         staged = intake.stage(stream)
     except pdf.Refusal as refusal:
         return _reject(refusal, display, submitted_by, size=getattr(refusal, "seen", 0), sha256="", at=at)
+    return submit_staged(staged, filename=display, submitted_by=submitted_by, case_label=case_label, at=at)
+
+
+def submit_staged(staged: intake.StagedUpload, *, filename: str, submitted_by: str, case_label: str = "",
+                  at=None) -> IntakeResult:
+    """The rest of intake once the bytes are staged (the API stages first to check its Idempotency-Key)."""
+    display = os.path.basename(filename or "")[:255]
     try:
         accepted = intake.validate(staged)
         return _accept(accepted, display, submitted_by, case_label, at or timezone.now())

@@ -186,6 +186,9 @@ PAGETRAIL_CHECKPOINT_EVERY_MINUTES = env.int("PAGETRAIL_CHECKPOINT_EVERY_MINUTES
 PAGETRAIL_VERIFY_EVERY_MINUTES = env.int("PAGETRAIL_VERIFY_EVERY_MINUTES", default=24 * 60)
 PAGETRAIL_RETENTION_EVERY_MINUTES = env.int("PAGETRAIL_RETENTION_EVERY_MINUTES", default=60)
 
+# --- The upstream API: requests per service account (django-ninja throttling, e.g. "120/m"). ---
+PAGETRAIL_API_RATE = env.str("PAGETRAIL_API_RATE", default="120/m")
+
 # --- The managed provider (Infrai). The key is a secret: it only ever goes into one request header. ---
 INFRAI_BASE_URL = env.str("INFRAI_BASE_URL", default="http://127.0.0.1:8765")
 INFRAI_API_KEY = env.str("INFRAI_API_KEY", default="")
@@ -235,6 +238,9 @@ Q_CLUSTER = {
 }
 if REDIS_URL:
     Q_CLUSTER["redis"] = REDIS_URL
+    # Shared by every web process, so the API's per-account rate limit holds across them.
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+                          "KEY_PREFIX": Q_CLUSTER["name"]}}
 else:
     Q_CLUSTER["orm"] = "default"
 

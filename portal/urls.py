@@ -3,6 +3,7 @@ from django.urls import path
 from django.views.generic import RedirectView
 
 from audit import views as audit_views
+from portal.api import api
 from extraction import views as extraction_views
 
 admin.site.site_header = "Pagetrail"
@@ -14,7 +15,9 @@ urlpatterns = [
     path("files/assets/<int:asset_id>/", audit_views.download_asset, name="download-asset"),
     path("files/manifests/<int:manifest_id>/", audit_views.download_manifest, name="download-manifest"),
     path("files/assets/<int:asset_id>/thumbnail/", audit_views.asset_thumbnail, name="asset-thumbnail"),
+    path("files/previews/<int:preview_id>/", audit_views.page_preview, name="page-preview"),
     path("review/<int:manifest_id>/", audit_views.review_page, name="review-manifest"),
+    path("api/v1/", api.urls),
     path("admin/", admin.site.urls),
     path("", RedirectView.as_view(url="/admin/", permanent=False)),
 ]

@@ -1,0 +1,33 @@
+"""Manifests in the HTTP API for upstream services (mounted in portal/api.py)."""
+
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from ninja import Router
+
+from .models import Manifest
+
+router = Router(tags=["manifests"])
+BYTES = {"description": "The canonical manifest bytes. Headers: X-Manifest-SHA256 (their sha256), "
+                        "X-Manifest-Signature (HMAC-SHA256), X-Manifest-Key-Id.",
+         "content": {"application/json": {"schema": {"type": "object"}}}}
+NOT_FOUND = {"description": "No such manifest (yet).", "content": {"application/json": {"schema": {
+    "$ref": "#/components/schemas/ErrorOut"}}}}
+
+
+def manifest_response(manifest: Manifest) -> HttpResponse:
+    response = HttpResponse(manifest.body.encode("ascii"), content_type="application/json")
+    response["X-Manifest-SHA256"], response["X-Manifest-Signature"] = manifest.sha256, manifest.signature
+    response["X-Manifest-Key-Id"] = manifest.key_id
+    return response
+
+
+@router.get("/manifests/{manifest_id}", summary="A manifest's canonical bytes",
+            openapi_extra={"responses": {200: BYTES, 404: NOT_FOUND}})
+def get_manifest(request, manifest_id: int):
+    return manifest_response(get_object_or_404(Manifest, pk=manifest_id))
+
+
+@router.get("/jobs/{job_id}/manifest", summary="The manifest of a completed job",
+            openapi_extra={"responses": {200: BYTES, 404: NOT_FOUND}})
+def get_job_manifest(request, job_id: int):
+    return manifest_response(get_object_or_404(Manifest, job_id=job_id))

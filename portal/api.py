@@ -1,0 +1,50 @@
+"""The upstream services' API at /api/v1/: token auth, rate limits, JSON errors, a generated OpenAPI document."""
+
+from django.conf import settings
+from django.http import Http404
+from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.security import HttpBearer
+from ninja.throttling import AuthRateThrottle
+
+from audit.api import router as manifests
+from extraction.accounts import ServiceAccount
+from extraction.api import router as bundles
+
+
+class TokenAuth(HttpBearer):
+    def authenticate(self, request, token):
+        return ServiceAccount.for_token(token)
+
+
+THROTTLE = AuthRateThrottle(settings.PAGETRAIL_API_RATE)  # per service account, in Django's cache
+api = NinjaAPI(title="Pagetrail API", version="1", urls_namespace="api", auth=TokenAuth(), throttle=[THROTTLE],
+               description="Submit PDF bundles for image extraction, follow their jobs, fetch their manifests.")
+api.add_router("/", bundles)
+api.add_router("/", manifests)
+
+
+def error(request, status: int, code: str, message: str):
+    return api.create_response(request, {"error": {"code": code, "message": message}}, status=status)
+
+
+@api.exception_handler(AuthenticationError)
+def unauthenticated(request, exc):
+    return error(request, 401, "unauthenticated", "Send a valid service-account token as 'Authorization: Bearer ...'.")
+
+
+@api.exception_handler(Http404)
+def not_found(request, exc):
+    return error(request, 404, "not_found", "There is nothing with that id.")
+
+
+@api.exception_handler(HttpError)
+def http_error(request, exc):
+    if exc.status_code == 429:
+        return error(request, 429, "rate_limited", "Too many requests for this service account; slow down.")
+    return error(request, exc.status_code, "bad_request", str(exc))
+
+
+@api.exception_handler(ValidationError)
+def invalid(request, exc):
+    return error(request, 400, "bad_request", f"The request is not well-formed: {exc.errors}"[:500])

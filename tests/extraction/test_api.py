@@ -1,0 +1,146 @@
+"""The upstream services' API over Django's test client: auth, intake, idempotency, errors, OpenAPI."""
+
+import hashlib
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from audit.models import Manifest
+from extraction.accounts import IdempotencyRecord, ServiceAccount
+from extraction.models import Bundle, Job, Rejection
+from extraction.runner import run_job
+from tests import pdfs
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def token():
+    from django.core.cache import cache
+
+    cache.clear()  # rate-limit history of earlier tests
+    account = ServiceAccount(name="claims-ingest")
+    secret = account.issue_token()
+    account.save()
+    return secret
+
+
+def post_pdf(client, token, data: bytes, key=None, **extra):
+    headers = {"HTTP_AUTHORIZATION": f"Bearer {token}", **({"HTTP_IDEMPOTENCY_KEY": key} if key else {})}
+    return client.post("/api/v1/bundles", data=data, content_type="application/pdf", **headers, **extra)
+
+
+def test_it_accepts_a_raw_pdf_body_and_answers_201_with_the_job(client, token, tmp_path):
+    response = post_pdf(client, token, pdfs.mixed(tmp_path).read_bytes())
+    assert response.status_code == 201
+    body = response.json()
+    job = Job.objects.get()
+    assert body["job"]["id"] == job.pk and body["job"]["status_url"] == f"/api/v1/jobs/{job.pk}"
+    assert Bundle.objects.get().submitted_by == "api:claims-ingest"
+
+
+def test_it_accepts_a_multipart_file_with_a_case_label(client, token, tmp_path):
+    upload = SimpleUploadedFile("claim.pdf", pdfs.jpeg_rgb(tmp_path).read_bytes(), content_type="application/pdf")
+    response = client.post("/api/v1/bundles?case_label=claim-7", {"file": upload},
+                           HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert response.status_code == 201
+    assert (Bundle.objects.get().case_label, Bundle.objects.get().original_filename) == ("claim-7", "claim.pdf")
+
+
+def test_the_same_bytes_again_return_the_existing_job(client, token, tmp_path):
+    data = pdfs.jpeg_rgb(tmp_path).read_bytes()
+    first, again = post_pdf(client, token, data), post_pdf(client, token, data)
+    assert (first.status_code, again.status_code) == (201, 200)
+    assert first.json()["job"]["id"] == again.json()["job"]["id"] and again.json()["created"] is False
+
+
+def test_an_idempotency_key_replays_the_first_answer_for_the_same_payload(client, token, tmp_path):
+    data = pdfs.jpeg_rgb(tmp_path).read_bytes()
+    first = post_pdf(client, token, data, key="req-1")
+    replay = post_pdf(client, token, data, key="req-1")
+    assert (first.status_code, replay.status_code) == (201, 201) and replay.json() == first.json()
+
+
+def test_an_idempotency_key_with_another_payload_is_422(client, token, tmp_path):
+    post_pdf(client, token, pdfs.jpeg_rgb(tmp_path).read_bytes(), key="req-1")
+    response = post_pdf(client, token, pdfs.cmyk(tmp_path).read_bytes(), key="req-1")
+    assert response.status_code == 422 and response.json()["error"]["code"] == "idempotency_conflict"
+
+
+def test_an_idempotency_key_still_being_handled_is_409(client, token, tmp_path):
+    data = pdfs.jpeg_rgb(tmp_path).read_bytes()
+    IdempotencyRecord.objects.create(account=ServiceAccount.objects.get(), key="req-1",
+                                     request_sha256=hashlib.sha256(data).hexdigest())
+    response = post_pdf(client, token, data, key="req-1")
+    assert response.status_code == 409 and response.json()["error"]["code"] == "in_progress"
+
+
+@pytest.mark.parametrize("data, status, code", [
+    (b"PK\x03\x04" + b"\x00" * 64, 415, "not_pdf"),
+    (b"%PDF-1.7\n1 0 obj\n<<>>\nendobj\n", 422, "truncated"),
+])
+def test_a_refused_upload_is_json_with_a_code_and_creates_nothing(client, token, data, status, code):
+    response = post_pdf(client, token, data)
+    assert response.status_code == status and response.json()["error"]["code"] == code
+    assert response.json()["error"]["message"] and Rejection.objects.get().code == code
+    assert not Bundle.objects.exists()
+
+
+def test_an_upload_over_the_limit_is_413(client, token, settings):
+    settings.PAGETRAIL_MAX_UPLOAD_BYTES = 1024 * 1024
+    response = post_pdf(client, token, b"%PDF-1.7\n" + b"0" * (2 * 1024 * 1024))
+    assert response.status_code == 413 and response.json()["error"]["code"] == "too_large"
+
+
+def test_it_refuses_a_missing_or_revoked_token_with_401(client, token, tmp_path):
+    assert client.get("/api/v1/jobs/1").status_code == 401
+    ServiceAccount.objects.get().revoke()
+    response = client.get("/api/v1/jobs/1", HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert response.status_code == 401 and response.json()["error"]["code"] == "unauthenticated"
+
+
+def test_it_reports_a_job_and_serves_its_manifest_bytes_with_their_hash(client, token, tmp_path):
+    job_id = post_pdf(client, token, pdfs.mixed(tmp_path).read_bytes()).json()["job"]["id"]
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {token}"}
+    assert client.get(f"/api/v1/jobs/{job_id}", **auth).json()["manifest_url"] is None
+    run_job(job_id)
+    job = client.get(f"/api/v1/jobs/{job_id}", **auth).json()
+    assert (job["state"], job["attempts"], job["retries"]) == ("completed", 2, 0)
+    response = client.get(job["manifest_url"], **auth)
+    manifest = Manifest.objects.get()
+    assert response.content == manifest.body.encode() and response["X-Manifest-SHA256"] == manifest.sha256
+    assert json.loads(response.content)["correlation_id"] == job["correlation_id"]
+
+
+def test_an_unknown_job_is_a_json_404(client, token):
+    response = client.get("/api/v1/jobs/999", HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert response.status_code == 404 and response.json()["error"]["code"] == "not_found"
+
+
+def test_a_service_account_is_rate_limited_with_429(client, token, monkeypatch):
+    from django.core.cache import cache
+
+    from portal.api import THROTTLE
+
+    cache.clear()
+    monkeypatch.setattr(THROTTLE, "num_requests", 2)
+    statuses = [client.get("/api/v1/jobs/999", HTTP_AUTHORIZATION=f"Bearer {token}").status_code for _ in range(3)]
+    assert statuses[-1] == 429
+
+
+def test_the_openapi_document_describes_every_route_and_error(client):
+    document = client.get("/api/v1/openapi.json").json()
+    assert {"/api/v1/bundles", "/api/v1/jobs/{job_id}", "/api/v1/manifests/{manifest_id}",
+            "/api/v1/jobs/{job_id}/manifest"} <= set(document["paths"])
+    submit = document["paths"]["/api/v1/bundles"]["post"]["responses"]
+    assert {"200", "201", "400", "401", "409", "413", "415", "422", "429"} <= set(submit)
+
+
+def test_an_admin_creates_a_service_account_and_sees_its_token_once(admin_client):
+    response = admin_client.post("/admin/extraction/serviceaccount/add/", {"name": "contracts"}, follow=True)
+    text = response.content.decode()
+    token = text.split("Token for contracts (shown once): ")[1].split(" ")[0].split("<")[0]
+    account = ServiceAccount.objects.get()
+    assert ServiceAccount.for_token(token) == account and token not in account.token_sha256
+    assert token not in admin_client.get(f"/admin/extraction/serviceaccount/{account.pk}/change/").content.decode()
