@@ -15,6 +15,8 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils import timezone
 
+from portal.logs import job_context
+
 from . import stores
 from .models import Attempt, Job, SubmissionSwitch
 from .providers import ProviderError, get_provider
@@ -33,7 +35,13 @@ def worker_name() -> str:
 def run_job(job_id: int, worker: str | None = None, sleep=time.sleep, rng: random.Random | None = None) -> str:
     """Drive one job as far as it can go now; safe to call twice, concurrently, or late."""
     job = Job.objects.select_related("bundle").get(pk=job_id)
-    worker = worker or worker_name()
+    with job_context(job.bundle.correlation_id, job.pk):
+        outcome = _run(job, worker or worker_name(), sleep, rng)
+        log.info("job %s: %s", job.pk, outcome)
+        return outcome
+
+
+def _run(job: Job, worker: str, sleep, rng) -> str:
     token = job.claim(worker)
     if token is None:
         return "not-claimed"

@@ -12,6 +12,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from extraction import pdf
+from portal.logs import job_context
 
 from . import intake, stores
 from .models import Bundle, Job, Rejection, SubmissionSwitch, idempotency_key, input_storage_name
@@ -55,8 +56,9 @@ def submit_staged(staged: intake.StagedUpload, *, filename: str, submitted_by: s
     """The rest of intake once the bytes are staged (the API stages first to check its Idempotency-Key)."""
     display = os.path.basename(filename or "")[:255]
     try:
-        accepted = intake.validate(staged)
-        return _accept(accepted, display, submitted_by, case_label, at or timezone.now())
+        with job_context(staged.sha256):
+            accepted = intake.validate(staged)
+            return _accept(accepted, display, submitted_by, case_label, at or timezone.now())
     except pdf.Refusal as refusal:
         return _reject(refusal, display, submitted_by, size=staged.size, sha256=staged.sha256, at=at)
     finally:

@@ -244,11 +244,18 @@ if REDIS_URL:
 else:
     Q_CLUSTER["orm"] = "default"
 
+LOG_FORMAT = env.str("PAGETRAIL_LOG_FORMAT", default="plain")  # or "json": one JSON object a line
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"context": {"()": "portal.logs.ContextFilter"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(correlation_id).16s job=%(job_id)s] %(message)s"},
+        "json": {"()": "pythonjsonlogger.json.JsonFormatter",
+                 "fmt": "%(asctime)s %(levelname)s %(name)s %(correlation_id)s %(job_id)s %(message)s %(process)d",
+                 "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"}},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["context"]}},
     "root": {"handlers": ["console"], "level": env.str("PAGETRAIL_LOG_LEVEL", default="INFO")},
     "loggers": {"pikepdf": {"level": "WARNING"}},
 }

@@ -1,0 +1,48 @@
+"""Every log line written while handling a bundle or a job carries its correlation id and job id;
+secrets, tokens and presigned query strings never reach a log line."""
+
+import logging
+import re
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+_context: ContextVar[dict] = ContextVar("pagetrail_log_context", default={})
+
+SECRETS = [
+    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+"),
+    re.compile(r"\bpt_[A-Za-z0-9_-]{16,}"),  # service-account tokens
+    re.compile(r"(?i)([?&](?:X-Amz-Signature|X-Amz-Credential|X-Amz-Security-Token|Signature|AWSAccessKeyId)=)[^&\s]+"),
+    re.compile(r"(?i)((?:api[_-]?key|secret|password|token)[\"']?\s*[:=]\s*[\"']?)[^\s\"',&]+"),
+]
+
+
+@contextmanager
+def job_context(correlation_id: str = "", job_id: int | None = None):
+    """Log lines inside carry these ids (a contextvar: safe across threads and worker processes)."""
+    token = _context.set({"correlation_id": correlation_id, "job_id": job_id})
+    try:
+        yield
+    finally:
+        _context.reset(token)
+
+
+def scrub(text: str) -> str:
+    for pattern in SECRETS:
+        text = pattern.sub(lambda m: (m.group(1) if m.groups() else "") + "[redacted]", text)
+    return text
+
+
+class ContextFilter(logging.Filter):
+    """Adds correlation_id and job_id to each record and scrubs its message (for every handler)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        context = _context.get()
+        record.correlation_id = context.get("correlation_id", "")
+        record.job_id = context.get("job_id")
+        message = record.getMessage()
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        record.msg, record.args = scrub(message), ()
+        if record.exc_text:
+            record.exc_text = scrub(record.exc_text)
+        return True

@@ -1,0 +1,54 @@
+"""Log lines carry the correlation id and job id, as JSON when asked, and never a secret."""
+
+import io
+import json
+import logging
+
+import pytest
+from pythonjsonlogger.json import JsonFormatter
+
+from extraction.runner import run_job
+from extraction.services import submit_bundle
+from portal.logs import ContextFilter, job_context, scrub
+from tests import pdfs
+
+
+@pytest.fixture
+def json_lines():
+    """The settings' JSON formatter and filter on a handler we can read."""
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(ContextFilter())
+    handler.setFormatter(JsonFormatter("%(levelname)s %(name)s %(correlation_id)s %(job_id)s %(message)s"))
+    logging.getLogger().addHandler(handler)
+    yield lambda: [json.loads(line) for line in stream.getvalue().splitlines()]
+    logging.getLogger().removeHandler(handler)
+
+
+@pytest.mark.django_db
+def test_every_line_about_a_job_carries_its_correlation_id_and_job_id(json_lines, tmp_path):
+    with open(pdfs.mixed(tmp_path), "rb") as fh:
+        result = submit_bundle(fh, filename="x.pdf", submitted_by="t")
+    run_job(result.job_id)
+    lines = [line for line in json_lines() if line["name"].startswith("extraction")]
+    assert lines and all(line["correlation_id"] == result.correlation_id for line in lines)
+    assert f"job {result.job_id}: completed" in {line["message"] for line in lines}
+    assert any(line["job_id"] == result.job_id for line in lines)
+
+
+def test_lines_outside_a_job_have_empty_ids(json_lines):
+    logging.getLogger("pagetrail.test").warning("nothing to do with a job")
+    [line] = [l for l in json_lines() if l["name"] == "pagetrail.test"]
+    assert (line["correlation_id"], line["job_id"]) == ("", None)
+
+
+@pytest.mark.parametrize("secret, line", [
+    ("sk-live-123456", "calling with Authorization: Bearer sk-live-123456"),
+    ("pt_AbCdEfGhIjKlMnOpQrStUv", "token pt_AbCdEfGhIjKlMnOpQrStUv was used"),
+    ("c2lnbmF0dXJl", "GET https://bucket.s3/x.png?X-Amz-Signature=c2lnbmF0dXJl&X-Amz-Expires=300"),
+    ("hunter2", "api_key=hunter2 in the config"),
+])
+def test_secrets_are_scrubbed_from_every_line(json_lines, secret, line):
+    with job_context("abc", 1):
+        logging.getLogger("pagetrail.test").error(line)
+    assert secret not in json.dumps(json_lines()) and "[redacted]" in scrub(line)
