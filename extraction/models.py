@@ -106,6 +106,8 @@ class Job(models.Model):
     submitted_at = models.DateTimeField(null=True, blank=True)
     provider_finished_at = models.DateTimeField(null=True, blank=True)
     manifest_durable_at = models.DateTimeField(null=True, blank=True)
+    temp_peak_bytes = models.PositiveBigIntegerField(null=True, blank=True,
+                                                     help_text="Bytes in the job's temp dir when it finished")
     outputs_swept_at = models.DateTimeField(null=True, blank=True,
                                             help_text="When outputs no manifest names were last removed")
 

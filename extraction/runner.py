@@ -104,6 +104,7 @@ def _finish(job: Job, provider, worker: str, report, work_dir) -> str:
                      report.error_message or f"The provider reports the job as {report.state}.")
     job.mark_provider_finished()
     files = {asset.key: _fetched(job, provider, worker, asset, work_dir) for asset in report.assets}
+    Job.objects.filter(pk=job.pk).update(temp_peak_bytes=stores.bytes_under(work_dir))  # all there, at its largest
     record_completion(job, report, files, attempt_number=job.attempts.count())
     stores.remove_job_work_dir(job.pk)
     return "completed"

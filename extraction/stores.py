@@ -74,6 +74,10 @@ def job_work_dir(job_id: int) -> Path:
     return path
 
 
+def bytes_under(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
 def remove_job_work_dir(job_id: int) -> None:
     shutil.rmtree(jobs_dir() / str(job_id), ignore_errors=True)
 

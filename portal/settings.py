@@ -188,6 +188,7 @@ PAGETRAIL_RETENTION_EVERY_MINUTES = env.int("PAGETRAIL_RETENTION_EVERY_MINUTES",
 
 # --- The upstream API: requests per service account (django-ninja throttling, e.g. "120/m"). ---
 PAGETRAIL_API_RATE = env.str("PAGETRAIL_API_RATE", default="120/m")
+PAGETRAIL_METRICS_TOKEN = env.str("PAGETRAIL_METRICS_TOKEN", default="")  # /metrics answers 401 without it
 
 # --- The managed provider (Infrai). The key is a secret: it only ever goes into one request header. ---
 INFRAI_BASE_URL = env.str("INFRAI_BASE_URL", default="http://127.0.0.1:8765")

@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import path
 from django.views.generic import RedirectView
 
+from audit import dashboard
 from audit import views as audit_views
 from portal.api import api
 from extraction import views as extraction_views
@@ -18,6 +19,8 @@ urlpatterns = [
     path("files/previews/<int:preview_id>/", audit_views.page_preview, name="page-preview"),
     path("review/<int:manifest_id>/", audit_views.review_page, name="review-manifest"),
     path("api/v1/", api.urls),
+    path("admin/dashboard/", dashboard.dashboard, name="dashboard"),
+    path("metrics", dashboard.prometheus, name="metrics"),
     path("admin/", admin.site.urls),
     path("", RedirectView.as_view(url="/admin/", permanent=False)),
 ]
