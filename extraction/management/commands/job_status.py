@@ -1,7 +1,7 @@
 import json
 
 from django.core.management.base import BaseCommand
-from django.db.models import Count, IntegerField, OuterRef, Subquery
+from django.db.models import Count, IntegerField, OuterRef, Q, Subquery
 
 from extraction.models import Job
 
@@ -28,7 +28,10 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         jobs = Job.objects.select_related("bundle").annotate(
-            n_assets=_count("audit.Asset"), n_placements=_count("audit.Placement")).order_by("pk")
+            n_assets=_count("audit.Asset"), n_placements=_count("audit.Placement"), n_flags=_count("audit.ReviewFlag"),
+            n_retries=Count("attempts", filter=Q(attempts__outcome="retry"), distinct=True),
+            n_submits=Count("attempts", filter=Q(attempts__kind="submit", attempts__outcome="ok"), distinct=True),
+        ).order_by("pk")
         if options["state"]:
             jobs = jobs.filter(status=options["state"])
         rows = [self._row(job) for job in jobs]
@@ -47,5 +50,8 @@ class Command(BaseCommand):
             "provider": job.provider, "extractor_version": job.extractor_version,
             "pages": job.bundle.page_count, "assets": job.n_assets or 0, "placements": job.n_placements or 0,
             "queue_wait_s": _seconds(job.queue_wait), "extraction_s": _seconds(job.extraction_time),
-            "error_code": job.error_code, "error_message": job.error_message,
+            "manifest_write_s": _seconds(job.manifest_durable_at - job.provider_finished_at
+                                         if job.manifest_durable_at and job.provider_finished_at else None),
+            "retries": job.n_retries, "provider_submissions": job.n_submits, "temp_peak_bytes": job.temp_peak_bytes,
+            "needs_review": bool(job.n_flags), "error_code": job.error_code, "error_message": job.error_message,
         }
