@@ -42,7 +42,8 @@ class Builder:
 
     def xobject(self, image: Encoded) -> pikepdf.Stream:
         stream = pikepdf.Stream(self.pdf, b"")
-        stream.write(image.data, filter=Name(image.filter), decode_parms=Dictionary(image.parms) if image.parms else None)
+        parms = Dictionary(image.parms) if image.parms else None
+        stream.write(image.data, filter=Name(image.filter), decode_parms=parms)
         stream.Type, stream.Subtype, stream.Width, stream.Height = Name.XObject, Name.Image, image.width, image.height
         if image.colorspace:
             stream.ColorSpace, stream.BitsPerComponent = Name(image.colorspace), image.bits

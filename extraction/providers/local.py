@@ -13,7 +13,7 @@ from extraction import pdf
 
 from .base import JobReport, Provider, ProviderError, RemoteAsset
 
-EXTRACTOR_VERSION = "1.0"
+EXTRACTOR_VERSION = "2.0"
 
 
 def configured_limits() -> pdf.Limits:

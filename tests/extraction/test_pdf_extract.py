@@ -191,3 +191,26 @@ def test_it_fails_permanently_on_a_document_it_cannot_open(tmp_path, out, factor
         extract_images(factory(tmp_path), out)
 
     assert (caught.value.code, caught.value.permanent) == (code, True)
+
+
+def test_the_benchmark_runs_at_a_tiny_scale_and_its_checks_pass(tmp_path, capsys):
+    from bench.__main__ import main
+
+    status = main(["--scale", "0.02", "--workers", "1,2", "--out", str(tmp_path), "--no-references"])
+
+    printed = capsys.readouterr().out
+    assert (status, printed.splitlines()[-1]) == (0, "checks: all passed")
+    assert "| Pagetrail, 2 workers (child process per PDF) |" in printed
+
+
+def test_the_benchmark_checks_catch_a_jpeg_that_was_not_passed_through():
+    from bench import checks
+    from bench.runners import Run
+
+    truth = {"files": [{"name": "a.pdf", "image_xobjects": 1, "smask_xobjects": 0, "distinct_outputs": 1,
+                        "placements": 1, "jpeg_sha256": ["j" * 64]}]}
+    floor = Run("floor", digests={"a.pdf": ["j" * 64]})
+    ours = Run("Pagetrail", digests={"a.pdf": ["x" * 64]}, placements={"a.pdf": 1})
+
+    expected = ["Pagetrail: a.pdf changed 1 JPEG(s) instead of passing them through"]
+    assert checks.failures([floor, ours], truth) == expected

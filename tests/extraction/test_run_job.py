@@ -45,7 +45,7 @@ def test_it_names_assets_from_correlation_id_version_page_and_index(tmp_path):
     run_job(job.pk)
     names = list(Asset.objects.order_by("page", "index_on_page").values_list("name", flat=True))
     prefix = f"{job.bundle.correlation_id}/{job.extractor_version.replace('+', '_')}/"
-    assert names == [prefix + n for n in ("p00001-000.jpg", "p00002-000.png", "p00002-001.png",
+    assert names == [prefix + n for n in ("p00001-000.jpg", "p00002-000.png", "p00002-001.tif",
                                           "p00003-000.tif", "p00004-000.tif", "p00005-000.jp2")]
 
 
