@@ -13,7 +13,8 @@ from extraction import stores
 from extraction.models import Bundle, Job
 
 from .alerts import raise_alert
-from .models import ActivityEvent, Asset, Manifest, RetentionAssignment, RetentionEvent, RetentionPolicy
+from .models import (ActivityEvent, Asset, Manifest, PagePreview, RetentionAssignment, RetentionEvent,
+                     RetentionPolicy)
 
 POLICY_FIELDS = ("is_default", "input_days", "output_days", "manifest_days", "legal_hold", "contract_owner",
                  "approved_by", "approved_at", "decision_note")
@@ -125,6 +126,7 @@ def _delete(bundle, manifest, what, now) -> tuple[int, int]:
         return 1, bundle.size
     if what == RetentionEvent.What.OUTPUTS:
         rows = list(Asset.objects.filter(manifest=manifest).values_list("name", "size"))
+        rows += PagePreview.objects.filter(manifest=manifest).values_list("storage_name", "size")  # same window
         for name, _ in rows:
             stores.outputs().delete(name)
         return len(rows), sum(size for _, size in rows)

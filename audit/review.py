@@ -18,6 +18,8 @@ class FlagRefused(ValueError):
 class Page:
     number: int
     assets: list = field(default_factory=list)
+    preview: object = None  # PagePreview rows, set by previews.attach
+    large_preview: object = None
 
 
 def pages_of(manifest: Manifest) -> list[Page]:

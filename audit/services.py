@@ -12,7 +12,7 @@ from extraction import stores
 from extraction.models import Job
 from extraction.providers import JobReport, ProviderError, RemoteAsset
 
-from . import manifests
+from . import manifests, previews
 from .review import flag_provider_warnings
 from .models import Asset, Manifest, ManifestChain, Placement
 
@@ -36,6 +36,7 @@ def record_completion(job: Job, report: JobReport, files: dict[str, Path], attem
             return False
         document = _document(job, report, ordered, names, chain, attempt_number, at)
         manifest = _write(job, document, ordered, names, chain, attempt_number, at)
+        transaction.on_commit(lambda: previews.enqueue(manifest.pk))  # rendered by a worker, never the request
         flag_provider_warnings(manifest, report.warnings)
         if not job.mark_completed(at):
             raise RuntimeError(f"job {job.pk} left its active state while its manifest was written")

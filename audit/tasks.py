@@ -30,3 +30,9 @@ def deliver_webhook(alert_id: int, attempt: int) -> bool:
     from .alerts import deliver_webhook as deliver
 
     return deliver(alert_id, attempt)
+
+
+def generate_previews(manifest_id: int) -> dict:
+    from .previews import generate_previews as generate
+
+    return generate(manifest_id)

@@ -8,14 +8,15 @@ at most once a second, so a run is bounded by storage read speed rather than by 
 import hashlib
 import time
 
+from django.db.models import Count
 from django.db.models.functions import Now
 
 from extraction import stores
 from extraction.models import Job
 
-from . import checkpoints, manifests, retention
+from . import checkpoints, manifests, previews, retention
 from .alerts import raise_alert
-from .models import GENESIS, Asset, Finding, Manifest, RetentionEvent, VerificationRun
+from .models import GENESIS, Asset, Finding, Manifest, PagePreview, RetentionEvent, VerificationRun
 
 Kind = Finding.Kind
 
@@ -145,9 +146,11 @@ def _check_store() -> list[Finding]:
     expected = set(Asset.objects.values_list("name", flat=True))
     expected |= set(Manifest.objects.values_list("storage_name", flat=True))
     expected |= set(checkpoints.stored_names())
+    expected |= set(PagePreview.objects.values_list("storage_name", flat=True))
+    rendering = _previews_in_progress()
     found = []
     for name in stores.walk(stores.outputs()):
-        if name in expected:
+        if name in expected or name.split("/previews/")[0] in rendering:
             continue
         twin = stores.without_collision_suffix(name)
         kind = Kind.DUPLICATE_NAME if twin in expected else Kind.UNEXPECTED_OUTPUT
@@ -155,6 +158,14 @@ def _check_store() -> list[Finding]:
                   else "A stored file that no manifest names.")
         found.append(Finding(kind=kind, name=name, detail=detail))
     return found
+
+
+def _previews_in_progress() -> set[str]:
+    """Output prefixes whose page previews a worker may still be writing (files land before their rows)."""
+    done = dict(PagePreview.objects.values_list("manifest").annotate(n=Count("pk")).order_by())
+    return {name.rsplit("/", 1)[0] for pk, name, pages in Manifest.objects.values_list("pk", "storage_name",
+                                                                                     "page_count")
+            if done.get(pk, 0) < len(previews.WIDTHS) * pages}
 
 
 def _inputs_kept_too_long() -> list[Finding]:

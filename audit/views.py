@@ -6,14 +6,14 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpResponse
+from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from PIL import Image
 
 from extraction import stores
 
-from . import cases, review
-from .models import Asset, Manifest, ReviewFlag
+from . import cases, previews, review
+from .models import Asset, Manifest, PagePreview, ReviewFlag
 
 THUMBNAIL = 240
 
@@ -53,6 +53,22 @@ def asset_thumbnail(request, asset_id: int):
 
 
 @staff_member_required
+def page_preview(request, preview_id: int):
+    """A rendering of one input page, streamed inline for the review page's <img> (never sniffed)."""
+    if not request.user.has_perm("audit.view_asset"):
+        raise PermissionDenied
+    preview = get_object_or_404(PagePreview, pk=preview_id)
+    try:
+        stored = stores.outputs().open(preview.storage_name, "rb")
+    except FileNotFoundError:
+        raise Http404("This preview was deleted with the outputs under retention.") from None
+    response = FileResponse(stored, content_type=preview.content_type)
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Cache-Control"] = "private, max-age=3600"  # a stored preview never changes
+    return response
+
+
+@staff_member_required
 def review_page(request, manifest_id: int):
     """The bundle's pages in order, each with its assets; pages without one are marked. POST raises a flag."""
     if not request.user.has_perm("audit.view_manifest"):
@@ -83,9 +99,10 @@ def review_page(request, manifest_id: int):
                 form.add_error("pages", str(exc))
     pages = review.pages_of(manifest)
     covered = sum(1 for page in pages if page.assets)
+    previewed = previews.attach(pages, manifest)
     return render(request, "audit/review.html", {
         **admin.site.each_context(request), "title": f"Review manifest {manifest.sequence}", "manifest": manifest,
-        "pages": pages, "covered": covered, "form": form,
+        "pages": pages, "covered": covered, "previewed": previewed, "form": form,
         "flags": manifest.review_flags.all(), "can_flag": request.user.has_perm("audit.add_reviewflag"),
         "split_form": split_form, "can_split": request.user.has_perm("audit.add_casemap"),
         "case_maps": manifest.case_maps.prefetch_related("cases")})

@@ -5,8 +5,9 @@ from .alerts import Alert, WebhookDelivery
 from .cases import Case, CaseMap
 from .evidence import (GENESIS, Asset, Checkpoint, Finding, Manifest, ManifestChain, Placement, VerificationRun,
                        WriteOnceModel)
+from .previews import PagePreview
 from .retention import RetentionAssignment, RetentionEvent, RetentionPolicy
 from .review import ReviewFlag
 
-__all__ = ["GENESIS", "ActivityEvent", "Alert", "WebhookDelivery", "Asset", "Case", "CaseMap", "Checkpoint", "Finding", "Manifest", "ManifestChain", "Placement",
+__all__ = ["GENESIS", "ActivityEvent", "Alert", "WebhookDelivery", "Asset", "Case", "CaseMap", "Checkpoint", "Finding", "Manifest", "ManifestChain", "PagePreview", "Placement",
            "RetentionAssignment", "RetentionEvent", "RetentionPolicy", "ReviewFlag", "VerificationRun", "WriteOnceModel"]

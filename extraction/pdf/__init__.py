@@ -1,12 +1,13 @@
-"""PDF inspection and image extraction, each run in a child process under limits.
+"""PDF inspection, image extraction and page rendering, each run in a child process under limits.
 
 Nothing here imports Django: the child imports this package by itself.
 """
-from .api import extract_images, inspect_pdf
+from .api import extract_images, inspect_pdf, render_pages
 from .errors import Refusal, SandboxError
 from .limits import ExtractedAsset, Extraction, Inspection, Limits
+from .render import RenderedPage, Rendering
 
 __all__ = [
     "Limits", "Refusal", "SandboxError", "Inspection", "Extraction", "ExtractedAsset",
-    "inspect_pdf", "extract_images",
+    "RenderedPage", "Rendering", "inspect_pdf", "extract_images", "render_pages",
 ]

@@ -1,10 +1,11 @@
-"""The two entry points: inspect_pdf at intake, extract_images in the worker."""
+"""The entry points: inspect_pdf at intake, extract_images and render_pages in the worker."""
 import os
 from pathlib import Path
 
 from .errors import Refusal, SandboxError
 from .limits import Extraction, Inspection, Limits
 from .protocol import PARTIAL, extraction_from_dict
+from .render import RenderedPage, Rendering
 from .sandbox import ChildStopped, run_child
 from .sniff import precheck
 
@@ -42,6 +43,28 @@ def extract_images(path: str | Path, out_dir: str | Path, limits: Limits = Limit
     if not reply["ok"]:
         raise SandboxError(reply["code"], reply["message"], permanent=reply["permanent"])
     return extraction_from_dict(reply["result"])
+
+
+def render_pages(path: str | Path, out_dir: str | Path, limits: Limits = Limits(), widths: tuple[int, ...] = (200,),
+                 first: int = 1, last: int | None = None) -> Rendering:
+    """Render pages first..last (default: all) to `p00001-w200.png` (or `.jpg`) files, one per page and width.
+
+    Each page is fitted into `width` x 4 * `width` pixels, as PNG or JPEG (the smaller), bytes depending on the
+    page alone. Raises SandboxError like extract_images: permanent when the document cannot be
+    rendered or the child is stopped by a limit.
+    """
+    args = ["render", os.path.abspath(path), os.path.abspath(out_dir), ",".join(map(str, widths)),
+            str(first), str(last or 2**31)]
+    try:
+        reply = run_child(args, limits)
+    except ChildStopped as exc:
+        raise SandboxError(exc.code, exc.message, permanent=True) from None
+    finally:
+        remove_partial_files(Path(out_dir))
+    if not reply["ok"]:
+        raise SandboxError(reply["code"], reply["message"], permanent=reply["permanent"])
+    result = reply["result"]
+    return Rendering(pages=result["pages"], images=[RenderedPage(**image) for image in result["images"]])
 
 
 def remove_partial_files(out_dir: Path) -> None:

@@ -2,6 +2,7 @@
 
     python -m extraction.pdf.child inspect PATH LIMITS_JSON
     python -m extraction.pdf.child extract PATH OUT_DIR LIMITS_JSON
+    python -m extraction.pdf.child render PATH OUT_DIR WIDTHS FIRST LAST LIMITS_JSON   (WIDTHS like 200,1000)
 
 Runs under the CPU and memory limits the parent set, and answers with one JSON document
 on stdout: {"ok": true, "result": {...}} or {"ok": false, "code", "message", "permanent"}.
@@ -14,6 +15,7 @@ from dataclasses import asdict
 from .errors import Refusal, raise_if_out_of_memory
 from .extract import extract
 from .protocol import EXIT_OUT_OF_MEMORY, limits_from_json
+from .render import render
 from .validate import inspect
 
 
@@ -49,7 +51,11 @@ def run(argv: list[str]):
         return inspect(args[0], limits_from_json(args[1]))
     if command == "extract" and len(args) == 3:
         return extract(args[0], args[1], limits_from_json(args[2]))
-    raise SystemExit(f"usage: python -m extraction.pdf.child inspect|extract ...; got {argv!r}")
+    if command == "render" and len(args) == 6:
+        path, out_dir, widths, first, last, limits = args
+        return render(path, out_dir, [int(w) for w in widths.split(",")], int(first), int(last),
+                      limits_from_json(limits))
+    raise SystemExit(f"usage: python -m extraction.pdf.child inspect|extract|render ...; got {argv!r}")
 
 
 def claim_stdout():

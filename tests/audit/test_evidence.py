@@ -48,7 +48,8 @@ def out(tmp_path):
 
 @pytest.fixture
 def key(settings):
-    return ["--key-id", settings.PAGETRAIL_MANIFEST_KEY_ID, "--key", settings.PAGETRAIL_MANIFEST_KEY]
+    # "--key=..." because a random key may begin with "-", which argparse would take for an option.
+    return ["--key-id", settings.PAGETRAIL_MANIFEST_KEY_ID, f"--key={settings.PAGETRAIL_MANIFEST_KEY}"]
 
 
 def odd_checkpoint(length, head=None, key=None):
