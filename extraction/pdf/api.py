@@ -34,15 +34,8 @@ def extract_images(path: str | Path, out_dir: str | Path, limits: Limits = Limit
     cannot be opened or the child is stopped by a limit (both permanent), or when this
     machine fails (not permanent).
     """
-    try:
-        reply = run_child(["extract", os.path.abspath(path), os.path.abspath(out_dir)], limits)
-    except ChildStopped as exc:
-        raise SandboxError(exc.code, exc.message, permanent=True) from None
-    finally:
-        remove_partial_files(Path(out_dir))
-    if not reply["ok"]:
-        raise SandboxError(reply["code"], reply["message"], permanent=reply["permanent"])
-    return extraction_from_dict(reply["result"])
+    return extraction_from_dict(_produce(["extract", os.path.abspath(path), os.path.abspath(out_dir)], out_dir,
+                                         limits))
 
 
 def render_pages(path: str | Path, out_dir: str | Path, limits: Limits = Limits(), widths: tuple[int, ...] = (200,),
@@ -55,6 +48,12 @@ def render_pages(path: str | Path, out_dir: str | Path, limits: Limits = Limits(
     """
     args = ["render", os.path.abspath(path), os.path.abspath(out_dir), ",".join(map(str, widths)),
             str(first), str(last or 2**31)]
+    result = _produce(args, out_dir, limits)
+    return Rendering(pages=result["pages"], images=[RenderedPage(**image) for image in result["images"]])
+
+
+def _produce(args: list[str], out_dir: str | Path, limits: Limits) -> dict:
+    """Run a child command that writes files into out_dir; a stopped child leaves no partial file."""
     try:
         reply = run_child(args, limits)
     except ChildStopped as exc:
@@ -63,8 +62,7 @@ def render_pages(path: str | Path, out_dir: str | Path, limits: Limits = Limits(
         remove_partial_files(Path(out_dir))
     if not reply["ok"]:
         raise SandboxError(reply["code"], reply["message"], permanent=reply["permanent"])
-    result = reply["result"]
-    return Rendering(pages=result["pages"], images=[RenderedPage(**image) for image in result["images"]])
+    return reply["result"]
 
 
 def remove_partial_files(out_dir: Path) -> None:
