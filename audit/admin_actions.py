@@ -11,19 +11,19 @@ from .evidence import build_evidence
 from .models import ActivityEvent
 
 
-def evidence_download(queryset, user, include_assets: bool) -> FileResponse:
+def evidence_download(queryset, user, include_assets: bool, case=None) -> FileResponse:
     """Build into an anonymous temp file (gone once the response closes it) and stream it."""
     stores.temp_root().mkdir(parents=True, exist_ok=True, mode=0o700)
     package = tempfile.TemporaryFile(dir=stores.temp_root())
+    scope = {"case": case} if case is not None else {"manifests": queryset}
     try:
-        summary = build_evidence(package, manifests=queryset, include_assets=include_assets,
-                                 exported_by=user.get_username())
+        summary = build_evidence(package, include_assets=include_assets, exported_by=user.get_username(), **scope)
     except BaseException:
         package.close()
         raise
     package.seek(0)
     first, last = summary["scope_sequences"]
-    ActivityEvent.record(user.get_username(), "evidence_exported", queryset.order_by("sequence").first(),
+    ActivityEvent.record(user.get_username(), "evidence_exported", case or queryset.order_by("sequence").first(),
                          after={"manifests": [first, last], "with_assets": include_assets})
     name = f"pagetrail-evidence-{first:06d}-{last:06d}{'-with-assets' if include_assets else ''}.zip"
     response = FileResponse(package, as_attachment=True, filename=name, content_type="application/zip")
@@ -41,3 +41,12 @@ def export_evidence_action(modeladmin, request, queryset):
 @admin.action(description="Export evidence package with assets", permissions=["export_evidence"])
 def export_evidence_with_assets_action(modeladmin, request, queryset):
     return evidence_download(queryset, request.user, include_assets=True)
+
+
+@admin.action(description="Export the selected case as its own evidence package (with its assets)",
+              permissions=["export_evidence"])
+def export_case_evidence_action(modeladmin, request, queryset):
+    if queryset.count() != 1:
+        modeladmin.message_user(request, "Select exactly one case to export.", level="error")
+        return None
+    return evidence_download(None, request.user, include_assets=True, case=queryset.get())

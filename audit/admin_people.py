@@ -8,6 +8,7 @@ from extraction.admin import ReadOnlyAdmin, ReadOnlyInline
 from extraction.services import InputGone
 
 from . import retention, review
+from .admin_actions import export_case_evidence_action
 from .models import ActivityEvent, Alert, Case, CaseMap, RetentionEvent, RetentionPolicy, ReviewFlag, WebhookDelivery
 
 
@@ -151,7 +152,10 @@ class CaseAdmin(ReadOnlyAdmin):
     list_filter = ("review_status",)
     list_select_related = ("case_map",)
     search_fields = ("name",)
-    actions = ["mark_reviewed", "mark_needs_attention"]
+    actions = ["mark_reviewed", "mark_needs_attention", export_case_evidence_action]
+
+    def has_export_evidence_permission(self, request):
+        return request.user.has_perm("audit.export_evidence")
 
     @admin.action(description="Mark selected cases reviewed", permissions=["review"])
     def mark_reviewed(self, request, queryset):

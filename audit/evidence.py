@@ -61,14 +61,18 @@ class Scope:
     description: str
     detail: dict
     manifests: QuerySet  # ordered by sequence
+    case: object = None  # a Case: its pages decide which assets are included
 
 
-def select_scope(*, bundle=None, manifest=None, manifests=None, date_from=None, date_to=None) -> Scope:
-    """Exactly one of: a bundle (correlation id), a manifest (sequence), a selection, a date range."""
-    chosen = [x is not None for x in (bundle, manifest, manifests)] + [bool(date_from or date_to)]
+def select_scope(*, bundle=None, manifest=None, manifests=None, date_from=None, date_to=None, case=None) -> Scope:
+    """Exactly one of: a bundle (correlation id), a manifest (sequence), a selection, a date range, a case."""
+    chosen = [x is not None for x in (bundle, manifest, manifests, case)] + [bool(date_from or date_to)]
     if sum(chosen) != 1:
-        raise EvidenceScopeError("Choose exactly one scope: a bundle, a manifest, a selection or a date range.")
-    if bundle is not None:
+        raise EvidenceScopeError("Choose exactly one scope: a bundle, a manifest, a selection, a date range or "
+                                 "a case.")
+    if case is not None:
+        scope = _case_scope(case)
+    elif bundle is not None:
         scope = _bundle_scope(getattr(bundle, "correlation_id", bundle))
     elif manifest is not None:
         scope = _manifest_scope(getattr(manifest, "sequence", manifest))
@@ -97,6 +101,13 @@ def _manifest_scope(sequence: int) -> Scope:
                  Manifest.objects.filter(sequence=sequence).order_by("sequence"))
 
 
+def _case_scope(case) -> Scope:
+    manifest = case.case_map.manifest
+    return Scope(f"case {case.name} (pages {case.first_page}-{case.last_page}) of manifest {manifest.sequence}",
+                 {"kind": "case", "case": case.name, "pages": [case.first_page, case.last_page]},
+                 Manifest.objects.filter(pk=manifest.pk).order_by("sequence"), case)
+
+
 def _selection_scope(manifests) -> Scope:
     pks = manifests.values("pk") if isinstance(manifests, QuerySet) else [getattr(m, "pk", m) for m in manifests]
     rows = Manifest.objects.filter(pk__in=pks).order_by("sequence")
@@ -117,13 +128,13 @@ def _date_scope(date_from, date_to) -> Scope:
 
 
 def build_evidence(path_or_fileobj, *, bundle=None, manifest=None, manifests=None, date_from=None, date_to=None,
-                   include_assets=False, exported_by="", at=None) -> dict:
+                   case=None, include_assets=False, exported_by="", at=None) -> dict:
     """Write the evidence package for one scope to a path or a binary file; return a summary.
 
     The scope is checked before anything is written (EvidenceScopeError). `at` is the export time
     recorded inside; the same evidence, scope and `at` give byte-identical zips.
     """
-    scope = select_scope(bundle=bundle, manifest=manifest, manifests=manifests, date_from=date_from,
+    scope = select_scope(bundle=bundle, manifest=manifest, manifests=manifests, case=case, date_from=date_from,
                          date_to=date_to)
     at = at or timezone.now()
     if not isinstance(path_or_fileobj, (str, os.PathLike)):
@@ -147,8 +158,13 @@ def _write_package(fh, scope: Scope, include_assets: bool, exported_by: str, at)
         gone = sections.deleted_by_retention(scope.manifests, "manifest_file")
         manifests = [_put_manifest(zf, m, m.sequence in gone) for m in scope.manifests.iterator(chunk_size=200)]
         gone = sections.deleted_by_retention(scope.manifests, "outputs")
-        assets = [_put_asset(zf, a, include_assets, a["manifest__sequence"] in gone) for a in _assets(scope)]
+        in_case = _case_asset_names(scope)
+        assets = [_put_asset(zf, a, include_assets and (in_case is None or a["name"] in in_case),
+                             a["manifest__sequence"] in gone, outside_case=in_case is not None and a["name"] not in in_case)
+                  for a in _assets(scope)]
         index = _index(scope, manifests, assets, include_assets, exported_by, at)
+        if scope.case is not None:
+            index["case_map"] = _put_case_map(zf, scope.case)
         _put(zf, "index.json", json.dumps(index, indent=1, sort_keys=True).encode("ascii"))
         _put(zf, "verify_evidence.py", VERIFIER.read_bytes())
     return _summary(fh, start, scope, index)
@@ -181,10 +197,25 @@ def _assets(scope: Scope):
     return rows.values("name", "sha256", "size", "manifest__sequence").iterator(chunk_size=2000)
 
 
-def _put_asset(zf: zipfile.ZipFile, asset: dict, include: bool, outputs_deleted: bool) -> dict:
+def _case_asset_names(scope: Scope) -> set[str] | None:
+    if scope.case is None:
+        return None
+    return set(Asset.objects.filter(manifest__in=scope.manifests, placements__page__gte=scope.case.first_page,
+                                    placements__page__lte=scope.case.last_page).values_list("name", flat=True))
+
+
+def _put_case_map(zf: zipfile.ZipFile, case) -> dict:
+    case_map = case.case_map
+    entry = {"file": f"cases/case-map-{case_map.sha256}.json", "sha256": case_map.sha256, "case": case.name,
+             "signature": case_map.signature, "key_id": case_map.key_id, "manifest_sha256": case_map.manifest_sha256}
+    _put(zf, entry["file"], case_map.body.encode("ascii"))
+    return entry
+
+
+def _put_asset(zf: zipfile.ZipFile, asset: dict, include: bool, outputs_deleted: bool, outside_case=False) -> dict:
+    omitted = "deleted_by_retention" if outputs_deleted else "outside_case" if outside_case else "not_exported"
     entry = {"name": asset["name"], "sha256": asset["sha256"], "size": asset["size"],
-             "manifest_sequence": asset["manifest__sequence"], "file": None,
-             "omitted": "deleted_by_retention" if outputs_deleted else "not_exported"}
+             "manifest_sequence": asset["manifest__sequence"], "file": None, "omitted": omitted}
     if include:
         try:
             src = stores.outputs().open(asset["name"], "rb")

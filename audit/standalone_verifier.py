@@ -18,6 +18,7 @@ GENESIS = "0" * 64
 FIXED_MEMBERS = {"README.txt", "index.json", "verify_evidence.py"}
 CHUNK = 1024 * 1024
 LEFT_OUT = {"not_included": "asset(s) not included (package exported without assets)",
+            "outside_case": "asset(s) of the manifest outside this case's pages, not included",
             "retained_away": "file(s) deleted under retention, as retention events in index.json record"}
 
 
@@ -25,7 +26,7 @@ class Report:
     def __init__(self):
         self.problems = []
         self.counts = dict.fromkeys(("manifests", "links", "checkpoints", "assets", "not_included",
-                                     "signatures", "retained_away"), 0)
+                                     "outside_case", "signatures", "retained_away"), 0)
         self.unsigned = {}  # key id -> signatures left unchecked for want of its key
 
     def fail(self, where, what):
@@ -177,6 +178,8 @@ def check_asset_file(zf, index, entry, seq, wanted, report):
             check_retention(report, f"assets/{entry.get('name')}", index, seq, "outputs")
         elif reason == "not_exported" and not index.get("includes_assets"):
             report.counts["not_included"] += 1
+        elif reason == "outside_case" and "case_map" in index:
+            report.counts["outside_case"] += 1
         else:
             report.fail(f"assets/{entry.get('name')}", f"not in the package ({reason.replace('_', ' ')})")
         return
@@ -196,6 +199,7 @@ def check_members(zf, index, report):
     names = zf.namelist()
     allowed = FIXED_MEMBERS | {m.get("file") for m in index.get("manifests", [])}
     allowed |= {a.get("file") for a in index.get("assets", []) if a.get("file")}
+    allowed |= {index["case_map"].get("file")} if isinstance(index.get("case_map"), dict) else set()
     for name in sorted(set(names)):
         if names.count(name) > 1:
             report.fail(name, "appears more than once in the zip")
@@ -244,8 +248,34 @@ def verify(zf, keys, report):
     links = check_chain(index, report)
     check_checkpoints(index, links, keys, report)
     check_assets(zf, index, bodies, report)
+    check_case_map(zf, index, keys, report)
     check_members(zf, index, report)
     return index
+
+
+def check_case_map(zf, index, keys, report):
+    """A case package: the signed case map, for a manifest in the package, naming the assets included."""
+    entry = index.get("case_map")
+    if entry is None:
+        return
+    where = entry.get("file") or "case map"
+    data = read_member(zf, where, report)
+    if data is None:
+        return
+    if hashlib.sha256(data).hexdigest() != entry.get("sha256"):
+        report.fail(where, "the case map's bytes do not match the sha256 in index.json")
+    check_signature(report, where, data, entry.get("signature"), entry.get("key_id"), keys)
+    body = parse_json(report, where, data) or {}
+    if body.get("manifest_sha256") not in {m.get("sha256") for m in index.get("manifests", [])}:
+        report.fail(where, "refers to a manifest that is not in the package")
+    cases = [c for c in body.get("cases", []) if c.get("name") == entry.get("case")]
+    if not cases:
+        report.fail(where, f"has no case named {entry.get('case')!r}")
+        return
+    included = {a.get("name"): a.get("sha256") for a in index.get("assets", []) if a.get("file")}
+    for asset in cases[0].get("assets", []):
+        if included.get(asset.get("name"), asset.get("sha256")) != asset.get("sha256"):
+            report.fail(where, f"names {asset.get('name')} with another hash than the package holds")
 
 
 def summary_lines(index, keys, report):

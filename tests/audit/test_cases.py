@@ -1,6 +1,9 @@
+import io
 import json
+import zipfile
 
 import pytest
+from django.core.management import call_command
 from django.urls import reverse
 
 from audit import cases, manifests
@@ -8,6 +11,7 @@ from audit.models import Case, CaseMap, Manifest
 from extraction.runner import run_job
 from extraction.services import submit_bundle
 from tests import pdfs
+from tests.audit.test_evidence import rewrite, verify
 
 pytestmark = pytest.mark.django_db
 
@@ -71,3 +75,38 @@ def test_a_reviewer_splits_from_the_review_page(admin_client, manifest):
     assert response.status_code == 302 and CaseMap.objects.get().cases.count() == 2
     response = admin_client.post(url, {"cases": "claim C: 1-300"})
     assert "not within the bundle" in response.content.decode() and CaseMap.objects.count() == 1
+
+
+def test_a_case_exports_as_its_own_evidence_package_that_verifies_offline(manifest, tmp_path, settings):
+    cases.split(manifest, [("claim A", 1, 60), ("claim B", 61, 240)], "rita")
+    package = tmp_path / "case.zip"
+    call_command("export_evidence", "--out", package, "--case", Case.objects.get(name="claim A").pk, "--with-assets")
+    with zipfile.ZipFile(package) as zf:
+        names, index = zf.namelist(), json.loads(zf.read("index.json"))
+    assert sum(n.startswith("assets/") for n in names) == 59 + 1  # 60 scans, one a repeat, and the header
+    assert index["case_map"]["case"] == "claim A" and any(n.startswith("cases/case-map-") for n in names)
+    done = verify(package, f"--key-id={settings.PAGETRAIL_MANIFEST_KEY_ID}", f"--key={settings.PAGETRAIL_MANIFEST_KEY}")
+    assert done.returncode == 0, done.stdout
+    assert "PASS" in done.stdout and "outside this case's pages" in done.stdout
+
+
+def test_a_tampered_case_map_in_a_case_package_fails_offline(manifest, tmp_path):
+    cases.split(manifest, [("claim A", 1, 60)], "rita")
+    package = tmp_path / "case.zip"
+    call_command("export_evidence", "--out", package, "--case", Case.objects.get().pk)
+
+    def rename_the_case(members):
+        name = next(n for n in members if n.startswith("cases/"))
+        members[name] = members[name].replace(b'"claim A"', b'"claim Z"')
+
+    done = verify(rewrite(package, rename_the_case))
+    assert done.returncode == 1 and "case map's bytes do not match" in done.stdout
+
+
+def test_an_admin_exports_a_case_package_from_the_cases_list(admin_client, manifest):
+    cases.split(manifest, [("claim A", 1, 60)], "rita")
+    response = admin_client.post(reverse("admin:audit_case_changelist"), {
+        "action": "export_case_evidence_action", "_selected_action": [Case.objects.get().pk]})
+    assert response.status_code == 200 and response["Content-Disposition"].startswith("attachment;")
+    with zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content))) as zf:
+        assert json.loads(zf.read("index.json"))["case_map"]["case"] == "claim A"
