@@ -4,14 +4,18 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from ninja import Router
 
+from extraction.api import RowId
+
 from .models import Manifest
 
 router = Router(tags=["manifests"])
 BYTES = {"description": "The canonical manifest bytes. Headers: X-Manifest-SHA256 (their sha256), "
                         "X-Manifest-Signature (HMAC-SHA256), X-Manifest-Key-Id.",
          "content": {"application/json": {"schema": {"type": "object"}}}}
-NOT_FOUND = {"description": "No such manifest (yet).", "content": {"application/json": {"schema": {
-    "$ref": "#/components/schemas/ErrorOut"}}}}
+ERROR = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}}}
+RESPONSES = {200: BYTES, 400: {"description": "The id is not a number.", **ERROR}, 401: {"description": "No valid service-account token.", **ERROR},
+             404: {"description": "No such manifest (yet).", **ERROR},
+             429: {"description": "Too many requests for this service account.", **ERROR}}
 
 
 def manifest_response(manifest: Manifest) -> HttpResponse:
@@ -22,12 +26,12 @@ def manifest_response(manifest: Manifest) -> HttpResponse:
 
 
 @router.get("/manifests/{manifest_id}", summary="A manifest's canonical bytes",
-            openapi_extra={"responses": {200: BYTES, 404: NOT_FOUND}})
-def get_manifest(request, manifest_id: int):
+            openapi_extra={"responses": RESPONSES})
+def get_manifest(request, manifest_id: RowId):
     return manifest_response(get_object_or_404(Manifest, pk=manifest_id))
 
 
 @router.get("/jobs/{job_id}/manifest", summary="The manifest of a completed job",
-            openapi_extra={"responses": {200: BYTES, 404: NOT_FOUND}})
-def get_job_manifest(request, job_id: int):
+            openapi_extra={"responses": RESPONSES})
+def get_job_manifest(request, job_id: RowId):
     return manifest_response(get_object_or_404(Manifest, job_id=job_id))

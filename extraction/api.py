@@ -3,9 +3,11 @@
 Intake is exactly the admin's; errors are JSON `{"error": {"code", "message"}}` with a stable code.
 """
 
+from typing import Annotated
+
 from django.db import IntegrityError, transaction
 from django.shortcuts import get_object_or_404
-from ninja import File, Router, Schema, Status
+from ninja import File, Path, Router, Schema, Status
 from ninja.files import UploadedFile
 
 from extraction import pdf
@@ -15,9 +17,9 @@ from .accounts import IdempotencyRecord
 from .models import Job
 
 REFUSAL_STATUS = {"too_large": 413, "not_pdf": 415, "empty": 400}
-
-
 router = Router(tags=["bundles and jobs"])
+# An id the database can hold: a larger number is a bad request, not a database overflow (500).
+RowId = Annotated[int, Path(ge=1, le=2**63 - 1)]
 
 
 class ErrorBody(Schema):
@@ -120,7 +122,7 @@ def _idempotent(request, key: str, staged, handle):
 
 
 @router.get("/jobs/{job_id}", response={200: JobOut, **ERRORS}, summary="A job's state and timings")
-def get_job(request, job_id: int):
+def get_job(request, job_id: RowId):
     return job_document(get_object_or_404(Job.objects.select_related("bundle"), pk=job_id))
 
 
