@@ -110,3 +110,16 @@ def test_an_admin_exports_a_case_package_from_the_cases_list(admin_client, manif
     assert response.status_code == 200 and response["Content-Disposition"].startswith("attachment;")
     with zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content))) as zf:
         assert json.loads(zf.read("index.json"))["case_map"]["case"] == "claim A"
+
+
+def test_the_cases_list_costs_the_same_queries_for_few_and_many_cases(admin_client, manifest):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    counts = []
+    for ranges in ([("a", 1, 10)], [(f"c{n}", 10 * n + 1, 10 * n + 10) for n in range(20)]):
+        cases.split(manifest, ranges, "rita")
+        with CaptureQueriesContext(connection) as captured:
+            assert admin_client.get(reverse("admin:audit_case_changelist")).status_code == 200
+        counts.append(len(captured))
+    assert counts[0] == counts[1]
