@@ -7,7 +7,6 @@ and poppler's pdfimages, are optional: `make bench` installs them; the product n
 import hashlib
 import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -18,7 +17,7 @@ import pikepdf
 
 from extraction.pdf import Limits, extract_images
 from extraction.pdf.extract import extract as extract_in_this_process
-from extraction.pdf.sandbox import PROJECT_ROOT
+from extraction.pdf.sandbox import stop_idle_children
 
 
 @dataclass
@@ -41,6 +40,7 @@ def timed(name: str, files: list[Path], out: Path, one: Callable, workers: int =
     dirs = [out / str(i) for i in range(len(files))]
     for directory in dirs:
         directory.mkdir(parents=True)
+    stop_idle_children()  # every run pays for starting its own warm children
     start = time.perf_counter()
     with ThreadPoolExecutor(workers) as pool:
         results = list(pool.map(one, files, dirs))
@@ -73,19 +73,18 @@ def _placed_images(doc: pikepdf.Pdf):
 
 
 def pagetrail(pdf: Path, out: Path) -> tuple[list[str], int]:
-    """The product's own path: a limited child process per PDF."""
+    """The product's own path: a limited, warm child process per worker (its start-up is timed too)."""
     return _reported(extract_images(pdf, out, Limits()))
+
+
+def pagetrail_fresh_child(pdf: Path, out: Path) -> tuple[list[str], int]:
+    """The product's path with PAGETRAIL_CHILD_REUSE=1: a fresh child process for every PDF."""
+    return _reported(extract_images(pdf, out, Limits(child_reuse=1)))
 
 
 def pagetrail_in_process(pdf: Path, out: Path) -> tuple[list[str], int]:
     """The same extraction without the child process: what the child's start-up costs."""
     return _reported(extract_in_this_process(pdf, out, Limits()))
-
-
-def child_start(pdf: Path, out: Path) -> tuple[list[str], int]:
-    """Only what every child pays before it reads a byte: an interpreter importing the package."""
-    subprocess.run([sys.executable, "-c", "import extraction.pdf.child"], check=True, cwd=PROJECT_ROOT)
-    return [], 0
 
 
 def _reported(extraction) -> tuple[list[str], int]:

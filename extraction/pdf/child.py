@@ -1,14 +1,20 @@
 """The limited child process.
 
+    python -m extraction.pdf.child serve
     python -m extraction.pdf.child inspect PATH LIMITS_JSON
     python -m extraction.pdf.child extract PATH OUT_DIR LIMITS_JSON
     python -m extraction.pdf.child render PATH OUT_DIR WIDTHS FIRST LAST LIMITS_JSON   (WIDTHS like 200,1000)
 
-Runs under the CPU and memory limits the parent set, and answers with one JSON document
-on stdout: {"ok": true, "result": {...}} or {"ok": false, "code", "message", "permanent"}.
+Runs under the memory limit the parent set, and answers with one JSON document on stdout:
+{"ok": true, "result": {...}} or {"ok": false, "code", "message", "permanent"}. `serve` keeps
+the process warm: it reads one command a line, {"args": [command, ...], "limits": LIMITS_JSON},
+answers each with one JSON line, and exits at the end of its input. Every command first gets
+its own CPU budget: the soft RLIMIT_CPU is raised to the time used so far plus cpu_seconds.
 """
 import json
+import math
 import os
+import resource
 import sys
 from dataclasses import asdict
 
@@ -21,14 +27,39 @@ from .validate import inspect
 
 def main(argv: list[str]) -> int:
     answer = claim_stdout()
+    if argv == ["serve"]:
+        serve(answer)
+        return 0
+    cpu_budget(limits_from_json(argv[-1]).cpu_seconds)
+    json.dump(answer_or_exit(argv), answer)
+    answer.close()
+    return 0
+
+
+def serve(answer) -> None:
+    for line in sys.stdin.buffer:
+        request = json.loads(line)
+        cpu_budget(limits_from_json(request["limits"]).cpu_seconds)
+        answer.write(json.dumps(answer_or_exit([*request["args"], request["limits"]])) + "\n")
+        answer.flush()
+
+
+def answer_or_exit(argv: list[str]) -> dict:
     try:
-        reply = answer_for(argv)
+        return answer_for(argv)
     except MemoryError:
         # Nothing more is attempted: even building the JSON could fail now.
         os._exit(EXIT_OUT_OF_MEMORY)
-    json.dump(reply, answer)
-    answer.close()
-    return 0
+
+
+def cpu_budget(cpu_seconds: int) -> None:
+    """Allow cpu_seconds more CPU time from now on: past it the kernel sends SIGXCPU, which kills."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    soft = math.ceil(usage.ru_utime + usage.ru_stime + cpu_seconds)
+    hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
 
 
 def answer_for(argv: list[str]) -> dict:

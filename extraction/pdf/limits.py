@@ -20,6 +20,8 @@ class Limits:
     cpu_seconds: int = 60
     memory_bytes: int = 2 * 1024**3
     wall_seconds: int = 120
+    # How many PDFs one warm child process reads before a fresh one replaces it.
+    child_reuse: int = 100
 
 
 @dataclass(frozen=True)

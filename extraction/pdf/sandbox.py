@@ -1,15 +1,26 @@
-"""Runs the child process under CPU, memory and wall-clock limits (parent side).
+"""Runs child commands under CPU, memory and wall-clock limits (parent side).
 
 A subprocess rather than multiprocessing: django-q2 workers are daemonic processes, which
 may not fork multiprocessing children, and a fresh interpreter shares nothing with them.
+
+Starting an interpreter and importing pikepdf costs about 0.1 s, more than reading a typical
+PDF, so a child is kept warm and given one command after another (`Limits.child_reuse` of
+them, then it is replaced). A child that is stopped by a limit or crashes is never reused:
+the next command gets a fresh one. Each command gets its own CPU budget (the child raises its
+soft RLIMIT_CPU by `cpu_seconds` before each) and wall clock; the memory limit holds for the
+child's whole life. `child_reuse=1` gives every PDF a fresh process.
 """
+import atexit
 import json
 import os
 import resource
+import selectors
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from functools import partial
 from pathlib import Path
 
@@ -21,6 +32,7 @@ from .protocol import EXIT_OUT_OF_MEMORY, MODULE, limits_to_json
 # the caller's working directory is.
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 STDERR_TAIL = 4000
+STOP_GRACE_SECONDS = 2
 
 
 class ChildStopped(Exception):
@@ -34,26 +46,166 @@ class ChildStopped(Exception):
 
 def run_child(args: list[str], limits: Limits) -> dict:
     """Run one child command and return its JSON reply."""
-    command = [sys.executable, "-m", MODULE, *args, limits_to_json(limits)]
-    with tempfile.TemporaryFile() as stderr:
+    child = _pool.take(limits)
+    try:
+        reply = child.ask(args, limits)
+    except BaseException:
+        child.stop()  # stopped, crashed, or interrupted mid-command: never reused
+        raise
+    _pool.give_back(child, limits)
+    return reply
+
+
+class Child:
+    """One warm child process, answering one JSON line per command line it is sent."""
+
+    def __init__(self, limits: Limits):
+        self.memory_bytes = limits.memory_bytes
+        self.commands = 0
+        self.stderr = tempfile.TemporaryFile()
         try:
-            done = subprocess.run(
-                command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr,
-                cwd=PROJECT_ROOT, env=child_env(), timeout=limits.wall_seconds,
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", MODULE, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=self.stderr, cwd=PROJECT_ROOT, env=child_env(),
                 preexec_fn=partial(apply_rlimits, rlimits(limits)),
             )
-        except subprocess.TimeoutExpired:
-            # subprocess.run has already killed and reaped the child.
-            message = f"Reading the PDF took longer than its {limits.wall_seconds} s limit."
-            raise ChildStopped("timeout", message) from None
         except (OSError, subprocess.SubprocessError) as exc:
-            message = f"The PDF process could not start ({exc})."
-            raise SandboxError("child_failed", message, permanent=False) from None
-        return reply_of(done, last_line(stderr), limits)
+            self.stderr.close()
+            raise SandboxError("child_failed", f"The PDF process could not start ({exc}).", permanent=False) from None
+        self.pid = self.process.pid
+
+    def ask(self, args: list[str], limits: Limits) -> dict:
+        self.commands += 1
+        stderr_from = self.stderr.seek(0, os.SEEK_END)
+        request = json.dumps({"args": args, "limits": limits_to_json(limits)}) + "\n"
+        try:
+            self.process.stdin.write(request.encode())
+            self.process.stdin.flush()
+        except OSError:
+            pass  # it died while idle: its exit status below says how
+        line = self._read_line(limits.wall_seconds)
+        if line is None:
+            self.process.kill()
+            self.process.wait()
+            raise ChildStopped("timeout", f"Reading the PDF took longer than its {limits.wall_seconds} s limit.")
+        if line:
+            try:
+                return json.loads(line)
+            except ValueError:
+                pass
+        return reply_of(self._exit_status(), self._stderr_since(stderr_from), limits)
+
+    def _read_line(self, timeout: float) -> bytes | None:
+        """The reply line; b"" when the child exited first, None when the wall clock ran out."""
+        deadline = time.monotonic() + timeout
+        out = self.process.stdout
+        received = b""
+        with selectors.DefaultSelector() as selector:
+            selector.register(out, selectors.EVENT_READ)
+            while not received.endswith(b"\n"):
+                left = deadline - time.monotonic()
+                if left <= 0 or not selector.select(left):
+                    return None
+                chunk = os.read(out.fileno(), 1 << 16)
+                if not chunk:
+                    return b""
+                received += chunk
+        return received
+
+    def _exit_status(self) -> int:
+        try:
+            return self.process.wait(timeout=STOP_GRACE_SECONDS)
+        except subprocess.TimeoutExpired:  # it closed its answer but lives on: no more chances
+            self.process.kill()
+            return self.process.wait()
+
+    def _stderr_since(self, offset: int) -> str:
+        end = self.stderr.seek(0, os.SEEK_END)
+        self.stderr.seek(max(offset, end - STDERR_TAIL))
+        lines = self.stderr.read().decode("utf-8", "replace").strip().splitlines()
+        return lines[-1] if lines else "no output"
+
+    def usable(self, limits: Limits) -> bool:
+        return (self.process.poll() is None and self.memory_bytes == limits.memory_bytes
+                and self.commands < limits.child_reuse)
+
+    def stop(self) -> None:
+        """Close its input (a warm child exits on end of input), and kill it if it does not."""
+        if self.process.poll() is None:
+            try:
+                self.process.stdin.close()
+                self.process.wait(timeout=STOP_GRACE_SECONDS)
+            except (OSError, subprocess.TimeoutExpired):
+                self.process.kill()
+                self.process.wait()
+        self.process.stdout.close()
+        if not self.process.stdin.closed:
+            self.process.stdin.close()
+        self.stderr.close()
+
+    def forget(self) -> None:
+        """In a forked copy of the parent: drop the inherited pipes without touching the child,
+        which belongs to the parent (a kept copy of its stdin would keep it alive)."""
+        for stream in (self.process.stdin, self.process.stdout, self.stderr):
+            try:
+                os.close(stream.fileno())
+            except (OSError, ValueError):
+                pass
 
 
-def reply_of(done: subprocess.CompletedProcess, stderr: str, limits: Limits) -> dict:
-    status = done.returncode
+class Pool:
+    """Idle warm children of this process; each thread takes one for a command and gives it back."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.idle: list[Child] = []
+
+    def take(self, limits: Limits) -> Child:
+        with self.lock:
+            worn = [child for child in self.idle if not child.usable(limits)]
+            self.idle = [child for child in self.idle if child not in worn]
+            child = self.idle.pop() if self.idle else None
+        for old in worn:
+            old.stop()
+        return child or Child(limits)
+
+    def give_back(self, child: Child, limits: Limits) -> None:
+        if not child.usable(limits):
+            child.stop()
+            return
+        with self.lock:
+            self.idle.append(child)
+
+    def stop_all(self) -> None:
+        with self.lock:
+            children, self.idle = self.idle, []
+        for child in children:
+            child.stop()
+
+    def forget_all(self) -> None:
+        for child in self.idle:
+            child.forget()
+        self.idle = []
+        self.lock = threading.Lock()
+
+
+_pool = Pool()
+atexit.register(_pool.stop_all)
+os.register_at_fork(after_in_child=_pool.forget_all)
+
+
+def stop_idle_children() -> None:
+    """Stop this process's warm children (they start again on the next command)."""
+    _pool.stop_all()
+
+
+def idle_pids() -> list[int]:
+    """The process ids of this process's idle warm children, for tests and diagnostics."""
+    with _pool.lock:
+        return [child.pid for child in _pool.idle]
+
+
+def reply_of(status: int, stderr: str, limits: Limits) -> dict:
     if status == EXIT_OUT_OF_MEMORY:
         message = f"Reading the PDF needed more than its {limits.memory_bytes // 2**20} MiB of memory."
         raise ChildStopped("resource_limit", message)
@@ -63,22 +215,13 @@ def reply_of(done: subprocess.CompletedProcess, stderr: str, limits: Limits) -> 
         raise ChildStopped("resource_limit", message)
     if status < 0:
         raise ChildStopped("crashed", f"The PDF reader crashed ({signal.Signals(-status).name}) on this file.")
-    if status == 0:
-        try:
-            return json.loads(done.stdout)
-        except ValueError:
-            pass
     raise SandboxError("child_failed", f"The PDF process failed (exit status {status}): {stderr}", permanent=False)
 
 
-def rlimits(limits: Limits) -> list[tuple[int, int, int]]:
-    # The hard CPU limit is a second later, so the kernel's SIGXCPU (which names the
-    # cause) comes before its SIGKILL. No core files: SIGXCPU would otherwise dump one.
-    wanted = [
-        (resource.RLIMIT_CPU, limits.cpu_seconds, limits.cpu_seconds + 1),
-        (resource.RLIMIT_AS, limits.memory_bytes, limits.memory_bytes),
-        (resource.RLIMIT_CORE, 0, 0),
-    ]
+def rlimits(limits: Limits) -> list[tuple[int, int]]:
+    # The CPU limit is set by the child before each command (see the module docstring).
+    # No core files: SIGXCPU would otherwise dump one.
+    wanted = [(resource.RLIMIT_AS, limits.memory_bytes, limits.memory_bytes), (resource.RLIMIT_CORE, 0, 0)]
     return [(kind, *_within_hard_limit(kind, soft, hard)) for kind, soft, hard in wanted]
 
 
@@ -104,10 +247,3 @@ def child_env() -> dict[str, str]:
     if "TMPDIR" in os.environ:
         env["TMPDIR"] = os.environ["TMPDIR"]
     return env
-
-
-def last_line(stderr) -> str:
-    stderr.seek(0, os.SEEK_END)
-    stderr.seek(max(0, stderr.tell() - STDERR_TAIL))
-    lines = stderr.read().decode("utf-8", "replace").strip().splitlines()
-    return lines[-1] if lines else "no output"

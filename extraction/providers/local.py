@@ -26,6 +26,7 @@ def configured_limits() -> pdf.Limits:
         cpu_seconds=settings.PAGETRAIL_CHILD_CPU_SECONDS,
         memory_bytes=settings.PAGETRAIL_CHILD_MEMORY_BYTES,
         wall_seconds=settings.PAGETRAIL_CHILD_WALL_SECONDS,
+        child_reuse=settings.PAGETRAIL_CHILD_REUSE,
     )
 
 

@@ -200,7 +200,7 @@ def test_the_benchmark_runs_at_a_tiny_scale_and_its_checks_pass(tmp_path, capsys
 
     printed = capsys.readouterr().out
     assert (status, printed.splitlines()[-1]) == (0, "checks: all passed")
-    assert "| Pagetrail, 2 workers (child process per PDF) |" in printed
+    assert "| Pagetrail, 2 workers (warm child process each) |" in printed
 
 
 def test_the_benchmark_checks_catch_a_jpeg_that_was_not_passed_through():

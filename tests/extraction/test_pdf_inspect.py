@@ -143,3 +143,31 @@ def test_it_says_an_encrypted_file_is_password_protected(tmp_path):
 
 def test_it_does_not_leak_the_file_path_into_messages(tmp_path):
     assert str(tmp_path) not in refusal(pdfs.page_tree_cycle(tmp_path)).message
+
+
+# ---------- active content however it is spelled or nested ----------
+
+ACTIVE_SPELLINGS = [  # (page entry, as the raw file spells it)
+    b"/A#41 << /S /J#61vaScript /J#53 (app.alert(1)) >>",  # /AA and /JavaScript, /JS in hex escapes
+    b"/Annots [ << /Subtype /FileAttachment /FS << /E#46 << /F 5 0 R >> >> >> ]",
+    b"/X << /Y [ << /Z << /S /Launch /F (calc.exe) >> >> ] >>",
+    b"/X << /Type /Embedded#46ile >>",
+    b"/X [ [ [ << /XF#41 (form) >> ] ] ]",
+]
+
+
+@pytest.mark.parametrize("entry", ACTIVE_SPELLINGS)
+def test_it_refuses_active_content_spelled_with_escapes_or_nested_deep(tmp_path, entry):
+    page = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R %s >>" % entry
+    path = pdfs.write(tmp_path / "active.pdf", pdfs.raw_pdf(
+        pdfs.ONE_PAGE[:2] + [page, pdfs.raw_stream(b"0 0 m"), pdfs.raw_stream(b"attached")]))
+
+    assert refusal(path, Limits()).code == "active_content"
+
+
+def test_it_accepts_a_pdf_whose_text_merely_mentions_active_names(tmp_path):
+    page = (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R "
+            b"/PieceInfo << /Note (see /JS and /Launch and /EmbeddedFiles in the spec) >> >>")
+    path = pdfs.write(tmp_path / "mentions.pdf", pdfs.raw_pdf(pdfs.ONE_PAGE[:2] + [page, pdfs.raw_stream(b"0 0 m")]))
+
+    assert inspect_pdf(path).pages == 1

@@ -9,6 +9,7 @@ from dataclasses import replace
 import pytest
 
 from extraction.pdf import Limits, Refusal, SandboxError, extract_images, inspect_pdf
+from extraction.pdf.sandbox import idle_pids, stop_idle_children
 from tests import pdfs
 
 NO_STREAM_LIMIT = Limits(max_stream_bytes=2**40)
@@ -81,6 +82,7 @@ def test_it_fails_permanently_an_extraction_that_outlasts_the_wall_clock(costly_
 
 
 def test_it_leaves_no_zombie_after_killing_a_child(slow_to_inspect):
+    stop_idle_children()
     refusal(slow_to_inspect, replace(NO_STREAM_LIMIT, wall_seconds=1))
 
     with pytest.raises(ChildProcessError):  # no child left to reap: it was killed and reaped
@@ -110,3 +112,74 @@ def test_it_runs_the_child_from_the_project_whatever_the_working_directory(tmp_p
 
     assert extract_images("jpeg_rgb.pdf", "out").pages == 1
     assert len(list((tmp_path / "out").iterdir())) == 1
+
+
+# ---------- the warm child: reused, replaced, never shared ----------
+
+def test_it_reads_one_pdf_after_another_in_the_same_warm_child(tmp_path):
+    stop_idle_children()
+    inspect_pdf(pdfs.jpeg_rgb(tmp_path))
+    first = idle_pids()
+
+    inspect_pdf(pdfs.jpeg_rgb(tmp_path))
+
+    assert len(first) == 1
+    assert idle_pids() == first
+
+
+def test_it_replaces_a_child_after_child_reuse_commands(tmp_path):
+    stop_idle_children()
+    limits = Limits(child_reuse=2)
+    seen = []
+    for _ in range(3):
+        inspect_pdf(pdfs.jpeg_rgb(tmp_path), limits)
+        seen.append(idle_pids())
+
+    assert seen[0] == [seen[0][0]]
+    assert seen[1] == []  # its second command was its last
+    assert seen[2] != seen[0]
+
+
+def test_it_never_reuses_a_child_that_a_limit_stopped(slow_to_inspect, tmp_path):
+    stop_idle_children()
+    inspect_pdf(pdfs.jpeg_rgb(tmp_path), replace(NO_STREAM_LIMIT, wall_seconds=1))
+    warm = idle_pids()
+
+    refusal(slow_to_inspect, replace(NO_STREAM_LIMIT, wall_seconds=1))
+
+    assert idle_pids() == []
+    with pytest.raises(ProcessLookupError):
+        os.kill(warm[0], 0)  # killed and reaped
+
+
+def test_it_gives_every_command_its_own_cpu_budget(tmp_path):
+    """Three inspections of about 0.4 s of CPU each in one child limited to 1 s per command."""
+    stop_idle_children()
+    bomb = pdfs.flate_bomb(tmp_path, mib=256)
+    limits = replace(NO_STREAM_LIMIT, cpu_seconds=1)
+    pids = []
+    for _ in range(3):
+        assert inspect_pdf(bomb, limits).pages == 1
+        pids.append(idle_pids())
+
+    assert pids[0] == pids[1] == pids[2] != []
+
+
+def test_a_forked_process_starts_its_own_child_and_leaves_the_parents_alone(tmp_path):
+    stop_idle_children()
+    pdf = pdfs.jpeg_rgb(tmp_path)
+    inspect_pdf(pdf)
+    parents = idle_pids()
+
+    pid = os.fork()
+    if pid == 0:  # django-q2 forks its workers from a process that may hold warm children
+        ok = False
+        try:
+            ok = idle_pids() == [] and inspect_pdf(pdf).pages == 1 and idle_pids() not in ([], parents)
+        finally:
+            os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert idle_pids() == parents
+    assert inspect_pdf(pdf).pages == 1
