@@ -16,6 +16,8 @@ import math
 import os
 import resource
 import sys
+import threading
+import time
 from dataclasses import asdict
 
 from .errors import Refusal, raise_if_out_of_memory
@@ -23,6 +25,9 @@ from .extract import extract
 from .protocol import EXIT_OUT_OF_MEMORY, limits_from_json
 from .render import render
 from .validate import inspect
+
+ORPHAN_CHECK_SECONDS = 0.5
+EXIT_ORPHANED = 87
 
 
 def main(argv: list[str]) -> int:
@@ -37,11 +42,20 @@ def main(argv: list[str]) -> int:
 
 
 def serve(answer) -> None:
+    threading.Thread(target=exit_when_orphaned, args=(os.getppid(),), daemon=True).start()
     for line in sys.stdin.buffer:
         request = json.loads(line)
         cpu_budget(limits_from_json(request["limits"]).cpu_seconds)
         answer.write(json.dumps(answer_or_exit([*request["args"], request["limits"]])) + "\n")
         answer.flush()
+
+
+def exit_when_orphaned(parent: int) -> None:
+    """A worker killed in the middle of a command cannot stop its child: the child notices
+    it was handed to another parent and stops itself, rather than working on for nobody."""
+    while os.getppid() == parent:
+        time.sleep(ORPHAN_CHECK_SECONDS)
+    os._exit(EXIT_ORPHANED)
 
 
 def answer_or_exit(argv: list[str]) -> dict:

@@ -4,12 +4,16 @@ The costly inputs here are legitimate PDFs read under deliberately small limits;
 test ends when a limit of about a second fires.
 """
 import os
+import subprocess
+import sys
+import time
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from extraction.pdf import Limits, Refusal, SandboxError, extract_images, inspect_pdf
-from extraction.pdf.sandbox import idle_pids, stop_idle_children
+from extraction.pdf.sandbox import PROJECT_ROOT, idle_pids, stop_idle_children
 from tests import pdfs
 
 NO_STREAM_LIMIT = Limits(max_stream_bytes=2**40)
@@ -183,3 +187,50 @@ def test_a_forked_process_starts_its_own_child_and_leaves_the_parents_alone(tmp_
     assert os.waitstatus_to_exitcode(status) == 0
     assert idle_pids() == parents
     assert inspect_pdf(pdf).pages == 1
+
+
+def test_a_child_whose_worker_was_killed_mid_command_stops_itself(tmp_path):
+    """The worker is SIGKILLed while its child inflates 8 GiB (tens of seconds): the child must not
+    work on for nobody until its CPU limit."""
+    slow_to_inspect = pdfs.flate_bomb(tmp_path, mib=8192)
+    worker = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from extraction.pdf import Limits, inspect_pdf; "
+                               "inspect_pdf(sys.argv[1], Limits(max_stream_bytes=2**40))", str(slow_to_inspect)],
+        cwd=PROJECT_ROOT)
+    try:
+        child = wait_for(lambda: children_of(worker.pid), timeout=30)[0]
+        time.sleep(0.5)  # into the command
+    finally:
+        worker.kill()
+        worker.wait()
+
+    assert wait_for(lambda: not alive(child), timeout=3)
+
+
+def children_of(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Running, and not a zombie waiting for a parent (in a container, PID 1 may never reap it)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def wait_for(condition, timeout: float):
+    deadline = time.monotonic() + timeout
+    while not (result := condition()):
+        if time.monotonic() > deadline:
+            return result
+        time.sleep(0.05)
+    return result
