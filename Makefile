@@ -4,6 +4,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 MANAGE := $(BIN)/python manage.py
 STAMP  := $(VENV)/.installed
+# The cluster serving page previews (their own queue, so jobs never wait behind them), at a lower CPU priority.
+PREVIEWS := Q_CLUSTER_NAME=$${PAGETRAIL_QUEUE_NAME:-pagetrail}-previews nice -n 10 $(MANAGE) qcluster
 
 .PHONY: run run-managed test install browser clean bench
 
@@ -16,12 +18,13 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 # Embedded profile: SQLite, ORM broker, private file storage under $${PAGETRAIL_DATA_DIR:-var/}.
-# One shell runs both processes; Ctrl-C (or either one exiting) stops both.
+# One shell runs the web server and both worker clusters; Ctrl-C stops them all.
 run: $(STAMP)
 	$(MANAGE) migrate --noinput
 	$(MANAGE) create_demo_admin
-	@echo "Portal: http://127.0.0.1:8000/admin/  (Ctrl-C stops the portal and the worker)"
-	trap 'kill 0' INT TERM EXIT; $(MANAGE) qcluster & $(MANAGE) runserver --insecure --noreload 127.0.0.1:8000
+	@echo "Portal: http://127.0.0.1:8000/admin/  (Ctrl-C stops the portal and the workers)"
+	trap 'kill 0' INT TERM EXIT; $(MANAGE) qcluster & $(PREVIEWS) & \
+	$(MANAGE) runserver --insecure --noreload 127.0.0.1:8000
 
 # The managed path without an account anywhere: the Infrai simulator on 127.0.0.1:8765 (a real HTTP
 # server with the self-hosted extractor behind it), and the portal and a worker pointed at it.
@@ -33,7 +36,7 @@ run-managed: $(STAMP)
 	export PAGETRAIL_PROVIDER=infrai INFRAI_BASE_URL=http://127.0.0.1:8765 \
 	       INFRAI_API_KEY=$${INFRAI_API_KEY:-$$($(BIN)/python -c 'import secrets; print(secrets.token_urlsafe(24))')}; \
 	$(MANAGE) provider_simulator --port 8765 --profile $${SIMULATOR_PROFILE:-healthy} & \
-	$(MANAGE) qcluster & $(MANAGE) runserver --insecure --noreload 127.0.0.1:8000
+	$(MANAGE) qcluster & $(PREVIEWS) & $(MANAGE) runserver --insecure --noreload 127.0.0.1:8000
 
 # Tests get a data dir of their own, never the one `make run` uses. Embedded profile first, then the
 # production profile (PostgreSQL, Redis, S3 on loopback) when those servers answer; see tests/run_profiles.py.

@@ -12,6 +12,7 @@ import logging
 import shutil
 from pathlib import Path
 
+from django.conf import settings
 from extraction import pdf, stores
 from extraction.providers.local import configured_limits
 
@@ -34,7 +35,7 @@ class InputChanged(Exception):
 def enqueue(manifest_id: int) -> None:
     from django_q.tasks import async_task
 
-    async_task("audit.tasks.generate_previews", manifest_id)
+    async_task("audit.tasks.generate_previews", manifest_id, cluster=settings.PAGETRAIL_PREVIEW_QUEUE)
 
 
 def generate_previews(manifest_id: int) -> dict:

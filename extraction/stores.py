@@ -1,6 +1,7 @@
 """The private stores: inputs, outputs (django-storages backends) and the temp area (local disk)."""
 
 import hashlib
+import os
 import re
 import shutil
 from pathlib import Path
@@ -30,6 +31,10 @@ def store_once(storage: Storage, name: str, path: Path, sha256: str) -> bool:
     if storage.exists(name):
         _check_same(storage, name, sha256)
         return False
+    if (linked := _link(storage, name, path)) is not None:
+        if not linked:
+            _check_same(storage, name, sha256)
+        return linked
     with open(path, "rb") as fh:
         saved = storage.save(name, File(fh, name=name))
     if saved != name:
@@ -37,6 +42,32 @@ def store_once(storage: Storage, name: str, path: Path, sha256: str) -> bool:
         _check_same(storage, name, sha256)
         return False
     return True
+
+
+def _link(storage: Storage, name: str, path: Path) -> bool | None:
+    """On a file-system store on the same disk as temp, a hard link instead of a copy: a new name
+    for the same bytes, created only if the name is free (link never overwrites). True when linked,
+    False when the name was taken meanwhile, None when this store needs a copy (S3, another disk)."""
+    target = local_path(storage, name)
+    if target is None:
+        return None
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.link(path, target)
+    except FileExistsError:
+        return False
+    except OSError:  # another file system, or links not allowed: copy through the Storage API
+        return None
+    os.chmod(target, 0o600)
+    return True
+
+
+def local_path(storage: Storage, name: str) -> Path | None:
+    """The stored file's path when the store is a local file system; None for S3."""
+    try:
+        return Path(storage.path(name))
+    except NotImplementedError:
+        return None
 
 
 def _check_same(storage: Storage, name: str, sha256: str) -> None:

@@ -40,6 +40,7 @@ def empty_broker():
         from django_q.brokers import get_broker
 
         get_broker().purge_queue()
+        get_broker(django_settings.PAGETRAIL_PREVIEW_QUEUE).purge_queue()
 
 
 def queued_tasks() -> int:

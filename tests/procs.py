@@ -34,9 +34,11 @@ class Portal:
     def manage_json(self, *args, check=True, timeout=120):
         return json.loads(self.manage(*args, "--json", check=check, timeout=timeout).stdout)
 
-    def start_worker(self) -> subprocess.Popen:
+    def start_worker(self, queue: str = "") -> subprocess.Popen:
+        """A `qcluster`; `queue="pagetrail-previews"` starts the one for page previews."""
         log = open(self.data_dir / f"worker-{len(self.workers)}.log", "w")
-        proc = subprocess.Popen([sys.executable, "manage.py", "qcluster"], cwd=ROOT, env=self.env,
+        env = {**self.env, "Q_CLUSTER_NAME": queue} if queue else self.env
+        proc = subprocess.Popen([sys.executable, "manage.py", "qcluster"], cwd=ROOT, env=env,
                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         self.workers.append(proc)
         return proc

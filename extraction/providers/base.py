@@ -92,4 +92,6 @@ class Provider:
         raise NotImplementedError
 
     def fetch(self, job, asset: RemoteAsset, work_dir: Path) -> Path:
+        """A local file holding the asset, whose bytes were hashed as they were written (by the
+        PDF child, or while downloading) and match asset.sha256; raise ProviderError otherwise."""
         raise NotImplementedError

@@ -1,5 +1,6 @@
 """The self-hosted extractor: pikepdf in a resource-limited child process."""
 
+import hashlib
 import json
 import shutil
 from dataclasses import asdict
@@ -7,9 +8,8 @@ from pathlib import Path
 
 import pikepdf
 from django.conf import settings
-from django.core.files.storage import storages
 
-from extraction import pdf
+from extraction import pdf, stores
 
 from .base import JobReport, Provider, ProviderError, RemoteAsset
 
@@ -62,18 +62,37 @@ class LocalProvider(Provider):
         return path
 
     def _extract(self, job, work_dir: Path, result_path: Path) -> None:
-        input_path = work_dir / "input.pdf"
-        with storages["inputs"].open(job.bundle.input_name, "rb") as src, open(input_path, "wb") as dst:
-            shutil.copyfileobj(src, dst, 1024 * 1024)
         out_dir = work_dir / "extracted"
         shutil.rmtree(out_dir, ignore_errors=True)  # a killed earlier try may have left part of a run
         out_dir.mkdir(parents=True)
+        copied = work_dir / "input.pdf"
         try:
+            input_path = input_file(job.bundle, copied)
             extraction = pdf.extract_images(input_path, out_dir, configured_limits())
         except pdf.SandboxError as exc:
             raise ProviderError(exc.code, exc.message, permanent=exc.permanent) from exc
         finally:
-            input_path.unlink(missing_ok=True)
+            copied.unlink(missing_ok=True)
         tmp = result_path.with_suffix(".tmp")
         tmp.write_text(json.dumps(asdict(extraction)))
         tmp.rename(result_path)
+
+
+def input_file(bundle, copy_to: Path) -> Path:
+    """The stored input as a local file whose bytes hash to the bundle's correlation id: read in
+    place from a file-system store, copied from S3. The manifest names these bytes as the input."""
+    path = stores.local_path(stores.inputs(), bundle.input_name)
+    digest = hashlib.sha256()
+    if path is not None:
+        with open(path, "rb") as fh:
+            digest = hashlib.file_digest(fh, "sha256")
+    else:
+        path = copy_to
+        with stores.inputs().open(bundle.input_name, "rb") as src, open(path, "wb") as dst:
+            while chunk := src.read(stores.CHUNK):
+                digest.update(chunk)
+                dst.write(chunk)
+    if digest.hexdigest() != bundle.correlation_id:
+        raise ProviderError("input_changed", "The stored input no longer matches the hash it was accepted with.",
+                            permanent=True)
+    return path

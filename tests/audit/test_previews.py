@@ -8,6 +8,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import Permission
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -166,11 +167,16 @@ def test_completing_a_job_queues_its_previews_when_the_transaction_commits(tmp_p
     with django_capture_on_commit_callbacks(execute=True):
         manifest = completed(pdfs.reused_on_three_pages(tmp_path))
     assert not manifest.previews.exists()  # the request (here, the runner) renders nothing itself
-    broker, queued = get_broker(), []
-    while task := broker.dequeue():
-        queued += [SignedPackage.loads(payload) for _, payload in task]
-    assert [(t["func"], t["args"]) for t in queued if "previews" in t["func"]] == [
+    assert [(t["func"], t["args"]) for t in queued(settings.PAGETRAIL_PREVIEW_QUEUE)] == [
         ("audit.tasks.generate_previews", (manifest.pk,))]
+    assert not [t for t in queued(settings.Q_CLUSTER["name"]) if "previews" in t["func"]]  # jobs never wait behind it
+
+
+def queued(queue: str) -> list[dict]:
+    broker, found = get_broker(queue), []
+    while task := broker.dequeue():
+        found += [SignedPackage.loads(payload) for _, payload in task]
+    return found
 
 
 def test_it_batches_pages_into_ranges_of_at_most_fifty():
@@ -281,13 +287,15 @@ def test_a_reviewer_pages_through_240_previews_by_keyboard_and_opens_them_large(
 @pytest.mark.slow
 @pytest.mark.skipif(PRODUCTION, reason="an embedded-profile deployment of its own")
 def test_a_worker_survives_a_pdf_too_costly_to_render_and_previews_the_next_bundle(tmp_path):
-    deployment = Portal(tmp_path / "portal", PAGETRAIL_WORKERS=1, PAGETRAIL_CHILD_CPU_SECONDS=1)
+    deployment = Portal(tmp_path / "portal", PAGETRAIL_WORKERS=1, PAGETRAIL_PREVIEW_WORKERS=1,
+                        PAGETRAIL_CHILD_CPU_SECONDS=1)
     try:
         deployment.manage("migrate", "--noinput")
         for path in (costly_to_render(tmp_path), pdfs.reused_on_three_pages(tmp_path)):
             deployment.manage_json("submit_bundle", path)
-        worker = deployment.start_worker()
-        # One worker takes tasks in order: the hostile bundle's previews come before the good one's.
+        deployment.start_worker()
+        worker = deployment.start_worker(queue="pagetrail-previews")
+        # One worker each takes tasks in order: the hostile bundle's previews come before the good one's.
         deployment.wait_for("select count(*) = 6 from audit_pagepreview")
         [(failure,)] = deployment.query("select after from audit_activityevent where action = 'previews_failed'")
         assert json.loads(failure)["code"] == "resource_limit"

@@ -138,3 +138,18 @@ def test_a_worker_killed_between_the_providers_accept_and_our_commit_makes_no_se
     assert p.manage("verify_manifests", check=False).returncode == 0
     logs = "".join(f.read_text() for f in p.data_dir.glob("worker-*.log"))
     assert key not in logs and "infrai" in p.query("select provider from extraction_job")[0][0]
+
+
+def test_previews_are_rendered_by_their_own_cluster_and_jobs_never_wait_behind_them(portal, tmp_path):
+    p = portal()
+    [first] = p.manage_json("submit_bundle", pdfs.reused_on_three_pages(tmp_path))
+    p.start_worker()
+    p.wait_for("select status = 'completed' from extraction_job where id = ?", first["job_id"])
+    [second] = p.manage_json("submit_bundle", pdfs.jpeg_rgb(tmp_path))
+    p.wait_for("select status = 'completed' from extraction_job where id = ?", second["job_id"])
+    assert p.query("select count(*) from audit_pagepreview")[0][0] == 0  # queued for the other cluster
+
+    p.start_worker(queue="pagetrail-previews")
+
+    p.wait_for("select count(*) = 8 from audit_pagepreview")  # (3 + 1 pages) x 2 widths
+    assert len([f for f in p.files_under("outputs") if "previews" in f.parts]) == 8
