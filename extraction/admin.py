@@ -58,7 +58,6 @@ class BundleAdmin(admin.ModelAdmin):
     search_fields = ("=correlation_id", "original_filename", "case_label")
     readonly_fields = [f.name for f in Bundle._meta.fields]
     inlines = [JobInline]
-    date_hierarchy = "created_at"
 
     def has_change_permission(self, request, obj=None):
         return False
@@ -104,7 +103,6 @@ class JobAdmin(ReadOnlyAdmin):
     search_fields = ("=bundle__correlation_id", "=idempotency_key", "=provider_job_id")
     readonly_fields = [f.name for f in Job._meta.fields] + ["queue_wait", "extraction_time"]
     inlines = [AttemptInline]
-    date_hierarchy = "enqueued_at"
     actions = ["replay_unknown_jobs"]
 
     @admin.action(description="Replay selected unknown jobs (same provider job id and key)", permissions=["replay"])

@@ -78,6 +78,7 @@ class Asset(WriteOnceModel):
     class Meta:
         ordering = ["manifest_id", "page", "index_on_page"]
         constraints = [models.UniqueConstraint(fields=["manifest", "sha256"], name="asset_once_per_manifest")]
+        indexes = [models.Index(fields=["sha256"])]  # "where else does this image appear?"
 
     def __str__(self):
         return self.name

@@ -4,7 +4,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from audit.models import Manifest
+from audit.models import Asset, Manifest
 from extraction.models import Bundle, Job, Rejection
 from extraction.runner import run_job
 from extraction.services import submit_bundle
@@ -14,7 +14,8 @@ from tests.conftest import everything_stored
 pytestmark = pytest.mark.django_db
 
 CHANGELISTS = ["admin:extraction_bundle_changelist", "admin:extraction_job_changelist",
-               "admin:extraction_rejection_changelist", "admin:audit_manifest_changelist"]
+               "admin:extraction_rejection_changelist", "admin:audit_manifest_changelist",
+               "admin:audit_asset_changelist"]
 
 
 def distinct_pdf(directory, number):
@@ -44,6 +45,26 @@ def test_it_renders_changelists_with_a_constant_number_of_queries(admin_client, 
     few = queries_for(admin_client, url)
     complete_jobs(tmp_path, range(2, 8))
     assert queries_for(admin_client, url) == few
+
+
+def test_it_counts_each_manifests_assets_on_its_changelist(admin_client, tmp_path):
+    complete_jobs(tmp_path, range(3))
+    response = admin_client.get(reverse("admin:audit_manifest_changelist") + "?o=4")  # sorted by the count
+
+    assert [m.n_assets for m in response.context["cl"].result_list] == [2, 2, 2]
+
+
+def test_it_finds_assets_by_their_exact_sha256(admin_client, tmp_path):
+    complete_jobs(tmp_path, range(3))  # each PDF: its own picture, and one picture all three share
+    by_hash = {}
+    for asset in Asset.objects.all():
+        by_hash.setdefault(asset.sha256, set()).add(asset)
+
+    found = {sha256: set(admin_client.get(reverse("admin:audit_asset_changelist"), {"q": sha256})
+                         .context["cl"].result_list) for sha256 in by_hash}
+
+    assert found == by_hash and sorted(map(len, found.values())) == [1, 1, 1, 3]
+    assert admin_client.get(reverse("admin:audit_asset_change", args=[asset.pk])).status_code == 200
 
 
 def test_it_shows_a_manifest_with_its_assets(admin_client, tmp_path):

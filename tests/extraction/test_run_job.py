@@ -1,3 +1,4 @@
+import hashlib
 import json
 import threading
 
@@ -146,3 +147,24 @@ def test_it_sweeps_temp_dirs_of_terminal_and_unknown_jobs_but_not_active_ones(tm
     assert sweep_temp()["removed"] == 2
     assert (job_work_dir(active.pk) / "partial.png").exists()
     assert not (job_work_dir(done.pk) / "partial.png").exists()
+
+
+def test_it_fails_a_job_whose_stored_input_no_longer_has_its_hash_and_extracts_nothing(tmp_path):
+    job = accepted_job(pdfs.jpeg_rgb(tmp_path))
+    write_stored("inputs", job.bundle.input_name, pdfs.mixed(tmp_path).read_bytes())  # other bytes, a valid PDF
+
+    assert run_job(job.pk) == "failed"
+
+    job.refresh_from_db()
+    assert job.error_code == "input_changed" and stored_names("outputs") == []
+    assert not Manifest.objects.exists()
+
+
+def test_it_stores_each_output_once_and_its_bytes_hash_as_the_manifest_says(tmp_path):
+    """Whether the store links the file (same disk) or copies it (S3), what it holds is what was hashed."""
+    job = accepted_job(pdfs.mixed(tmp_path))
+    run_job(job.pk)
+
+    entries = {a["name"]: a["sha256"] for a in manifest_document(job)["assets"]}
+    stored = {name: hashlib.sha256(read_stored("outputs", name)).hexdigest() for name in entries}
+    assert stored == entries and temp_files() == []
