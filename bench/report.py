@@ -17,7 +17,8 @@ def table(header: list[str], rows: list[list]) -> None:
         print("| " + " | ".join(str(cell) for cell in row) + " |")
 
 
-def print_extraction(runs: list, truth: dict) -> None:
+def print_extraction(runs: list, truth: dict) -> dict:
+    """The table; returns the seconds of each run that ran, by name."""
     megabytes, floor = truth["totals"]["bytes"] / 1e6, runs[0].seconds
     print("\n### Extraction (every image of every PDF written and hashed; outputs on tmpfs)\n")
     rows = []
@@ -28,6 +29,8 @@ def print_extraction(runs: list, truth: dict) -> None:
         rows.append([run.name, f"{run.seconds:.2f}", f"{megabytes / run.seconds:.0f}",
                      f"{run.images / run.seconds:,.0f}" if run.images else "–", f"{run.seconds / floor:.1f}"])
     table(["extractor", "wall s", "MB/s", "images/s", "× floor"], rows)
+    return {"megabytes": megabytes, "images": truth["totals"]["distinct_outputs"],
+            "seconds": {run.name: run.seconds for run in runs if not run.skipped}}
 
 
 def best_of(action, repeats: int = REPEATS) -> float:
@@ -39,7 +42,7 @@ def best_of(action, repeats: int = REPEATS) -> float:
     return min(times)
 
 
-def print_hashing(outputs: Path) -> None:
+def print_hashing(outputs: Path) -> dict:
     """Verification's streamed file hashing against hashlib over the same files read whole, and
     against hashlib over bytes already in memory (no I/O at all: the ceiling)."""
     paths = sorted(p for p in outputs.rglob("*") if p.is_file())
@@ -55,6 +58,7 @@ def print_hashing(outputs: Path) -> None:
         _hash_row("hashlib over each file read whole (reference)", whole, megabytes, whole),
         _hash_row("verification: `hashlib.file_digest` over each file", streamed, megabytes, whole),
     ])
+    return {"verification_mb_s": megabytes / streamed, "hashlib_mb_s": megabytes / whole}
 
 
 def _hash_row(name: str, seconds: float, megabytes: float, reference: float) -> list:
@@ -66,7 +70,7 @@ def _file_digest(path: Path) -> str:
         return hashlib.file_digest(f, "sha256").hexdigest()
 
 
-def print_intake(truth: dict, corpus: Path, scratch: Path) -> None:
+def print_intake(truth: dict, corpus: Path, scratch: Path) -> dict:
     bundle = corpus / next(f["name"] for f in truth["files"] if f["kind"] == "legal")
     out = scratch / "bundle"
     out.mkdir()
@@ -78,15 +82,17 @@ def print_intake(truth: dict, corpus: Path, scratch: Path) -> None:
         ["`inspect_pdf` (validation, child process)", f"{validation:.3f}", f"{validation / extraction:.0%}"],
         ["`extract_images` (child process)", f"{extraction:.3f}", "100%"],
     ])
-    print_refusals(scratch / "hostile")
+    return {"pages": pages, "validation_s": validation, "extraction_s": extraction,
+            "slowest_refusal_s": print_refusals(scratch / "hostile")}
 
 
-def print_refusals(directory: Path) -> None:
+def print_refusals(directory: Path) -> float | None:
+    """The table; returns the slowest refusal's seconds (None when the hostile files cannot be made)."""
     directory.mkdir()
     made = hostile.corpus(directory)
     if not made:
         print("\n(hostile files: tests/pdfs.py is not importable; refusal times skipped)")
-        return
+        return None
     rows = []
     for name, path in made:
         start = time.perf_counter()
@@ -99,3 +105,69 @@ def print_refusals(directory: Path) -> None:
     print(f"\n### Refusal of hostile files (default limits: {Limits().memory_bytes >> 20} MiB, "
           f"{Limits().cpu_seconds} s CPU per child)\n")
     table(["file", "refused as", "wall s"], rows + [["slowest", "", max(r[2] for r in rows)]])
+    return max(float(r[2]) for r in rows)
+
+
+def print_summary(figures: dict) -> None:
+    """The issue's five targets, each measured figure beside its reference and goal."""
+    print("\n### Summary: the five targets\n")
+    rows = _extraction_rows(figures["extraction"]) + [_pipeline_row(figures.get("pipeline"))]
+    rows += [_hashing_row(figures["hashing"]), _admin_row(figures.get("admin"))] + _intake_rows(figures["intake"])
+    table(["target", "measured", "reference (same run)", "ratio", "goal"], rows)
+
+
+def _seconds(extraction: dict, prefix: str) -> float | None:
+    return next((s for name, s in extraction["seconds"].items() if name.startswith(prefix)), None)
+
+
+def _extraction_rows(extraction: dict) -> list[list]:
+    mb, images = extraction["megabytes"], extraction["images"]
+    floor, mupdf = _seconds(extraction, "raw-copy floor"), _seconds(extraction, "PyMuPDF")
+    one, two = _seconds(extraction, "Pagetrail, 1 worker ("), _seconds(extraction, "Pagetrail, 2 workers")
+    rows = []
+    if one:
+        rows.append(["1. extractor, 1 worker", f"{mb / one:.0f} MB/s, {images / one:,.0f} images/s",
+                     f"raw-copy floor {mb / floor:.0f} MB/s", f"{one / floor:.1f}× floor",
+                     "≥ 200 MB/s, ≥ 1,200 images/s, ≤ 2× floor"])
+        if mupdf:
+            rows.append(["1. against PyMuPDF, 1 worker", f"{mb / one:.0f} MB/s", f"PyMuPDF {mb / mupdf:.0f} MB/s",
+                         f"{mupdf / one:.1f}× faster", "≥ 10× faster"])
+    if two:
+        rows.append(["1. extractor, 2 workers", f"{mb / two:.0f} MB/s", f"raw-copy floor (1 worker) {mb / floor:.0f} MB/s",
+                     f"{two / floor:.1f}× floor", "≥ 400 MB/s"])
+    return rows
+
+
+def _hashing_row(hashing: dict) -> list:
+    return ["3. verification hashing, 1 worker", f"{hashing['verification_mb_s']:.0f} MB/s",
+            f"hashlib {hashing['hashlib_mb_s']:.0f} MB/s",
+            f"{hashing['verification_mb_s'] / hashing['hashlib_mb_s']:.2f}× hashlib", "≥ 800 MB/s, ≥ 0.70×"]
+
+
+def _pipeline_row(pipeline: dict | None) -> list:
+    if not pipeline or "pipeline_s" not in pipeline:
+        return ["2. pipeline", "not run", "", "", "≤ 1.3× extractor alone"]
+    queries = (f"; queries per job {pipeline['queries'][0]} → {pipeline['queries'][1]} for "
+               f"{pipeline['assets'][0]} → {pipeline['assets'][1]} assets")
+    return [f"2. pipeline, {pipeline['workers']} workers, embedded", f"{pipeline['pipeline_s']:.2f} s{queries}",
+            f"extractor alone {pipeline['extractor_s']:.2f} s", f"{pipeline['pipeline_s'] / pipeline['extractor_s']:.2f}×",
+            "≤ 1.3×; queries constant in assets"]
+
+
+def _admin_row(admin: dict | None) -> list:
+    if not admin or "pages" not in admin:
+        return ["4. admin at scale", "not run", "", "", "constant queries; median render time"]
+    constant = "constant queries" if not admin["failures"] else "NOT constant (see above)"
+    return [f"4. admin, {admin['jobs']:,} jobs, {admin['assets']:,} assets",
+            f"{admin['pages']} pages: {constant}; median of medians {admin['median_ms']:.0f} ms",
+            "the same pages on 200 jobs", f"slowest {admin['slowest']} {admin['slowest_ms']:.0f} ms",
+            "constant queries; report median render"]
+
+
+def _intake_rows(intake: dict) -> list[list]:
+    slowest = intake["slowest_refusal_s"]
+    return [["5. hostile files refused", "not run" if slowest is None else f"slowest {slowest:.2f} s",
+             "", "", "each < 2 s, memory within the child's limit"],
+            [f"5. validation of the {intake['pages']}-page bundle", f"{intake['validation_s']:.3f} s",
+             f"its extraction {intake['extraction_s']:.3f} s", f"{intake['validation_s'] / intake['extraction_s']:.0%}",
+             "< 10%"]]

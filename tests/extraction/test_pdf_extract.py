@@ -193,14 +193,17 @@ def test_it_fails_permanently_on_a_document_it_cannot_open(tmp_path, out, factor
     assert (caught.value.code, caught.value.permanent) == (code, True)
 
 
-def test_the_benchmark_runs_at_a_tiny_scale_and_its_checks_pass(tmp_path, capsys):
+def test_the_benchmark_runs_at_a_tiny_scale_and_its_checks_pass(tmp_path, capfd):
     from bench.__main__ import main
 
-    status = main(["--scale", "0.02", "--workers", "1,2", "--out", str(tmp_path), "--no-references"])
+    status = main(["--scale", "0.02", "--workers", "1,2", "--out", str(tmp_path), "--no-references",
+                   "--admin-jobs", "300", "--admin-assets", "3000"])
 
-    printed = capsys.readouterr().out
+    printed = capfd.readouterr().out
     assert (status, printed.splitlines()[-1]) == (0, "checks: all passed")
     assert "| Pagetrail, 2 workers (warm child process each) |" in printed
+    for part in ("2. pipeline, 2 workers", "4. admin, 300 jobs, 3,000 assets", "5. validation of the"):
+        assert f"| {part}" in printed
 
 
 def test_the_benchmark_checks_catch_a_jpeg_that_was_not_passed_through():

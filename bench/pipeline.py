@@ -1,0 +1,374 @@
+"""The whole pipeline against the extractor alone: submitted until every manifest is durable.
+
+    python -m bench.pipeline [--scale 1] [--seed 1] [--out var/bench] [--workers 2]
+
+On the embedded default (SQLite, the django-q2 ORM broker, file storage, the local extractor) in a
+fresh data dir (tmpfs when there is one; removed at the end): `manage.py migrate`, a real `manage.py
+qcluster` with PAGETRAIL_WORKERS=--workers, then every corpus file submitted in this process, one at
+a time, as the API does it (`intake.stage`, then `services.submit_staged`: validation in the PDF
+child, input hard-linked into its store, Bundle + Job, enqueue on commit), and the database polled
+until every job is terminal. "Durable" is the last `Job.manifest_durable_at` (stamped just before
+each manifest's commit). The reference is the extractor alone over the same files with as many
+threads as workers (`runners.timed(..., runners.pagetrail, workers)`, as `python -m bench` times it),
+run before the cluster starts and after it stops (a difference shows other work on the machine).
+
+Also: intake per step (its database part starts at each submission's first query, seen by a
+`connection.execute_wrapper`); median queue wait, extraction and manifest write per job (Job
+timestamps); and the queries of `run_job`, and of the `record_completion` in it, for the files with
+the fewest, the median and the most images (re-extracted here once the cluster has stopped), which
+must not grow with the number of assets. Nothing is patched. Page previews go to their own queue
+(settings.PAGETRAIL_PREVIEW_QUEUE), whose cluster this benchmark does not start. Exits 1 when a job
+did not complete or has other than corpus.json's distinct_outputs assets; never on time.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+
+from . import runners
+from .corpus import make_corpus
+from .report import table
+
+ROOT = Path(__file__).resolve().parent.parent
+TMPFS = Path("/dev/shm")
+# Variables that would take the processes off the embedded default or out of the fresh data dir, or
+# (Q_CLUSTER_NAME) have the cluster serve the previews' queue instead of the jobs'.
+NOT_EMBEDDED = ("DATABASE_URL", "REDIS_URL", "PAGETRAIL_INPUT_BUCKET", "PAGETRAIL_OUTPUT_BUCKET", "PAGETRAIL_DATA_DIR",
+                "PAGETRAIL_TEMP_DIR", "PAGETRAIL_PROVIDER", "PAGETRAIL_WORKERS", "Q_CLUSTER_NAME")
+POLL_SECONDS = 0.05
+READY_SECONDS = 60  # for the cluster to start
+STALL_SECONDS = 300  # no job finished for this long: stop waiting (a hang guard, not a timed assertion)
+STOP_GRACE_SECONDS = 20  # SIGTERM, then SIGKILL to the cluster's process group
+BULK_INSERTS = ('INSERT INTO "audit_asset"', 'INSERT INTO "audit_placement"')  # record_completion's bulk_create
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.pipeline", description=__doc__.split("\n")[0])
+    parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--out", type=Path, default=Path("var/bench"), help="where the corpus is kept")
+    parser.add_argument("--workers", type=int, default=2, help="qcluster workers, and the reference's threads")
+    parser.add_argument("--summary", type=Path, help="also write the headline figures here, as JSON (for `-m bench`)")
+    options = parser.parse_args(argv)
+    result = run(options.scale, options.seed, options.out, options.workers)
+    print_report(result)
+    if options.summary:
+        options.summary.write_text(json.dumps(summary(result)))
+    return 1 if result["failures"] else 0
+
+
+def summary(result: dict) -> dict:
+    return {"workers": result["workers"], "pipeline_s": result["pipeline"]["seconds"],
+            "extractor_s": sum(result["extractor"]) / len(result["extractor"]),
+            "queries": [result["queries"][0]["run_job"], result["queries"][-1]["run_job"]],
+            "assets": [result["queries"][0]["assets"], result["queries"][-1]["assets"]],
+            "queries_constant": not result["verdict"].startswith("NOT"), "failures": result["failures"]}
+
+
+def run(scale: float = 1.0, seed: int = 1, out: Path = Path("var/bench"), workers: int = 2) -> dict:
+    """Measure once; returns every figure print_report shows, and the failed checks."""
+    corpus = out / f"corpus-seed{seed}-scale{scale:g}"
+    truth = make_corpus(corpus, scale, seed)
+    files = [corpus / f["name"] for f in truth["files"]]
+    for path in files:  # neither side may pay for reading the corpus from disk
+        path.read_bytes()
+    data_dir = Path(tempfile.mkdtemp(prefix="pagetrail-pipeline-", dir=TMPFS if TMPFS.is_dir() else None))
+    result = {"truth": truth, "workers": workers, "load": [os.getloadavg()[0]],
+              "overrides": sorted(f"{k}={v}" for k, v in os.environ.items()  # tunables are kept, and shown
+                                  if k.startswith("PAGETRAIL_") and k not in NOT_EMBEDDED)}
+    try:
+        env = embedded_env(data_dir, workers)
+        result["extractor"] = [extractor_alone(files, data_dir / "reference", workers)]
+        done = subprocess.run([sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env,
+                              capture_output=True, text=True)
+        if done.returncode:
+            raise RuntimeError(f"manage.py migrate failed:\n{done.stdout}\n{done.stderr}")
+        cluster = start_cluster(env, data_dir / "qcluster.log")
+        try:
+            wait_until_ready(cluster, data_dir / "qcluster.log", workers)
+            result["pipeline"] = submit_and_wait(truth, corpus, cluster)
+        finally:
+            result["stop"] = stop_cluster(cluster)
+        result["extractor"].append(extractor_alone(files, data_dir / "reference", workers))
+        result["failures"] = result["pipeline"]["failures"]
+        result["queries"] = per_job_queries(truth)
+        result["verdict"] = query_verdict(result["queries"])
+        result["load"].append(os.getloadavg()[0])
+    finally:
+        cleanup(data_dir)
+    return result
+
+
+def embedded_env(data_dir: Path, workers: int) -> dict:
+    """The environment of the cluster and `manage.py migrate`; this process gets the same, quieter,
+    and sets Django up with it (settings read the environment once)."""
+    import django
+
+    env = {**{k: v for k, v in os.environ.items() if k not in NOT_EMBEDDED},
+           "PAGETRAIL_DATA_DIR": str(data_dir), "DJANGO_SETTINGS_MODULE": "portal.settings",
+           "PAGETRAIL_WORKERS": str(workers), "PYTHONUNBUFFERED": "1",
+           "PAGETRAIL_LOG_LEVEL": "INFO", "PAGETRAIL_LOG_FORMAT": "plain"}  # readiness is read from the log
+    for name in NOT_EMBEDDED:
+        os.environ.pop(name, None)
+    os.environ.update({**env, "PAGETRAIL_LOG_LEVEL": "WARNING"})  # no "accepted ..." line per submission here
+    django.setup()
+    return env
+
+
+def start_cluster(env: dict, log: Path) -> subprocess.Popen:
+    """The plain `manage.py qcluster`, in a session of its own: its workers and their PDF children can
+    all be signalled."""
+    with open(log, "w") as out:
+        return subprocess.Popen([sys.executable, "manage.py", "qcluster"], cwd=ROOT, env=env, stdout=out,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def wait_until_ready(cluster: subprocess.Popen, log: Path, workers: int) -> None:
+    """Until the cluster says it serves the jobs' queue, and every worker is ready for work."""
+    from django.conf import settings
+
+    running = re.compile(rf"Q Cluster \S+ \[{re.escape(settings.Q_CLUSTER['name'])}\] running")
+    deadline = time.monotonic() + READY_SECONDS
+    while not (running.search(text := log.read_text()) and text.count("ready for work") >= workers):
+        if cluster.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"qcluster not running (exit code {cluster.returncode}):\n{text[-3000:]}")
+        time.sleep(POLL_SECONDS)
+
+
+def stop_cluster(cluster: subprocess.Popen) -> str:
+    """SIGTERM (the cluster finishes the task in hand), then SIGKILL to its whole process group after
+    the grace period, and to whatever of the group outlived it: no process may be left behind."""
+    start, how = time.monotonic(), "already exited"
+    if cluster.poll() is None:
+        cluster.send_signal(signal.SIGTERM)
+        try:
+            cluster.wait(STOP_GRACE_SECONDS)
+            how = f"stopped by SIGTERM in {time.monotonic() - start:.1f} s"
+        except subprocess.TimeoutExpired:
+            how = f"still running {STOP_GRACE_SECONDS} s after SIGTERM: SIGKILLed"
+    try:
+        os.killpg(cluster.pid, signal.SIGKILL)  # its session's pgid is its pid
+    except ProcessLookupError:
+        pass
+    cluster.wait()
+    return how
+
+
+def cleanup(data_dir: Path) -> None:
+    """This process's connections and warm PDF children (validation, the reference), then the data dir."""
+    from django.apps import apps
+
+    if apps.ready:
+        from django.db import connections
+
+        from extraction.pdf import sandbox
+
+        connections.close_all()
+        sandbox.stop_idle_children()
+    shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def extractor_alone(files: list[Path], out: Path, workers: int) -> float:
+    """The reference; its outputs are removed at once (tmpfs is memory)."""
+    from extraction.pdf import sandbox
+
+    seconds = runners.timed("extractor alone", files, out, runners.pagetrail, workers).seconds
+    sandbox.stop_idle_children()  # the pipeline starts its PDF children cold, as the reference did
+    shutil.rmtree(out, ignore_errors=True)
+    return seconds
+
+
+def submit_and_wait(truth: dict, corpus: Path, cluster: subprocess.Popen) -> dict:
+    """Submit every file in corpus order, timing each step, then wait until every job is terminal."""
+    from django.db import connection
+
+    from extraction import intake, services
+
+    steps, results, first_query = Counter(), {}, []
+
+    def note_first_query(execute, sql, params, many, context):
+        if not first_query:
+            first_query.append(time.perf_counter())
+        return execute(sql, params, many, context)
+
+    start, began = datetime.now(timezone.utc), time.perf_counter()
+    with connection.execute_wrapper(note_first_query):
+        for f in truth["files"]:
+            with open(corpus / f["name"], "rb") as fh:
+                t0 = time.perf_counter()
+                staged = intake.stage(fh)
+                t1 = time.perf_counter()
+                first_query.clear()
+                results[f["name"]] = services.submit_staged(staged, filename=f["name"], submitted_by="bench")
+                t2 = time.perf_counter()
+            t_db = first_query[0] if first_query else t2
+            steps.update(stage=t1 - t0, validate=t_db - t1, database=t2 - t_db)  # a Counter: adds them up
+    submitted = time.perf_counter() - began
+    accepted = {name: r.job_id for name, r in results.items() if r.accepted}
+    failures = [f"{name}: refused at intake ({r.error_code}) {r.message}" for name, r in results.items()
+                if not r.accepted] + wait_for_jobs(set(accepted.values()), cluster)
+    return {"start": start, "submission_seconds": submitted, "intake": steps, "accepted": accepted,
+            **completed_jobs(truth, accepted, failures, start, submitted)}
+
+
+def wait_for_jobs(jobs: set[int], cluster: subprocess.Popen) -> list[str]:
+    """Poll until every job is terminal (or the cluster exited, or none finished for STALL_SECONDS)."""
+    from extraction.models import Job
+
+    done, last_change = -1, time.monotonic()
+    while cluster.poll() is None:
+        count = Job.objects.filter(pk__in=jobs, status__in=Job.TERMINAL).count()
+        if count == len(jobs) or (count == done and time.monotonic() - last_change > STALL_SECONDS):
+            break
+        if count != done:
+            done, last_change = count, time.monotonic()
+        time.sleep(POLL_SECONDS)
+    why = f" (qcluster exited with {cluster.returncode})" if cluster.poll() is not None else ""
+    return [f"job {pk}: {status}{why}" for pk, status in Job.objects.filter(pk__in=jobs).values_list("pk", "status")
+            if status != Job.Status.COMPLETED]
+
+
+def completed_jobs(truth: dict, accepted: dict[str, int], failures: list[str], start: datetime,
+                   submitted: float) -> dict:
+    """From the completed jobs: the last manifest durable, each step's durations (their timestamps), and
+    the failures with a sentence per job whose asset count is not its file's distinct_outputs."""
+    from django.db.models import Count
+
+    from extraction.models import Job
+
+    jobs = list(Job.objects.filter(status=Job.Status.COMPLETED).annotate(assets=Count("manifest__assets")))
+    assets = {job.pk: job.assets for job in jobs}
+    wrong = [f"{f['name']}: {assets[job]} assets, corpus.json says {f['distinct_outputs']}" for f in truth["files"]
+             if (job := accepted.get(f["name"])) in assets and assets[job] != f["distinct_outputs"]]
+    after = [(job.manifest_durable_at - start).total_seconds() for job in jobs]
+    steps = {"queue wait (`enqueued_at` → `picked_up_at`)": ("enqueued_at", "picked_up_at"),
+             "extraction (`submitted_at` → `provider_finished_at`)": ("submitted_at", "provider_finished_at"),
+             "manifest write (`provider_finished_at` → `manifest_durable_at`)":
+                 ("provider_finished_at", "manifest_durable_at")}
+    return {"failures": failures + wrong, "seconds": max(after, default=0.0), "completed": len(jobs),
+            "durable_by_end_of_submission": sum(s <= submitted for s in after),
+            "steps": {name: [(getattr(j, end) - getattr(j, begin)).total_seconds() for j in jobs]
+                      for name, (begin, end) in steps.items()}}
+
+
+def per_job_queries(truth: dict) -> list[dict]:
+    """`run_job` of a re-extraction (a new job of the bundle) in this process, for the files with the
+    fewest, the median and the most images; the tasks these jobs enqueue stay in the queue. A query is
+    record_completion's when that function is on the call stack."""
+    from django.db import connection
+
+    from audit.services import record_completion
+    from extraction.models import Bundle
+    from extraction.runner import run_job
+    from extraction.services import request_reextraction
+
+    def count(execute, sql, params, many, context):
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code is not record_completion.__code__:
+            frame = frame.f_back
+        queries.append((sql, frame is not None))
+        return execute(sql, params, many, context)
+
+    by_size = sorted(truth["files"], key=lambda f: (f["distinct_outputs"], f["name"]))
+    rows = []
+    for f in (by_size[0], by_size[len(by_size) // 2], by_size[-1]):
+        job, queries = request_reextraction(Bundle.objects.get(correlation_id=f["sha256"])), []
+        with connection.execute_wrapper(count):
+            outcome = run_job(job.pk)
+        inside = [sql for sql, in_record_completion in queries if in_record_completion]
+        rows.append({"name": f["name"], "assets": f["distinct_outputs"], "placements": f["placements"],
+                     "outcome": outcome, "run_job": len(queries), "record_completion": len(inside),
+                     "bulk_inserts": sum(sql.startswith(BULK_INSERTS) for sql in inside)})
+    return rows
+
+
+def query_verdict(rows: list[dict]) -> str:
+    """"constant"; or constant but for the statements Django splits a bulk INSERT into; or not constant."""
+    from django.db import connection
+
+    from audit.models import Asset, Placement
+
+    few, many = rows[0], rows[-1]
+    grew = {key: many[key] - few[key] for key in ("run_job", "record_completion", "bulk_inserts")}
+    if not any(grew.values()):
+        return "constant"
+    difference = (f"record_completion {few['record_completion']} → {many['record_completion']}, "
+                  f"run_job {few['run_job']} → {many['run_job']}")
+    if not grew["run_job"] == grew["record_completion"] == grew["bulk_inserts"]:
+        return f"NOT constant: {difference}, of which {few['bulk_inserts']} → {many['bulk_inserts']} bulk INSERTs"
+    asset_rows, placement_rows = (  # rows per INSERT statement of bulk_create on this database
+        connection.ops.bulk_batch_size([f for f in model._meta.concrete_fields if not f.primary_key], [None] * 10**4)
+        for model in (Asset, Placement))
+    return (f"bulk, constant but for INSERT batches ({difference}): Django splits a bulk_create into statements "
+            f"of at most {asset_rows} asset rows and {placement_rows} placement rows on this database (SQLite, "
+            f"{connection.features.max_query_params} parameters a statement), not one query per asset")
+
+
+def print_report(result: dict) -> None:
+    truth, totals = result["truth"], result["truth"]["totals"]
+    print(f"corpus: {totals['files']} PDFs, {totals['bytes'] / 1e6:.0f} MB, {totals['pages']} pages, "
+          f"{totals['distinct_outputs']} images to write; seed {truth['seed']}, scale {truth['scale']:g}; "
+          f"{os.cpu_count()} CPUs, load average {result['load'][0]:.2f} at start, {result['load'][-1]:.2f} at end; "
+          f"{result['workers']} workers; embedded default (SQLite, ORM broker) in a fresh data dir"
+          + (f"; overrides: {', '.join(result['overrides'])}" if result["overrides"] else ""))
+    print("page previews: queued for their own cluster (`Q_CLUSTER_NAME=pagetrail-previews manage.py qcluster`), "
+          "which this benchmark does not run")
+    print_timings(result)
+    print_steps(result["pipeline"])
+    print_queries(result["queries"], result["verdict"])
+    print(f"\nqcluster: {result['stop']}")
+    failures = result["failures"]
+    print("\nchecks: " + ("all passed" if not failures else "FAILED\n  " + "\n  ".join(failures)))
+
+
+def print_timings(result: dict) -> None:
+    pipeline, workers, (before, after) = result["pipeline"], result["workers"], result["extractor"]
+    reference = (before + after) / 2
+    print("\n### Pipeline: submitted until every manifest is durable, against the extractor alone\n")
+    table(["run", "wall s", "× extractor alone"], [
+        [f"extractor alone, {workers} threads (`runners.pagetrail`, outputs on tmpfs): before {before:.2f} s, "
+         f"after {after:.2f} s; mean", f"{reference:.2f}", "1.00"],
+        [f"submission alone ({len(pipeline['accepted'])} files, one at a time; "
+         f"{pipeline['durable_by_end_of_submission']} manifests durable by its end)",
+         f"{pipeline['submission_seconds']:.2f}", f"{pipeline['submission_seconds'] / reference:.2f}"],
+        [f"pipeline: first submission → last manifest durable ({workers} qcluster workers)",
+         f"{pipeline['seconds']:.2f}", f"**{pipeline['seconds'] / reference:.2f}**"]])
+
+
+def print_steps(pipeline: dict) -> None:
+    steps, files = pipeline["intake"], max(1, len(pipeline["accepted"]))
+    total = sum(steps.values())
+    print(f"\n### Intake in the submitting process ({files} files)\n")
+    table(["step", "s", "ms per file", "share"], [
+        [name, f"{s:.2f}", f"{1000 * s / files:.1f}", f"{s / total:.0%}"] for name, s in [
+            ("stage: copy into temp, hashing", steps["stage"]),
+            ("validate (`inspect_pdf` in the PDF child) and store the input (a hard link)", steps["validate"]),
+            ("database: from the first query on (Bundle + Job, commit, enqueue)", steps["database"]),
+            ("in all", total)]])
+    print(f"\n### Per job, in the cluster ({pipeline['completed']} completed jobs)\n")
+    table(["step", "median s", "slowest s"], [[name, f"{statistics.median(values):.3f}", f"{max(values):.3f}"]
+                                            for name, values in pipeline["steps"].items() if values])
+
+
+def print_queries(rows: list[dict], verdict: str) -> None:
+    print("\n### Queries of one job (`run_job` of a re-extraction in this process; fewest, median, most images)\n")
+    table(["file", "assets", "placements", "run_job queries", "of which record_completion"],
+          [[r["name"], r["assets"], r["placements"], r["run_job"], r["record_completion"]] for r in rows])
+    print(f"\nqueries per job: {verdict}")
+    for r in rows:
+        if r["outcome"] != "completed":
+            print(f"  (run_job of {r['name']} ended {r['outcome']})")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
