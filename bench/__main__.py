@@ -103,7 +103,7 @@ def extraction_runs(files: list[Path], scratch: Path, workers: list[int], refere
                           runners.raw_copy)]
     for count in workers:
         runs.append(runners.timed(f"Pagetrail, {count} worker{'s' * (count > 1)} (warm child process each)", files,
-                                  scratch / f"pagetrail-{count}", runners.pagetrail, count))
+                                  scratch / f"pagetrail-{count}", runners.pagetrail, count, warm=True))
     runs.append(runners.timed("Pagetrail's extraction in this process (no child)", files, scratch / "inproc",
                               runners.pagetrail_in_process))
     runs.append(runners.timed("Pagetrail, 1 worker, a fresh child per PDF (PAGETRAIL_CHILD_REUSE=1)", files,

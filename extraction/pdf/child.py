@@ -18,7 +18,7 @@ import resource
 import sys
 import threading
 import time
-from dataclasses import asdict
+from dataclasses import is_dataclass
 
 from .errors import Refusal, raise_if_out_of_memory
 from .extract import extract
@@ -78,7 +78,7 @@ def cpu_budget(cpu_seconds: int) -> None:
 
 def answer_for(argv: list[str]) -> dict:
     try:
-        return {"ok": True, "result": asdict(run(argv))}
+        return {"ok": True, "result": plain(run(argv))}
     except Refusal as exc:
         return {"ok": False, "code": exc.code, "message": exc.message, "permanent": True}
     except OSError as exc:
@@ -88,6 +88,16 @@ def answer_for(argv: list[str]) -> dict:
     except Exception as exc:
         raise_if_out_of_memory(exc)
         raise
+
+
+def plain(value):
+    """A result as JSON-ready dicts and lists. Not dataclasses.asdict: it deep-copies every value,
+    which took a tenth of an extraction's time."""
+    if is_dataclass(value):
+        return {name: plain(item) for name, item in vars(value).items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(item) for item in value]
+    return value
 
 
 def run(argv: list[str]):

@@ -194,6 +194,13 @@ atexit.register(_pool.stop_all)
 os.register_at_fork(after_in_child=_pool.forget_all)
 
 
+def warm_up(limits: Limits, count: int = 1) -> None:
+    """Start `count` children now (a worker at start-up, a benchmark before timing), so that the
+    first PDFs do not wait for an interpreter to start."""
+    for child in [Child(limits) for _ in range(count)]:
+        _pool.give_back(child, limits)
+
+
 def stop_idle_children() -> None:
     """Stop this process's warm children (they start again on the next command)."""
     _pool.stop_all()

@@ -1,10 +1,10 @@
 """Size arithmetic and bounded decoding for untrusted streams (runs in the child)."""
 import base64
 import binascii
-import zlib
 from collections.abc import Iterable, Iterator
 
 import pikepdf
+from zlib_ng import zlib_ng  # the same inflate as zlib, about twice as fast
 
 CHUNK = 1 << 20
 WHITESPACE = b" \t\r\n\f\x00"
@@ -82,13 +82,13 @@ def decoded_size_exceeds(raw: bytes, filters: list[str], limit: int) -> bool:
             total += len(chunk)
             if total > limit:
                 return True
-    except (zlib.error, ValueError, binascii.Error):
+    except (zlib_ng.error, ValueError, binascii.Error):
         return False
     return False
 
 
 def _inflate(chunks: Iterable[bytes]) -> Iterator[bytes]:
-    inflater = zlib.decompressobj()
+    inflater = zlib_ng.decompressobj()
     for data in chunks:
         while data and not inflater.eof:
             out = inflater.decompress(data, CHUNK)

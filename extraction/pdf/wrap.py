@@ -6,10 +6,10 @@ samples qualify (gray, RGB or CMYK, 1 or 8 bits, no /Decode remapping, no stenci
 Flate stream is inflated once, its output dropped, to prove it holds exactly the rows the
 image declares: a corrupt or short stream is left to the decoder, which reports it.
 """
-import zlib
 from decimal import Decimal
 
 import pikepdf
+from zlib_ng import zlib_ng  # the same inflate as zlib, about twice as fast
 
 from . import containers
 
@@ -108,7 +108,7 @@ def inflates_to(raw: bytes, size: int, png_row: int = 0) -> bool:
 
     The output is looked at a chunk at a time and dropped, so memory stays flat.
     """
-    inflater, total, pending = zlib.decompressobj(), 0, raw
+    inflater, total, pending = zlib_ng.decompressobj(), 0, raw
     try:
         while not inflater.eof:
             chunk = inflater.decompress(pending, INFLATE_CHUNK)
@@ -120,6 +120,6 @@ def inflates_to(raw: bytes, size: int, png_row: int = 0) -> bool:
             total += len(chunk)
             if total > size:
                 return False
-    except zlib.error:
+    except zlib_ng.error:
         return False
     return inflater.eof and total == size and not inflater.unused_data

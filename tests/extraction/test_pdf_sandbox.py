@@ -36,8 +36,9 @@ def failure(path, out_dir, limits) -> SandboxError:
 
 @pytest.fixture
 def slow_to_inspect(tmp_path):
-    """2 GiB of zeros in one content stream: seconds of inflating, with no size limit to stop it."""
-    return pdfs.flate_bomb(tmp_path, mib=2048)
+    """16 GiB of zeros in one content stream: seconds of inflating (zlib-ng inflates zeros at about
+    4 GB/s), with no size limit to stop it."""
+    return pdfs.flate_bomb(tmp_path, mib=16384)
 
 
 @pytest.fixture
@@ -190,9 +191,9 @@ def test_a_forked_process_starts_its_own_child_and_leaves_the_parents_alone(tmp_
 
 
 def test_a_child_whose_worker_was_killed_mid_command_stops_itself(tmp_path):
-    """The worker is SIGKILLed while its child inflates 8 GiB (tens of seconds): the child must not
-    work on for nobody until its CPU limit."""
-    slow_to_inspect = pdfs.flate_bomb(tmp_path, mib=8192)
+    """The worker is SIGKILLed while its child inflates 32 GiB (about ten seconds or more): the child
+    must not work on for nobody until its CPU limit."""
+    slow_to_inspect = pdfs.flate_bomb(tmp_path, mib=32768)
     worker = subprocess.Popen(
         [sys.executable, "-c", "import sys; from extraction.pdf import Limits, inspect_pdf; "
                                "inspect_pdf(sys.argv[1], Limits(max_stream_bytes=2**40))", str(slow_to_inspect)],

@@ -5,6 +5,7 @@ import random
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from PIL import Image
@@ -153,3 +154,30 @@ def test_previews_are_rendered_by_their_own_cluster_and_jobs_never_wait_behind_t
 
     p.wait_for("select count(*) = 8 from audit_pagepreview")  # (3 + 1 pages) x 2 widths
     assert len([f for f in p.files_under("outputs") if "previews" in f.parts]) == 8
+
+
+def test_each_worker_starts_its_pdf_child_before_its_first_job(portal):
+    p = portal(PAGETRAIL_WORKERS=2)
+    cluster = p.start_worker()
+
+    deadline = time.monotonic() + 60
+    while len(pdf_children_under(cluster.pid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+    assert len(pdf_children_under(cluster.pid)) == 2  # one warm child per worker process, no job yet
+
+
+def pdf_children_under(root: int) -> list[int]:
+    parents, commands = {}, {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            commands[int(stat.parent.name)] = (stat.parent / "cmdline").read_bytes()
+        except (OSError, ValueError, IndexError):
+            continue
+
+    def under(pid):
+        while pid in parents and pid != root:
+            pid = parents[pid]
+        return pid == root
+    return [pid for pid, cmd in commands.items() if b"extraction.pdf.child\0serve" in cmd and under(pid)]
