@@ -181,7 +181,7 @@ PAGETRAIL_CHILD_CPU_SECONDS = env.int("PAGETRAIL_CHILD_CPU_SECONDS", default=60)
 PAGETRAIL_CHILD_MEMORY_BYTES = env.int("PAGETRAIL_CHILD_MEMORY_BYTES", default=2 * 1024**3)
 PAGETRAIL_CHILD_WALL_SECONDS = env.int("PAGETRAIL_CHILD_WALL_SECONDS", default=120)
 # A warm child reads this many PDFs before it is replaced; 1 gives every PDF a fresh process.
-PAGETRAIL_CHILD_REUSE = env.int("PAGETRAIL_CHILD_REUSE", default=100)
+PAGETRAIL_CHILD_REUSE = env.int("PAGETRAIL_CHILD_REUSE", default=1000)
 
 # --- Jobs and workers. ---
 PAGETRAIL_PROVIDER = env.str("PAGETRAIL_PROVIDER", default="local")

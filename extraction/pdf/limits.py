@@ -21,7 +21,7 @@ class Limits:
     memory_bytes: int = 2 * 1024**3
     wall_seconds: int = 120
     # How many PDFs one warm child process reads before a fresh one replaces it.
-    child_reuse: int = 100
+    child_reuse: int = 1000
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ COMPONENTS = {
 UNKNOWN_COMPONENTS = 4
 
 
-def filter_names(stream_dict: pikepdf.Dictionary) -> list[str]:
+def filter_names(stream_dict: pikepdf.Dictionary | dict) -> list[str]:
     """The stream's filters as bare names, abbreviations expanded; odd values kept as text."""
     value = stream_dict.get("/Filter")
     if value is None:
@@ -46,7 +46,7 @@ def components(colorspace) -> int:
     return COMPONENTS.get(str(colorspace), UNKNOWN_COMPONENTS)
 
 
-def declared_image_bytes(image: pikepdf.Dictionary, width: int, height: int) -> int:
+def declared_image_bytes(image: pikepdf.Dictionary | dict, width: int, height: int) -> int:
     """Decoded size an image declares: rows of width * components * bits, byte-padded."""
     if bool(image.get("/ImageMask", False)):
         comps, bits = 1, 1

@@ -164,18 +164,20 @@ def active_content(what: str, where: str) -> Refusal:
 
 
 def check_stream(stream: pikepdf.Stream, where: str, limits: Limits) -> None:
-    filters = streams.filter_names(stream)
+    # The stream dictionary's entries in one call: each .get() on the stream would be another.
+    entries = dict(stream.items())
+    filters = streams.filter_names(entries)
     for name in filters:
         if name not in limits.allowed_filters:
             raise Refusal(
                 "filter_not_allowed",
                 f"A stream ({where}) is encoded with {name}, which Pagetrail does not accept.",
             )
-    length = stream.get("/Length")
+    length = entries.get("/Length")
     if isinstance(length, int) and length > limits.max_stream_bytes:
         raise too_large_stream(f"({where}) declares a /Length of {length} bytes", limits)
-    if stream.get("/Subtype") == pikepdf.Name.Image:
-        check_image(stream, where, limits)
+    if entries.get("/Subtype") == pikepdf.Name.Image:
+        check_image(entries, where, limits)
     if not streams.boundable(filters):
         return
     # Flate images too: a lying image stream would otherwise only blow up at extraction.
@@ -183,7 +185,7 @@ def check_stream(stream: pikepdf.Stream, where: str, limits: Limits) -> None:
         raise too_large_stream(f"({where}) decodes to more than the limit", limits)
 
 
-def check_image(image: pikepdf.Stream, where: str, limits: Limits) -> None:
+def check_image(image: dict, where: str, limits: Limits) -> None:
     width, height = image.get("/Width"), image.get("/Height")
     if not all(type(n) is int and n > 0 for n in (width, height)):
         raise Refusal("image_too_large", f"An image ({where}) declares impossible dimensions.")
