@@ -1,8 +1,10 @@
 """The settings are the profiles: defaults embedded, production by environment variables only."""
 
 import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 from tests.procs import ROOT
 
@@ -33,3 +35,12 @@ def test_inputs_and_outputs_can_never_share_a_store(tmp_path):
     done = run(tmp_path, "check", PAGETRAIL_INPUT_BUCKET="same", PAGETRAIL_OUTPUT_BUCKET="same",
                PAGETRAIL_INPUT_PREFIX="p", PAGETRAIL_OUTPUT_PREFIX="p")
     assert done.returncode != 0 and "must not share a store" in done.stderr
+
+
+def test_the_readme_documents_every_environment_variable_the_settings_read():
+    root = Path(__file__).resolve().parent.parent
+    settings_text = (root / "portal" / "settings.py").read_text()
+    read = set(re.findall(r"""env(?:\.\w+)?\(\s*["']([A-Z][A-Z0-9_]+)["']""", settings_text))
+    readme = (root / "README.md").read_text()
+
+    assert len(read) > 40 and sorted(name for name in read if f"`{name}`" not in readme) == []
