@@ -50,8 +50,8 @@ def _verify_file(asset: RemoteAsset, path: Path) -> None:
     # fetch() hashed the bytes as they were written (Provider.fetch); reading them all again here
     # cost a tenth of a job. A file changed since then is caught by its size here, and by any
     # verification run afterwards, which re-hashes what the store holds.
-    if path.stat().st_size != asset.size:
-        raise ProviderError("asset_mismatch", f"Asset {asset.key} does not match the hash the provider reported.",
+    if (size := path.stat().st_size) != asset.size:
+        raise ProviderError("asset_mismatch", f"Asset {asset.key} has {size} bytes, not the {asset.size} reported.",
                             permanent=False)
 
 

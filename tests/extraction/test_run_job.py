@@ -168,3 +168,19 @@ def test_it_stores_each_output_once_and_its_bytes_hash_as_the_manifest_says(tmp_
     entries = {a["name"]: a["sha256"] for a in manifest_document(job)["assets"]}
     stored = {name: hashlib.sha256(read_stored("outputs", name)).hexdigest() for name in entries}
     assert stored == entries and temp_files() == []
+
+
+def test_it_never_manifests_a_file_that_is_not_the_size_the_provider_reported(tmp_path):
+    from audit.services import record_completion
+    from extraction.providers import JobReport, ProviderError, RemoteAsset
+
+    job = accepted_job(pdfs.jpeg_rgb(tmp_path))
+    (tmp_path / "a.png").write_bytes(b"twelve bytes")
+    asset = RemoteAsset(key="a.png", sha256="0" * 64, size=13, content_type="image/png", width=1, height=1,
+                        placements=((1, 0),))
+
+    with pytest.raises(ProviderError) as caught:
+        record_completion(job, JobReport(state="completed", pages=1, assets=(asset,)), {"a.png": tmp_path / "a.png"}, 1)
+
+    assert caught.value.code == "asset_mismatch" and "12 bytes, not the 13" in caught.value.message
+    assert not Manifest.objects.exists() and stored_names("outputs") == []
