@@ -70,10 +70,7 @@ def production_env(endpoint: str) -> dict:
     return {**os.environ, "DATABASE_URL": DATABASE_URL, "REDIS_URL": REDIS_URL,
             "PAGETRAIL_INPUT_BUCKET": f"pagetrail-inputs-{run}", "PAGETRAIL_OUTPUT_BUCKET": f"pagetrail-outputs-{run}",
             "AWS_S3_ENDPOINT_URL": endpoint, "AWS_S3_REGION_NAME": "us-east-1",
-            "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
-            # A persistent connection left open by a test's thread keeps PostgreSQL from dropping the
-            # test database at the end; the embedded profile runs with the persistent default.
-            "PAGETRAIL_DB_CONN_MAX_AGE": "0"}
+            "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"}
 
 
 def main(args: list[str]) -> int:
