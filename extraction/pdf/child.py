@@ -1,15 +1,17 @@
-"""The limited child process.
+"""The limited child process, kept warm by the parent (sandbox.py):
 
     python -m extraction.pdf.child serve
-    python -m extraction.pdf.child inspect PATH LIMITS_JSON
-    python -m extraction.pdf.child extract PATH OUT_DIR LIMITS_JSON
-    python -m extraction.pdf.child render PATH OUT_DIR WIDTHS FIRST LAST LIMITS_JSON   (WIDTHS like 200,1000)
 
-Runs under the memory limit the parent set, and answers with one JSON document on stdout:
-{"ok": true, "result": {...}} or {"ok": false, "code", "message", "permanent"}. `serve` keeps
-the process warm: it reads one command a line, {"args": [command, ...], "limits": LIMITS_JSON},
-answers each with one JSON line, and exits at the end of its input. Every command first gets
-its own CPU budget: the soft RLIMIT_CPU is raised to the time used so far plus cpu_seconds.
+Runs under the memory limit the parent set. Reads one command a line on stdin,
+{"args": [command, ...], "limits": LIMITS_JSON}, where the command is one of
+
+    inspect PATH
+    extract PATH OUT_DIR
+    render PATH OUT_DIR WIDTHS FIRST LAST   (WIDTHS like 200,1000)
+
+and answers each with one JSON line on stdout: {"ok": true, "result": {...}} or
+{"ok": false, "code", "message", "permanent"}; it exits at the end of its input. Every command
+first gets its own CPU budget: the soft RLIMIT_CPU is raised to the time used so far plus cpu_seconds.
 """
 import json
 import math
@@ -31,13 +33,9 @@ EXIT_ORPHANED = 87
 
 
 def main(argv: list[str]) -> int:
-    answer = claim_stdout()
-    if argv == ["serve"]:
-        serve(answer)
-        return 0
-    cpu_budget(limits_from_json(argv[-1]).cpu_seconds)
-    json.dump(answer_or_exit(argv), answer)
-    answer.close()
+    if argv != ["serve"]:
+        raise SystemExit(f"usage: python -m extraction.pdf.child serve; got {argv!r}")
+    serve(claim_stdout())
     return 0
 
 
@@ -110,7 +108,7 @@ def run(argv: list[str]):
         path, out_dir, widths, first, last, limits = args
         return render(path, out_dir, [int(w) for w in widths.split(",")], int(first), int(last),
                       limits_from_json(limits))
-    raise SystemExit(f"usage: python -m extraction.pdf.child inspect|extract|render ...; got {argv!r}")
+    raise ValueError(f"unknown child command {argv!r}")
 
 
 def claim_stdout():
