@@ -7,7 +7,6 @@ about as much as its input; rendering on request instead would put PDFium in the
 make a 240-page review wait on it.
 """
 
-import hashlib
 import logging
 import shutil
 from pathlib import Path
@@ -26,10 +25,6 @@ WIDTHS = (THUMBNAIL, LARGE)
 # One child process per batch, each under the extraction limits: what a page may cost does not
 # shrink as bundles grow, and a redelivered task carries on after the last batch it stored.
 BATCH = 50
-
-
-class InputChanged(Exception):
-    """The stored input no longer hashes to the bundle's correlation id: nothing is rendered from it."""
 
 
 def enqueue(manifest_id: int) -> None:
@@ -53,9 +48,9 @@ def generate_previews(manifest_id: int) -> dict:
     shutil.rmtree(work, ignore_errors=True)  # what a killed earlier try left
     work.mkdir(parents=True, mode=0o700)
     try:
-        source = materialise(manifest.job.bundle, work / "input.pdf")
+        source = stores.verified_input(manifest.job.bundle, work / "input.pdf")
         stored = sum(render_batch(manifest, source, work, batch) for batch in batches(pending))
-    except InputChanged as exc:
+    except stores.InputChanged as exc:
         return failed(manifest, "input_changed", str(exc))
     except pdf.SandboxError as exc:
         if not exc.permanent:
@@ -85,18 +80,6 @@ def batches(pages: list[int]) -> list[tuple[int, int]]:
         else:
             ranges.append((n, n))
     return ranges
-
-
-def materialise(bundle, target: Path) -> Path:
-    """Copy the input out of its store, hashing while streaming: previews are of the bytes the manifest names."""
-    digest = hashlib.sha256()
-    with stores.inputs().open(bundle.input_name, "rb") as src, open(target, "wb") as dst:
-        while chunk := src.read(stores.CHUNK):
-            digest.update(chunk)
-            dst.write(chunk)
-    if digest.hexdigest() != bundle.correlation_id:
-        raise InputChanged(f"The stored input of bundle {bundle.correlation_id[:16]} no longer matches its hash.")
-    return target
 
 
 def render_batch(manifest: Manifest, source: Path, work: Path, batch: tuple[int, int]) -> int:

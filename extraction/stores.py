@@ -17,6 +17,10 @@ class OutputConflict(Exception):
     """A deterministic name already holds different bytes: we never overwrite."""
 
 
+class InputChanged(Exception):
+    """The stored input no longer hashes to the bundle's correlation id: nothing is made from it."""
+
+
 def sha256_of(storage: Storage, name: str) -> str:
     with storage.open(name, "rb") as fh:
         return hashlib.file_digest(fh, "sha256").hexdigest()
@@ -60,6 +64,25 @@ def _link(storage: Storage, name: str, path: Path) -> bool | None:
         return None
     os.chmod(target, 0o600)
     return True
+
+
+def verified_input(bundle, copy_to: Path) -> Path:
+    """The bundle's stored input as a local file whose bytes hash to its correlation id: read in
+    place from a file-system store, copied to `copy_to` from S3. Manifests and previews name
+    these bytes as the input, so they are checked every time; raises InputChanged."""
+    path = local_path(inputs(), bundle.input_name)
+    if path is not None:
+        with open(path, "rb") as fh:
+            digest = hashlib.file_digest(fh, "sha256")
+    else:
+        path, digest = copy_to, hashlib.sha256()
+        with inputs().open(bundle.input_name, "rb") as src, open(path, "wb") as dst:
+            while chunk := src.read(CHUNK):
+                digest.update(chunk)
+                dst.write(chunk)
+    if digest.hexdigest() != bundle.correlation_id:
+        raise InputChanged(f"The stored input of bundle {bundle.correlation_id[:16]} no longer matches its hash.")
+    return path
 
 
 def local_path(storage: Storage, name: str) -> Path | None:

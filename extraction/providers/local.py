@@ -1,6 +1,5 @@
 """The self-hosted extractor: pikepdf in a resource-limited child process."""
 
-import hashlib
 import json
 import shutil
 from dataclasses import asdict
@@ -67,8 +66,9 @@ class LocalProvider(Provider):
         out_dir.mkdir(parents=True)
         copied = work_dir / "input.pdf"
         try:
-            input_path = input_file(job.bundle, copied)
-            extraction = pdf.extract_images(input_path, out_dir, configured_limits())
+            extraction = pdf.extract_images(stores.verified_input(job.bundle, copied), out_dir, configured_limits())
+        except stores.InputChanged as exc:
+            raise ProviderError("input_changed", str(exc), permanent=True) from exc
         except pdf.SandboxError as exc:
             raise ProviderError(exc.code, exc.message, permanent=exc.permanent) from exc
         finally:
@@ -77,22 +77,3 @@ class LocalProvider(Provider):
         tmp.write_text(json.dumps(asdict(extraction)))
         tmp.rename(result_path)
 
-
-def input_file(bundle, copy_to: Path) -> Path:
-    """The stored input as a local file whose bytes hash to the bundle's correlation id: read in
-    place from a file-system store, copied from S3. The manifest names these bytes as the input."""
-    path = stores.local_path(stores.inputs(), bundle.input_name)
-    digest = hashlib.sha256()
-    if path is not None:
-        with open(path, "rb") as fh:
-            digest = hashlib.file_digest(fh, "sha256")
-    else:
-        path = copy_to
-        with stores.inputs().open(bundle.input_name, "rb") as src, open(path, "wb") as dst:
-            while chunk := src.read(stores.CHUNK):
-                digest.update(chunk)
-                dst.write(chunk)
-    if digest.hexdigest() != bundle.correlation_id:
-        raise ProviderError("input_changed", "The stored input no longer matches the hash it was accepted with.",
-                            permanent=True)
-    return path
