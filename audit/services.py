@@ -28,7 +28,7 @@ def record_completion(job: Job, report: JobReport, files: dict[str, Path], attem
     at = at or timezone.now()
     ordered = sorted(report.assets, key=lambda a: a.first_placement)
     for asset in ordered:
-        _verify_file(asset, files[asset.key])
+        _check_size(asset, files[asset.key])
     names = {a.key: manifests.asset_name(job, *a.first_placement, a.content_type) for a in ordered}
     for asset in ordered:
         stores.store_once(stores.outputs(), names[asset.key], files[asset.key], asset.sha256)
@@ -46,7 +46,7 @@ def record_completion(job: Job, report: JobReport, files: dict[str, Path], attem
     return True
 
 
-def _verify_file(asset: RemoteAsset, path: Path) -> None:
+def _check_size(asset: RemoteAsset, path: Path) -> None:
     # fetch() hashed the bytes as they were written (Provider.fetch); reading them all again here
     # cost a tenth of a job. A file changed since then is caught by its size here, and by any
     # verification run afterwards, which re-hashes what the store holds.
