@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def summary(result: dict) -> dict:
     return {"workers": result["workers"], "pipeline_s": result["pipeline"]["seconds"],
-            "extractor_s": sum(result["extractor"]) / len(result["extractor"]),
+            "extractor_s": sum(result["extractor"]) / len(result["extractor"]), "queue_alone_s": result["queue_alone"],
             "queries": [result["queries"][0]["run_job"], result["queries"][-1]["run_job"]],
             "assets": [result["queries"][0]["assets"], result["queries"][-1]["assets"]],
             "queries_constant": not result["verdict"].startswith("NOT"), "failures": result["failures"]}
@@ -96,6 +96,7 @@ def run(scale: float = 1.0, seed: int = 1, out: Path = Path("var/bench"), worker
         cluster = start_cluster(env, data_dir / "qcluster.log")
         try:
             wait_until_ready(cluster, data_dir / "qcluster.log", workers)
+            result["queue_alone"] = queue_alone(len(files), cluster)
             result["pipeline"] = submit_and_wait(truth, corpus, cluster)
         finally:
             result["stop"] = stop_cluster(cluster)
@@ -186,6 +187,25 @@ def extractor_alone(files: list[Path], out: Path, workers: int) -> float:
     sandbox.stop_idle_children()  # the pipeline starts its PDF children cold, as the reference did
     shutil.rmtree(out, ignore_errors=True)
     return seconds
+
+
+def queue_alone(count: int, cluster: subprocess.Popen) -> float:
+    """The second reference: as many no-op tasks (`math.floor(1)`) as there are files, enqueued one at
+    a time through the same broker and cluster, until every result is saved. What django-q2 on the
+    embedded default costs before any of Pagetrail's work (a job's own task is over once its manifest
+    commits; its result is saved after that, so this reference counts one step more than the pipeline)."""
+    from django_q.models import Success
+    from django_q.tasks import async_task
+
+    group = f"bench-noop-{time.time_ns()}"
+    began = time.perf_counter()
+    for _ in range(count):
+        async_task("math.floor", 1, group=group)
+    while cluster.poll() is None and Success.objects.filter(group=group).count() < count:
+        time.sleep(POLL_SECONDS / 5)
+    if cluster.poll() is not None:
+        raise RuntimeError(f"qcluster exited with {cluster.returncode} during the no-op tasks")
+    return time.perf_counter() - began
 
 
 def submit_and_wait(truth: dict, corpus: Path, cluster: subprocess.Popen) -> dict:
@@ -341,6 +361,8 @@ def print_timings(result: dict) -> None:
         [f"submission alone ({len(pipeline['accepted'])} files, one at a time; "
          f"{pipeline['durable_by_end_of_submission']} manifests durable by its end)",
          f"{pipeline['submission_seconds']:.2f}", f"{pipeline['submission_seconds'] / reference:.2f}"],
+        [f"django-q2 alone: {len(pipeline['accepted'])} no-op tasks through the same cluster, enqueued one at "
+         f"a time, until every result is saved", f"{result['queue_alone']:.2f}", f"{result['queue_alone'] / reference:.2f}"],
         [f"pipeline: first submission → last manifest durable ({workers} qcluster workers)",
          f"{pipeline['seconds']:.2f}", f"**{pipeline['seconds'] / reference:.2f}**"]])
 

@@ -33,6 +33,10 @@ from .protocol import EXIT_OUT_OF_MEMORY, MODULE, limits_to_json
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 STDERR_TAIL = 4000
 STOP_GRACE_SECONDS = 2
+# glibc grows and trims the heap's top by this much at a time (default 128 KiB). qpdf allocates and frees
+# buffers of a few hundred KiB per image; at the default each one moved the heap's top, and the page
+# faults that followed made the 240-page bundle 1.5x slower. Peak memory is unchanged (RLIMIT_AS holds).
+MALLOC_TOP_PAD = 16 * 1024 * 1024
 
 
 class ChildStopped(Exception):
@@ -250,7 +254,7 @@ def child_env() -> dict[str, str]:
     the worker's credentials."""
     path = [str(PROJECT_ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     env = {"PYTHONPATH": os.pathsep.join(path), "PATH": os.environ.get("PATH", os.defpath),
-           "LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
+           "LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "MALLOC_TOP_PAD_": str(MALLOC_TOP_PAD)}
     if "TMPDIR" in os.environ:
         env["TMPDIR"] = os.environ["TMPDIR"]
     return env

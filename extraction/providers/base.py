@@ -1,8 +1,10 @@
 """The one small interface every extraction provider implements."""
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from extraction.pdf.protocol import plain
 
 
 class ProviderError(Exception):
@@ -56,7 +58,7 @@ class JobReport:
 def save_report(work_dir: Path, report: JobReport) -> None:
     """Keep a final report in the job's temp dir (write, then rename: never half a report)."""
     tmp = work_dir / "report.json.tmp"
-    tmp.write_text(json.dumps(asdict(report)))
+    tmp.write_text(json.dumps(plain(report)))
     tmp.rename(work_dir / "report.json")
 
 

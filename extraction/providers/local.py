@@ -2,13 +2,13 @@
 
 import json
 import shutil
-from dataclasses import asdict
 from pathlib import Path
 
 import pikepdf
 from django.conf import settings
 
 from extraction import pdf, stores
+from extraction.pdf.protocol import plain
 
 from .base import JobReport, Provider, ProviderError, RemoteAsset
 
@@ -74,6 +74,6 @@ class LocalProvider(Provider):
         finally:
             copied.unlink(missing_ok=True)
         tmp = result_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(extraction)))
+        tmp.write_text(json.dumps(plain(extraction)))
         tmp.rename(result_path)
 

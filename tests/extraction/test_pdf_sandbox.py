@@ -119,6 +119,18 @@ def test_it_runs_the_child_from_the_project_whatever_the_working_directory(tmp_p
     assert len(list((tmp_path / "out").iterdir())) == 1
 
 
+def test_the_child_gets_none_of_the_workers_environment_and_a_larger_heap_pad(tmp_path, monkeypatch):
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-for-the-child")
+    stop_idle_children()
+    inspect_pdf(pdfs.jpeg_rgb(tmp_path))
+    (pid,) = idle_pids()
+
+    environ = dict(item.split("=", 1) for item in Path(f"/proc/{pid}/environ").read_text().split("\0") if item)
+
+    assert "AWS_SECRET_ACCESS_KEY" not in environ and "DJANGO_SETTINGS_MODULE" not in environ
+    assert environ["MALLOC_TOP_PAD_"] == str(16 * 1024 * 1024)
+
+
 # ---------- the warm child: reused, replaced, never shared ----------
 
 def test_it_reads_one_pdf_after_another_in_the_same_warm_child(tmp_path):
