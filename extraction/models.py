@@ -140,8 +140,17 @@ class Job(models.Model):
         """Compare-and-set: apply `changes` only if the row is still in one of `from_statuses`."""
         won = Job.objects.filter(pk=self.pk, status__in=from_statuses).update(**changes) == 1
         if won:
-            self.refresh_from_db()
+            self._now_has(changes)
         return won
+
+    def _now_has(self, changes: dict) -> None:
+        """After a won update the values this process wrote are known: no query to read them back.
+        Those the database computed become deferred fields, read from it if they are ever used."""
+        for name, value in changes.items():
+            if hasattr(value, "resolve_expression"):
+                self.__dict__.pop(name, None)
+            else:
+                setattr(self, name, value)
 
     def claim(self, worker: str, lease_seconds: int | None = None, at=None) -> uuid.UUID | None:
         """Take the job for `worker` unless another worker holds a live claim; returns the token.
@@ -153,13 +162,11 @@ class Job(models.Model):
         lease = timedelta(seconds=lease_seconds or settings.PAGETRAIL_CLAIM_LEASE_SECONDS)
         token = uuid.uuid4()
         free = models.Q(claimed_until__isnull=True) | models.Q(claimed_until__lt=now)
-        won = Job.objects.filter(free, pk=self.pk, status__in=self.ACTIVE).update(
-            claim_token=token, claimed_by=worker[:200], claimed_until=_later(now, lease),
-            picked_up_at=Coalesce("picked_up_at", now if at is None else models.Value(at)),
-        )
-        if not won:
+        changes = {"claim_token": token, "claimed_by": worker[:200], "claimed_until": _later(now, lease),
+                   "picked_up_at": Coalesce("picked_up_at", now if at is None else models.Value(at))}
+        if not Job.objects.filter(free, pk=self.pk, status__in=self.ACTIVE).update(**changes):
             return None
-        self.refresh_from_db()
+        self._now_has(changes)
         return token
 
     def release(self, token, hold_for: timedelta | None = timedelta(0)) -> bool:
@@ -274,14 +281,20 @@ class Attempt(models.Model):
         return f"attempt {self.number} ({self.kind}, {self.outcome})"
 
     @classmethod
-    def begin(cls, job: Job, kind: str, worker: str = "", target: str = "") -> "Attempt":
-        """Open the next numbered attempt; two workers racing for a number both get a row."""
+    def begin(cls, job: Job, kind: str, worker: str = "", target: str = "",
+              outcome: str = Outcome.STARTED) -> "Attempt":
+        """Open the next numbered attempt; two workers racing for a number both get a row.
+
+        An `outcome` other than started records a call that is already over, in one row."""
+        now = timezone.now()
+        finished_at = None if outcome == cls.Outcome.STARTED else now
         for _ in range(5):
             number = (job.attempts.aggregate(n=models.Max("number"))["n"] or 0) + 1
             try:
                 with transaction.atomic():
                     return cls.objects.create(job=job, number=number, kind=kind, worker=worker[:200],
-                                              target=target[:300])
+                                              target=target[:300], outcome=outcome, finished_at=finished_at,
+                                              started_at=now)
             except IntegrityError:
                 continue
         raise RuntimeError(f"could not number an attempt for job {job.pk}")

@@ -57,3 +57,16 @@ def test_it_copies_through_the_storage_api_when_the_store_is_on_another_disk(tmp
 
         assert not os.path.samefile(path, Path(elsewhere) / "x.png")
         assert store.open("x.png").read() == b"image bytes"
+
+
+def test_bytes_under_counts_every_file_below_once_and_follows_no_link(tmp_path):
+    sizes = {"a.pdf": 7, "extracted/x.png": 300, "extracted/deeper/y.tif": 4096, "extracted/.z.partial": 1}
+    for name, size in sizes.items():
+        (tmp_path / "job" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "job" / name).write_bytes(b"\0" * size)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "big").write_bytes(b"\0" * 10_000)
+    (tmp_path / "job" / "link").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+
+    assert stores.bytes_under(tmp_path / "job") == sum(sizes.values())
+    assert stores.bytes_under(tmp_path / "gone") == 0
