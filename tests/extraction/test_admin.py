@@ -67,6 +67,17 @@ def test_it_finds_assets_by_their_exact_sha256(admin_client, tmp_path):
     assert admin_client.get(reverse("admin:audit_asset_change", args=[asset.pk])).status_code == 200
 
 
+def test_it_finds_assets_by_their_bundles_correlation_id_and_nothing_else(admin_client, tmp_path):
+    complete_jobs(tmp_path, range(3))
+    url = reverse("admin:audit_asset_changelist")
+
+    for manifest in Manifest.objects.all():
+        found = admin_client.get(url, {"q": f" {manifest.correlation_id} "}).context["cl"].result_list
+        assert set(found) == set(manifest.assets.all()) and len(found) == 2
+    assert list(admin_client.get(url, {"q": "0" * 64}).context["cl"].result_list) == []
+    assert len(admin_client.get(url, {"q": ""}).context["cl"].result_list) == Asset.objects.count()
+
+
 def test_it_shows_a_manifest_with_its_assets(admin_client, tmp_path):
     complete_jobs(tmp_path, [1])
     url = reverse("admin:audit_manifest_change", args=[Manifest.objects.get().pk])
