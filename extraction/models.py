@@ -116,7 +116,8 @@ class Job(models.Model):
 
     class Meta:
         ordering = ["-enqueued_at"]
-        indexes = [models.Index(fields=["status", "claimed_until"]), models.Index(fields=["enqueued_at"])]
+        indexes = [models.Index(fields=["status", "claimed_until"]), models.Index(fields=["enqueued_at"]),
+                   models.Index(fields=["provider_job_id"])]  # the admin's search by it
         permissions = [("replay_job", "Can replay unknown jobs")]
 
     def __str__(self):

@@ -78,6 +78,16 @@ def test_it_finds_assets_by_their_bundles_correlation_id_and_nothing_else(admin_
     assert len(admin_client.get(url, {"q": ""}).context["cl"].result_list) == Asset.objects.count()
 
 
+def test_it_finds_a_job_by_its_correlation_id_idempotency_key_or_provider_job_id(admin_client, tmp_path):
+    complete_jobs(tmp_path, range(3))
+    url = reverse("admin:extraction_job_changelist")
+
+    for job in Job.objects.select_related("bundle"):
+        for term in (job.bundle.correlation_id, job.idempotency_key, job.provider_job_id):
+            assert list(admin_client.get(url, {"q": term}).context["cl"].result_list) == [job]
+    assert list(admin_client.get(url, {"q": "local-unknown"}).context["cl"].result_list) == []
+
+
 def test_it_shows_a_manifest_with_its_assets(admin_client, tmp_path):
     complete_jobs(tmp_path, [1])
     url = reverse("admin:audit_manifest_change", args=[Manifest.objects.get().pk])
