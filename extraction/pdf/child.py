@@ -23,7 +23,7 @@ import time
 
 from .errors import Refusal, raise_if_out_of_memory
 from .extract import extract
-from .protocol import EXIT_OUT_OF_MEMORY, limits_from_json, plain
+from .protocol import EXIT_OUT_OF_MEMORY, READY, limits_from_json, plain
 from .render import render
 from .validate import inspect
 
@@ -40,6 +40,8 @@ def main(argv: list[str]) -> int:
 
 def serve(answer) -> None:
     threading.Thread(target=exit_when_orphaned, args=(os.getppid(),), daemon=True).start()
+    answer.write(READY.decode())
+    answer.flush()
     for line in sys.stdin.buffer:
         request = json.loads(line)
         cpu_budget(limits_from_json(request["limits"]).cpu_seconds)

@@ -9,6 +9,8 @@ MODULE = "extraction.pdf.child"
 EXIT_OUT_OF_MEMORY = 86
 # Suffix of files being written in out_dir; they are renamed once complete.
 PARTIAL = ".partial"
+# The child's first line, once it has imported everything: before it, a command would wait for that.
+READY = b'{"ready": true}\n'
 
 
 def limits_to_json(limits: Limits) -> str:

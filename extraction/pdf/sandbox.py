@@ -26,7 +26,7 @@ from pathlib import Path
 
 from .errors import SandboxError
 from .limits import Limits
-from .protocol import EXIT_OUT_OF_MEMORY, MODULE, limits_to_json
+from .protocol import EXIT_OUT_OF_MEMORY, MODULE, READY, limits_to_json
 
 # The directory holding the `extraction` package: `-m` must import from here, wherever
 # the caller's working directory is.
@@ -77,17 +77,28 @@ class Child:
             self.stderr.close()
             raise SandboxError("child_failed", f"The PDF process could not start ({exc}).", permanent=False) from None
         self.pid = self.process.pid
+        self.ready = False
+
+    def wait_ready(self, timeout: float) -> bytes | None:
+        """READY once the child has imported everything (at once if it said so before); b"" when
+        it exited first, None when `timeout` ran out. Nothing else is written before it."""
+        if not self.ready:
+            line = self._read_line(timeout)
+            self.ready = line == READY
+            return line
+        return READY
 
     def ask(self, args: list[str], limits: Limits) -> dict:
         self.commands += 1
         stderr_from = self.stderr.seek(0, os.SEEK_END)
-        request = json.dumps({"args": args, "limits": limits_to_json(limits)}) + "\n"
-        try:
-            self.process.stdin.write(request.encode())
-            self.process.stdin.flush()
-        except OSError:
-            pass  # it died while idle: its exit status below says how
-        line = self._read_line(limits.wall_seconds)
+        if (line := self.wait_ready(limits.wall_seconds)) == READY:
+            request = json.dumps({"args": args, "limits": limits_to_json(limits)}) + "\n"
+            try:
+                self.process.stdin.write(request.encode())
+                self.process.stdin.flush()
+            except OSError:
+                pass  # it died while idle: its exit status below says how
+            line = self._read_line(limits.wall_seconds)
         if line is None:
             self.process.kill()
             self.process.wait()
@@ -199,10 +210,14 @@ os.register_at_fork(after_in_child=_pool.forget_all)
 
 
 def warm_up(limits: Limits, count: int = 1) -> None:
-    """Start `count` children now (a worker at start-up, a benchmark before timing), so that the
-    first PDFs do not wait for an interpreter to start."""
+    """Start `count` children now and wait until they are ready (a worker at start-up, a benchmark
+    before timing), so that the first PDFs do not wait for an interpreter to start. A child that
+    does not get ready is stopped: the first command starts another and says what went wrong."""
     for child in [Child(limits) for _ in range(count)]:
-        _pool.give_back(child, limits)
+        if child.wait_ready(limits.wall_seconds) == READY:
+            _pool.give_back(child, limits)
+        else:
+            child.stop()
 
 
 def stop_idle_children() -> None:

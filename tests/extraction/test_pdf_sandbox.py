@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from extraction.pdf import Limits, Refusal, SandboxError, extract_images, inspect_pdf
-from extraction.pdf.sandbox import PROJECT_ROOT, idle_pids, stop_idle_children
+from extraction.pdf.sandbox import PROJECT_ROOT, idle_pids, stop_idle_children, warm_up
 from tests import pdfs
 
 NO_STREAM_LIMIT = Limits(max_stream_bytes=2**40)
@@ -132,6 +132,17 @@ def test_the_child_gets_none_of_the_workers_environment_and_a_larger_heap_pad(tm
 
 
 # ---------- the warm child: reused, replaced, never shared ----------
+
+def test_warm_up_returns_once_the_children_have_loaded_qpdf(tmp_path):
+    stop_idle_children()
+    warm_up(Limits(), 2)
+
+    pids = idle_pids()
+    assert len(pids) == 2
+    assert all("libqpdf" in Path(f"/proc/{pid}/maps").read_text() for pid in pids)
+    inspect_pdf(pdfs.jpeg_rgb(tmp_path))  # the ready line is not taken for an answer
+    assert sorted(idle_pids()) == sorted(pids)
+
 
 def test_it_reads_one_pdf_after_another_in_the_same_warm_child(tmp_path):
     stop_idle_children()
