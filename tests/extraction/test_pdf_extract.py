@@ -202,6 +202,7 @@ def test_the_benchmark_runs_at_a_tiny_scale_and_its_checks_pass(tmp_path, capfd)
     printed = capfd.readouterr().out
     assert (status, printed.splitlines()[-1]) == (0, "checks: all passed")
     assert "| Pagetrail, 2 workers (warm child process each) |" in printed
+    assert "| django-q2 alone: " in printed and "A floor no pipeline of this design can beat" in printed
     for part in ("2. pipeline, 2 workers", "4. admin, 300 jobs, 3,000 assets", "5. validation of the"):
         assert f"| {part}" in printed
 
