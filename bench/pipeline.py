@@ -188,18 +188,15 @@ def cleanup(data_dir: Path) -> None:
 
 
 def extractor_alone(files: list[Path], out: Path, workers: int) -> tuple[float, float]:
-    """The reference: wall seconds, and CPU seconds of this process and its PDF children (their
-    start-up included). Each thread's child is ready before the clock starts, as each worker's is
-    (post_spawn). Its outputs are removed at once (tmpfs is memory)."""
+    """The reference: wall seconds and CPU seconds (this process and its PDF children). Each
+    thread's child is ready before the clock starts, as each worker's is (post_spawn). Its outputs
+    are removed at once (tmpfs is memory)."""
     from extraction.pdf import sandbox
 
-    start = os.times()
-    seconds = runners.timed("extractor alone", files, out, runners.pagetrail, workers, warm=True).seconds
-    end = os.times()
-    cpu = end.user - start.user + end.system - start.system + sum(map(process_cpu, sandbox.idle_pids()))
+    run = runners.timed("extractor alone", files, out, runners.pagetrail, workers, warm=True)
     sandbox.stop_idle_children()
     shutil.rmtree(out, ignore_errors=True)
-    return seconds, cpu
+    return run.seconds, run.cpu_seconds
 
 
 def hash_inputs(files: list[Path]) -> float:
@@ -215,15 +212,6 @@ def hash_inputs(files: list[Path]) -> float:
     return best
 
 
-def process_cpu(pid: int) -> float:
-    """User + system CPU seconds of a live process (0 once it is gone)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (FileNotFoundError, ProcessLookupError):
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def session_cpu(session: int) -> float:
     """CPU seconds of every live process in `session` (the cluster: sentinel, pusher, monitor,
     workers and their PDF children, which all live as long as the cluster)."""
@@ -232,7 +220,7 @@ def session_cpu(session: int) -> float:
         if entry.name.isdigit():
             try:
                 if os.getsid(int(entry.name)) == session:
-                    total += process_cpu(int(entry.name))
+                    total += runners.process_cpu(int(entry.name))
             except ProcessLookupError:
                 pass
     return total
