@@ -73,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def summary(result: dict) -> dict:
     return {"workers": result["workers"], "pipeline_s": result["pipeline"]["seconds"],
-            "extractor_s": statistics.mean(wall for wall, _ in result["extractor"]), "queue_alone_s": result["queue_alone"],
+            "extractor_s": statistics.mean(wall for wall, _ in result["extractor"]),
+            "queue_alone_s": result["queue_alone"],
             "queries": [result["queries"][0]["run_job"], result["queries"][-1]["run_job"]],
             "assets": [result["queries"][0]["assets"], result["queries"][-1]["assets"]],
             "queries_constant": not result["verdict"].startswith("NOT"), "failures": result["failures"]}
@@ -399,8 +400,8 @@ def print_timings(result: dict) -> None:
         [f"submission alone ({len(pipeline['accepted'])} files, one at a time; "
          f"{pipeline['durable_by_end_of_submission']} manifests durable by its end)",
          f"{pipeline['submission_seconds']:.2f}", f"{pipeline['submission_seconds'] / reference:.2f}"],
-        [f"django-q2 alone: {len(pipeline['accepted'])} no-op tasks through the same cluster, enqueued one at "
-         f"a time, until every result is saved", f"{result['queue_alone']:.2f}", f"{result['queue_alone'] / reference:.2f}"],
+        [f"django-q2 alone: {files} no-op tasks through the same cluster, enqueued one at a time, until every "
+         "result is saved", f"{result['queue_alone']:.2f}", f"{result['queue_alone'] / reference:.2f}"],
         [f"pipeline: first submission → last manifest durable ({workers} qcluster workers)",
          f"{pipeline['seconds']:.2f}", f"**{pipeline['seconds'] / reference:.2f}**"]])
     print_cpu(result, reference, cpu, hashing, files)
