@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 from django.conf import settings
+
 from extraction import pdf, stores
 from extraction.providers.local import configured_limits
 

@@ -2,8 +2,9 @@
 
     python -m extraction.pdf.child serve
 
-Runs under the memory limit the parent set. Reads one command a line on stdin,
-{"args": [command, ...], "limits": LIMITS_JSON}, where the command is one of
+Runs under the memory limit the parent set. Once it has imported everything it writes one line,
+protocol.READY (the parent waits for it before it sends a command). Then it reads one command a
+line on stdin, {"args": [command, ...], "limits": LIMITS_JSON}, where the command is one of
 
     inspect PATH
     extract PATH OUT_DIR

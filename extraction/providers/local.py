@@ -76,4 +76,3 @@ class LocalProvider(Provider):
         tmp = result_path.with_suffix(".tmp")
         tmp.write_text(json.dumps(plain(extraction)))
         tmp.rename(result_path)
-
