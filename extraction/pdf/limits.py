@@ -2,7 +2,7 @@
 from dataclasses import dataclass, field
 
 ALLOWED_FILTERS = (
-    "FlateDecode", "DCTDecode", "CCITTFaxDecode", "JPXDecode",
+    "FlateDecode", "DCTDecode", "CCITTFaxDecode", "JPXDecode", "JBIG2Decode",
     "RunLengthDecode", "LZWDecode", "ASCIIHexDecode", "ASCII85Decode",
 )
 
@@ -29,6 +29,11 @@ class Inspection:
     pages: int
     pdf_version: str
     mime: str
+    # How the file was read, recorded in the manifest: opened with the empty user password,
+    # its cross-reference table rebuilt by qpdf, bytes before `%PDF-` skipped.
+    encrypted: bool = False
+    repaired: bool = False
+    leading_bytes: int = 0
 
 
 @dataclass(frozen=True)
@@ -42,6 +47,16 @@ class ExtractedAsset:
     width: int
     height: int
     placements: list[tuple[int, int]] = field(default_factory=list)
+    # The PDF colour space of the samples ("DeviceRGB", "ICCBased", "Separation", "DeviceN", "Lab",
+    # "Indexed", "ImageMask" ...) and the bits per component of the written file.
+    colorspace: str = ""
+    bits: int = 0
+    # How the file was made: "passthrough" (the stream's bytes as they are), "wrapped" (the stream's
+    # compressed data in a PNG/TIFF container), "adjusted" (JPEG markers changed, scan data kept) or
+    # "decoded" (samples decoded and written losslessly). Unless passthrough, `stream_sha256` is the
+    # sha256 of the stream's raw (still encoded) data in the PDF, so the output can be traced back to it.
+    method: str = ""
+    stream_sha256: str = ""
 
 
 @dataclass(frozen=True)
@@ -49,3 +64,6 @@ class Extraction:
     pages: int
     assets: list[ExtractedAsset]
     warnings: list[str]
+    encrypted: bool = False
+    repaired: bool = False
+    leading_bytes: int = 0

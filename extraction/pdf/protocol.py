@@ -28,7 +28,7 @@ def extraction_from_dict(result: dict) -> Extraction:
         ExtractedAsset(**{**asset, "placements": [tuple(p) for p in asset["placements"]]})
         for asset in result["assets"]
     ]
-    return Extraction(pages=result["pages"], assets=assets, warnings=result["warnings"])
+    return Extraction(**{**result, "assets": assets})
 
 
 def plain(value):
