@@ -26,8 +26,14 @@ class ImageTooLarge(Exception):
 class Encoded:
     data: bytes
     extension: str
-    width: int
+    width: int  # of the written file, as a standard decoder reads it
     height: int
+    # Recorded in the manifest (see ExtractedAsset): the PDF colour space, bits per component of the
+    # written file, how it was made, and the sha256 of the stream's raw data unless passed through.
+    colorspace: str = ""
+    bits: int = 0
+    method: str = ""
+    stream_sha256: str = ""
 
     @property
     def content_type(self) -> str:

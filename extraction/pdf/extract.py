@@ -80,7 +80,8 @@ class AssetStore:
             write_atomically(self.out_dir / filename, encoded.data)
             self.by_sha256[sha256] = ExtractedAsset(
                 filename=filename, sha256=sha256, size=len(encoded.data), content_type=encoded.content_type,
-                width=encoded.width, height=encoded.height, placements=[],
+                width=encoded.width, height=encoded.height, placements=[], colorspace=encoded.colorspace,
+                bits=encoded.bits, method=encoded.method, stream_sha256=encoded.stream_sha256,
             )
         return sha256
 
