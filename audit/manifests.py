@@ -8,7 +8,8 @@ from datetime import datetime
 
 from django.conf import settings
 
-SCHEMA_VERSION = 1
+# 2: assets say how they were made (colour space, bits, method, stream sha256); input says how it was read.
+SCHEMA_VERSION = 2
 
 EXTENSIONS = {"image/jpeg": "jpg", "image/png": "png", "image/tiff": "tif", "image/jp2": "jp2"}
 

@@ -63,7 +63,8 @@ def _document(job, report, ordered, names, chain, attempt_number, at) -> dict:
         "previous_sha256": chain.head_sha256,
         "key_id": settings.PAGETRAIL_MANIFEST_KEY_ID,
         "correlation_id": bundle.correlation_id,
-        "input": {"sha256": bundle.correlation_id, "size": bundle.size, "page_count": bundle.page_count},
+        "input": {"sha256": bundle.correlation_id, "size": bundle.size, "page_count": bundle.page_count,
+                  **report.meta.get("input", {})},
         "extractor": {"name": job.extractor, "version": job.extractor_version, "provider": job.provider},
         "job": {
             "id": job.pk, "idempotency_key": job.idempotency_key, "provider_job_id": job.provider_job_id,
@@ -83,8 +84,16 @@ def _asset_entry(asset: RemoteAsset, name: str, attempt_number: int, at) -> dict
         "name": name, "sha256": asset.sha256, "size": asset.size, "content_type": asset.content_type,
         "width": asset.width, "height": asset.height, "pages": sorted({p for p, _ in placements}),
         "placements": [list(p) for p in placements], "attempt": attempt_number,
-        "created_at": manifests.timestamp(at),
+        "created_at": manifests.timestamp(at), **_made_from(asset),
     }
+
+
+def _made_from(asset: RemoteAsset) -> dict:
+    """How the file was made from the PDF, when the provider says: a managed provider may not."""
+    if not asset.method:
+        return {}
+    made = {"colorspace": asset.colorspace, "bits": asset.bits, "method": asset.method}
+    return made | ({"stream_sha256": asset.stream_sha256} if asset.stream_sha256 else {})
 
 
 def _write(job, document, ordered, names, chain, attempt_number, at) -> None:

@@ -36,6 +36,11 @@ class RemoteAsset:
     width: int
     height: int
     placements: tuple[tuple[int, int], ...]  # (page from 1, index on page from 0)
+    # How the file was made from the PDF, when the provider says (see pdf.ExtractedAsset).
+    colorspace: str = ""
+    bits: int = 0
+    method: str = ""
+    stream_sha256: str = ""
 
     @property
     def first_placement(self) -> tuple[int, int]:

@@ -12,7 +12,12 @@ from extraction.pdf.protocol import plain
 
 from .base import JobReport, Provider, ProviderError, RemoteAsset
 
-EXTRACTOR_VERSION = "2.0"
+# Bumped whenever the bytes written for the same input can change (3.0: CMYK and inverted JPEGs, 16-bit,
+# Separation/DeviceN/Lab, JBIG2, annotation/pattern/soft-mask/Type3 images), so that idempotency keys change with it.
+EXTRACTOR_VERSION = "3.0"
+READ_FLAGS = {"encrypted": False, "repaired": False, "leading_bytes": 0}  # how the input was read
+REPAIRED = ("The input's cross-reference table was damaged and was rebuilt by qpdf before extraction; "
+            "check the pages against the original.")
 
 
 def configured_limits() -> pdf.Limits:
@@ -46,13 +51,14 @@ class LocalProvider(Provider):
             self._extract(job, work_dir, result_path)
         result = json.loads(result_path.read_text())
         assets = tuple(
-            RemoteAsset(key=a["filename"], sha256=a["sha256"], size=a["size"], content_type=a["content_type"],
-                        width=a["width"], height=a["height"],
-                        placements=tuple(tuple(p) for p in a["placements"]))
+            RemoteAsset(key=a.pop("filename"), **{**a, "placements": tuple(tuple(p) for p in a["placements"])})
             for a in result["assets"]
         )
-        return JobReport(state="completed", pages=result["pages"], assets=assets,
-                         warnings=tuple(result["warnings"]))
+        read = {key: result.get(key, default) for key, default in READ_FLAGS.items()}
+        # A rebuilt cross-reference table may have lost objects: a person should look (warnings flag the job).
+        warnings = (REPAIRED,) * read["repaired"] + tuple(result["warnings"])
+        return JobReport(state="completed", pages=result["pages"], assets=assets, warnings=warnings,
+                         meta={"input": read})
 
     def fetch(self, job, asset: RemoteAsset, work_dir: Path) -> Path:
         path = work_dir / "extracted" / asset.key

@@ -37,8 +37,9 @@ def test_it_completes_a_job_with_its_manifest_assets_and_placements(tmp_path):
     assert list(asset.placements.values_list("page", "index_on_page")) == [(1, 0), (2, 0), (3, 0)]
     document = manifest_document(job)
     assert document["assets"][0]["pages"] == [1, 2, 3]
-    assert document["input"] == {"sha256": job.bundle.correlation_id, "size": job.bundle.size, "page_count": 3}
-    assert (document["schema_version"], document["correlation_id"]) == (1, job.bundle.correlation_id)
+    assert document["input"] == {"sha256": job.bundle.correlation_id, "size": job.bundle.size, "page_count": 3,
+                                 "encrypted": False, "repaired": False, "leading_bytes": 0}
+    assert (document["schema_version"], document["correlation_id"]) == (2, job.bundle.correlation_id)
 
 
 def test_it_names_assets_from_correlation_id_version_page_and_index(tmp_path):
