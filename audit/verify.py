@@ -12,9 +12,9 @@ from django.db.models import Count
 from django.db.models.functions import Now
 
 from extraction import stores
-from extraction.models import Job
+from extraction.models import Bundle, Job
 
-from . import checkpoints, manifests, previews, retention
+from . import checkpoints, integrity, manifests, previews, retention
 from .alerts import raise_alert
 from .models import GENESIS, Asset, Finding, Manifest, PagePreview, RetentionEvent, VerificationRun
 
@@ -72,9 +72,11 @@ def _check_everything(run: VerificationRun) -> list[Finding]:
     assets = Asset.objects.filter(manifest__in=in_scope).exclude(manifest__in=retention.deleted_output_manifests())
     VerificationRun.objects.filter(pk=run.pk).update(manifests_total=in_scope.count(), assets_total=assets.count())
     findings = _check_manifests(run, in_scope) + _check_assets(run, assets)
-    if run.is_whole_deployment:
-        findings += _check_store() + checkpoints.check_all() + _jobs_past_deadline() + _inputs_kept_too_long()
-    return findings
+    if not run.is_whole_deployment:
+        return findings + integrity.check_inputs(Bundle.objects.filter(jobs__manifest__in=in_scope).distinct())
+    findings += integrity.check_inputs(Bundle.objects.all()) + integrity.check_activity()
+    findings += integrity.check_chain_head() + checkpoints.check_all()
+    return findings + _check_store() + _jobs_past_deadline() + _inputs_kept_too_long()
 
 
 def _check_manifests(run, in_scope) -> list[Finding]:
@@ -150,7 +152,7 @@ def _check_store() -> list[Finding]:
     rendering = _previews_in_progress()
     found = []
     for name in stores.walk(stores.outputs()):
-        if name in expected or name.split("/previews/")[0] in rendering:
+        if name in expected or not integrity.stray_preview(name, rendering):
             continue
         twin = stores.without_collision_suffix(name)
         kind = Kind.DUPLICATE_NAME if twin in expected else Kind.UNEXPECTED_OUTPUT
@@ -160,11 +162,11 @@ def _check_store() -> list[Finding]:
     return found
 
 
-def _previews_in_progress() -> set[str]:
-    """Output prefixes whose page previews a worker may still be writing (files land before their rows)."""
+def _previews_in_progress() -> dict[str, int]:
+    """Output prefixes whose page previews a worker may still be writing, with their page counts."""
     done = dict(PagePreview.objects.values_list("manifest").annotate(n=Count("pk")).order_by())
-    return {name.rsplit("/", 1)[0] for pk, name, pages in Manifest.objects.values_list("pk", "storage_name",
-                                                                                     "page_count")
+    return {name.rsplit("/", 1)[0]: pages for pk, name, pages in Manifest.objects.values_list("pk", "storage_name",
+                                                                                            "page_count")
             if done.get(pk, 0) < len(previews.WIDTHS) * pages}
 
 

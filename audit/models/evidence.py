@@ -180,6 +180,11 @@ class Finding(WriteOnceModel):
         CHECKPOINT_MISMATCH = "checkpoint_mismatch"
         PAST_DEADLINE = "past_deadline"
         INPUT_PAST_RETENTION = "input_past_retention"
+        INPUT_CHANGED = "input_changed"
+        MISSING_INPUT = "missing_input"
+        ACTIVITY_CHAIN_BREAK = "activity_chain_break"
+        CHAIN_TRUNCATED = "chain_truncated"
+        CHECKPOINT_MISSING = "checkpoint_missing"
 
     run = models.ForeignKey(VerificationRun, on_delete=models.PROTECT, related_name="findings")
     kind = models.CharField(max_length=30, choices=Kind.choices, db_index=True)
