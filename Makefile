@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # The cluster serving page previews (their own queue, so jobs never wait behind them), at a lower CPU priority.
 PREVIEWS := Q_CLUSTER_NAME=$${PAGETRAIL_QUEUE_NAME:-pagetrail}-previews nice -n 10 $(MANAGE) qcluster
 
-.PHONY: run run-managed test install browser clean bench
+.PHONY: run run-managed test install browser clean bench fidelity
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -60,3 +60,11 @@ bench: $(STAMP)
 	command -v pdfimages >/dev/null || apt-get install -y poppler-utils >/dev/null || \
 		echo "pdfimages unavailable (poppler-utils could not be installed): its row will be skipped"
 	$(BIN)/python -m bench $(BENCH_ARGS)
+
+# Fidelity: intake and extraction over a directory of real-world PDFs against poppler (pdfinfo, pdfimages)
+# as the oracle; bench/corpus_sources.md says how to build var/corpus. FIDELITY_ARGS, e.g. "--jobs 4".
+CORPUS ?= var/corpus
+fidelity: $(STAMP)
+	command -v pdfimages >/dev/null || apt-get install -y poppler-utils >/dev/null || \
+		{ echo "pdfimages is needed as the oracle (install poppler-utils)"; exit 1; }
+	$(BIN)/python -m bench.fidelity $(CORPUS) $(FIDELITY_ARGS)

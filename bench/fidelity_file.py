@@ -1,0 +1,136 @@
+"""One PDF through Pagetrail's intake and extraction, beside poppler: a record of what each did.
+
+The record is plain JSON. `disagreements` lists (class, detail) pairs, the classes short and stable
+(`crash:intake`, `refused:unreadable`, `placements:fewer`, `pixels:samples:jpeg:cmyk:8` ...) so a run's
+failures can be grouped and two runs compared.
+"""
+import shutil
+import tempfile
+import traceback
+from collections import Counter
+from pathlib import Path
+
+from extraction.pdf import Limits, Refusal, SandboxError, extract_images, inspect_pdf
+
+from . import fidelity_oracle as oracle
+from .fidelity_pixels import compare, is_cmyk, opens_in_pillow
+
+# Refusals a policy asks for; `encrypted` only when poppler, too, needs a password.
+POLICY = {"active_content", "encrypted", "too_large", "too_many_pages", "image_too_large", "stream_too_large",
+          "timeout", "resource_limit"}
+# Codes that mean our own code failed, not the input: the child crashed or died in Python.
+CRASH_CODES = {"crashed", "child_failed"}
+
+
+def check(path: Path, name: str, scratch: Path) -> dict:
+    """Everything the harness knows about one file; never raises for the file's sake."""
+    opens, why = oracle.opens(path)
+    record = {"file": name, "bytes": path.stat().st_size, "poppler_opens": opens, "poppler_error": why,
+              "disagreements": []}
+    record["intake"] = _intake(path, opens, why, record["disagreements"])
+    if record["intake"]["outcome"] != "accepted":
+        return record
+    work = Path(tempfile.mkdtemp(dir=scratch))
+    try:
+        _extraction(path, work, record)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return record
+
+
+def _intake(path: Path, opens: bool, why: str, disagreements: list) -> dict:
+    try:
+        inspect_pdf(path, Limits())
+        return {"outcome": "accepted"}
+    except Refusal as exc:
+        if exc.code in CRASH_CODES:
+            disagreements.append(("crash:intake", exc.message))
+            return {"outcome": "crash", "code": exc.code, "message": exc.message}
+        policy = exc.code in POLICY and (exc.code != "encrypted" or oracle.needs_password(why))
+        if opens and not policy:
+            disagreements.append((f"refused:{exc.code}", exc.message))
+        return {"outcome": "refused", "code": exc.code, "message": exc.message, "policy": policy}
+    except Exception as exc:  # SandboxError or anything else: our code failed on this input
+        detail = _last_line(exc)
+        disagreements.append(("crash:intake", detail))
+        return {"outcome": "crash", "code": getattr(exc, "code", type(exc).__name__), "message": detail}
+
+
+def _extraction(path: Path, work: Path, record: dict) -> None:
+    (work / "ours").mkdir()
+    try:
+        extraction = extract_images(path, work / "ours", Limits())
+    except SandboxError as exc:
+        kind = "crash" if exc.code in CRASH_CODES or not exc.permanent else "failed"
+        record["extraction"] = {"outcome": kind, "code": exc.code, "message": exc.message}
+        record["disagreements"].append((f"{kind}:extraction" if kind == "crash" else f"failed:{exc.code}",
+                                        exc.message))
+        return
+    except Exception as exc:
+        record["extraction"] = {"outcome": "crash", "code": type(exc).__name__, "message": _last_line(exc)}
+        record["disagreements"].append(("crash:extraction", _last_line(exc)))
+        return
+    record["extraction"] = {"outcome": "ok", "warnings": len(extraction.warnings), "assets": len(extraction.assets),
+                            "warning_examples": extraction.warnings[:3]}
+    rows = oracle.image_rows(path)
+    if rows is None:
+        record["placements"] = {"agree": None}
+        return
+    agreeing = _placements(extraction, rows, record)
+    record["outputs"] = _outputs(path, extraction, rows, agreeing, work, record["disagreements"])
+
+
+def _placements(extraction, rows: list, record: dict) -> set[int]:
+    """Per page, our placements against poppler's rows; returns the pages where the counts agree."""
+    ours = Counter(page for asset in extraction.assets for page, _ in asset.placements)
+    theirs = Counter(row.page for row in rows)
+    differing = {page: (ours[page], theirs[page]) for page in ours | theirs if ours[page] != theirs[page]}
+    record["placements"] = {"agree": not differing, "ours": sum(ours.values()), "theirs": len(rows),
+                            "pages": sorted([page, *counts] for page, counts in differing.items())[:20]}
+    for page, (mine, poppler) in sorted(differing.items())[:1]:
+        kinds = Counter(row.type for row in rows if row.page == page)
+        record["disagreements"].append(("placements:fewer" if mine < poppler else "placements:more",
+                                        f"page {page}: ours {mine}, poppler {poppler} {dict(kinds)}"))
+    return set(theirs) - set(differing)
+
+
+def _outputs(path: Path, extraction, rows: list, agreeing: set[int], work: Path, disagreements: list) -> list:
+    by_place = {}
+    for row in rows:
+        by_place.setdefault(row.page, []).append(row)
+    decoded, cmyk = None, None
+    outputs = []
+    for asset in extraction.assets:
+        mine = work / "ours" / asset.filename
+        result = {"file": asset.filename, "colorspace": asset.colorspace, "method": asset.method, "bits": asset.bits}
+        outputs.append(result)
+        if problem := opens_in_pillow(mine):
+            result["result"] = "unreadable"
+            disagreements.append((f"pillow:{mine.suffix.lstrip('.')}", f"{asset.filename}: {problem}"))
+            continue
+        place = next(((p, i) for p, i in asset.placements if p in agreeing and i < len(by_place[p])), None)
+        if place is None:
+            result["result"] = "unmatched"
+            continue
+        row = by_place[place[0]][place[1]]
+        result.update(page=place[0], index=place[1], poppler=f"{row.type}:{row.enc}:{row.color}:{row.bpc}")
+        if decoded is None:
+            decoded = oracle.decode_all(path, work / "poppler")
+        if is_cmyk(mine) and cmyk is None:
+            cmyk = oracle.decode_all(path, work / "poppler-tiff", tiff=True)
+        reference = (cmyk if is_cmyk(mine) else decoded).get(row.num)
+        if reference is None:
+            result["result"] = "no_oracle"
+            continue
+        difference = compare(mine, reference, row.enc == "jpeg")
+        result["result"] = "equal" if not difference else difference
+        if difference:
+            disagreements.append((f"pixels:{difference}:{row.enc}:{row.color}:{row.bpc}",
+                                  f"page {place[0]} image {place[1]} ({row.type}): {asset.filename}"
+                                  f" [{asset.colorspace} {asset.method}]"))
+    return outputs
+
+
+def _last_line(exc: BaseException) -> str:
+    lines = "".join(traceback.format_exception_only(exc)).strip().splitlines()
+    return (lines[-1] if lines else type(exc).__name__)[:300]

@@ -1,0 +1,73 @@
+"""Poppler as the oracle: does it open the file, which images does it draw, and their decoded samples.
+
+`pdfimages -list` prints one row per image drawn, page by page in drawing order (an image's soft
+mask or explicit mask is the row after it); `pdfimages -png` writes one file per row, named by the
+row's global number. Every call has a timeout: one bad file must not hang the run.
+"""
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+POPPLER_SECONDS = 60
+
+
+@dataclass(frozen=True)
+class Row:
+    """One `pdfimages -list` row: an image poppler draws."""
+
+    page: int
+    num: int
+    type: str  # image, mask, smask, stencil
+    width: int
+    height: int
+    color: str  # gray, rgb, cmyk, index, lab, icc, sep, devn ...
+    bpc: int
+    enc: str  # image (raw/flate), jpeg, jpx, jbig2, ccitt
+
+
+def _run(args: list[str]) -> subprocess.CompletedProcess | None:
+    try:
+        return subprocess.run(args, capture_output=True, timeout=POPPLER_SECONDS)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def opens(path: Path) -> tuple[bool, str]:
+    """Whether pdfinfo opens the file (with the empty user password, as viewers do), and why not."""
+    done = _run(["pdfinfo", str(path)])
+    if done is None:
+        return False, "pdfinfo timed out"
+    if done.returncode == 0:
+        return True, ""
+    lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    return False, (lines[-1] if lines else f"exit status {done.returncode}")[:200]
+
+
+def needs_password(reason: str) -> bool:
+    return "password" in reason.lower()
+
+
+def image_rows(path: Path) -> list[Row] | None:
+    """The images poppler draws, or None when pdfimages fails on the file."""
+    done = _run(["pdfimages", "-list", str(path)])
+    if done is None or done.returncode != 0:
+        return None
+    rows = []
+    for line in done.stdout.decode("utf-8", "replace").splitlines()[2:]:
+        cells = line.split()
+        if len(cells) >= 9 and cells[0].isdigit():
+            rows.append(Row(int(cells[0]), int(cells[1]), cells[2], int(cells[3]), int(cells[4]), cells[5],
+                            int(cells[7]) if cells[7].isdigit() else 0, cells[8]))
+    return rows
+
+
+def decode_all(path: Path, into: Path, tiff: bool = False) -> dict[int, Path]:
+    """Poppler's decode of every row, by the row's number: PNG, or TIFF (which keeps CMYK as CMYK)."""
+    into.mkdir(parents=True, exist_ok=True)
+    _run(["pdfimages", "-tiff" if tiff else "-png", str(path), str(into / "p")])
+    files = {}
+    for file in into.iterdir():
+        if match := re.fullmatch(r"p-(\d+)\.(png|tif|pbm|pgm|ppm)", file.name):
+            files[int(match.group(1))] = file
+    return files

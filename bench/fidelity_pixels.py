@@ -1,0 +1,71 @@
+"""Our output beside poppler's decode of the same image: equal samples, or a class saying how they differ.
+
+Both files are opened with Pillow and brought to one mode only where that loses nothing: bilevel
+("1") and grey ("L") widen to the other side's grey or RGB, a palette ("P") expands to RGB. CMYK is
+never converted (poppler's CMYK to RGB is its own formula, so a conversion would either hide or
+invent differences): a CMYK output (DeviceCMYK, or an Indexed image over CMYK) is compared with `pdfimages -tiff`, which keeps CMYK samples as
+the PDF draws them (0 = no ink). Any other pair of modes (16-bit against 8-bit, alpha, CMYK against
+RGB) is a mismatch of class `mode`, never papered over. Samples must be equal, except that JPEG
+(DCT) images may differ by 2 levels: decoders round differently. The bit depth of both PNGs is read
+from their headers, since Pillow reads 16-bit RGB as 8-bit.
+"""
+from pathlib import Path
+
+from PIL import Image, ImageChops
+
+JPEG_TOLERANCE = 2
+WIDENING = {"1": 0, "L": 1, "RGB": 2}  # modes that convert upwards without loss
+
+
+def png_bits(path: Path) -> int | None:
+    """The bit depth in a PNG's header (byte 24), None for other formats."""
+    with open(path, "rb") as f:
+        head = f.read(25)
+    return head[24] if head[:8] == b"\x89PNG\r\n\x1a\n" and len(head) == 25 else None
+
+
+def opens_in_pillow(path: Path) -> str:
+    """'' when Pillow decodes the whole file, else why not."""
+    try:
+        with Image.open(path) as image:
+            image.load()
+        return ""
+    except Exception as exc:  # any failure to decode is the finding
+        return f"{type(exc).__name__}: {exc}"[:200]
+
+
+def is_cmyk(path: Path) -> bool:
+    with Image.open(path) as image:
+        return image.mode == "CMYK"
+
+
+def compare(ours: Path, theirs: Path, jpeg: bool) -> str:
+    """'' when the samples are equal (within the JPEG tolerance), else the class of the difference."""
+    bits = png_bits(ours), png_bits(theirs)
+    if None not in bits and bits[0] != bits[1]:
+        return "bits"
+    with Image.open(ours) as a, Image.open(theirs) as b:
+        if a.size != b.size:
+            return "size"
+        a, b = _common_mode(a, b)
+        if a is None:
+            return "mode"
+        return "" if _within(a, b, JPEG_TOLERANCE if jpeg else 0) else "samples"
+
+
+def _common_mode(a: Image.Image, b: Image.Image):
+    a = a.convert("RGB") if a.mode == "P" else a
+    b = b.convert("RGB") if b.mode == "P" else b
+    if a.mode == b.mode:
+        return a, b
+    if a.mode in WIDENING and b.mode in WIDENING:
+        wide = max(a.mode, b.mode, key=WIDENING.get)
+        return a.convert(wide), b.convert(wide)
+    return None, None
+
+
+def _within(a: Image.Image, b: Image.Image, tolerance: int) -> bool:
+    if tolerance == 0 or a.mode not in ("L", "RGB", "CMYK"):
+        return a.tobytes() == b.tobytes()
+    extrema = ImageChops.difference(a, b).getextrema()
+    return max(high for _, high in (extrema if a.mode != "L" else [extrema])) <= tolerance

@@ -1,0 +1,90 @@
+"""The fidelity harness counts what it sees: a few generated PDFs whose outcome is known."""
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from bench import fidelity
+from bench.fidelity_pixels import compare
+from tests import pdfs
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not shutil.which("pdfimages"), reason="poppler-utils (pdfimages) is not installed"),
+]
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    directory = tmp_path_factory.mktemp("corpus")
+    pdfs.rgb_with_smask(directory)  # two outputs: the picture and its soft mask, both lossless
+    pdfs.javascript_open_action(directory)
+    pdfs.text_renamed(directory)  # not a PDF: refused, and poppler cannot open it either
+    return directory
+
+
+@pytest.fixture(scope="module")
+def summary(corpus, tmp_path_factory) -> dict:
+    out = tmp_path_factory.mktemp("out")
+    records = fidelity.run(sorted(corpus.iterdir()), corpus, jobs=2, timeout=120)
+    summary = fidelity.summarise(records, 0)
+    fidelity.write(out, records, summary)
+    summary["out"] = out
+    return summary
+
+
+def test_it_counts_every_file_and_no_crash(summary):
+    assert (summary["files"], summary["intake_crashes"], summary["extraction_crashes"]) == (3, 0, 0)
+
+
+def test_it_counts_active_content_as_a_policy_refusal(summary):
+    assert summary["refusals"]["active_content"] == {"files": 1, "poppler_opens": 1, "policy": 1}
+
+
+def test_it_does_not_hold_against_us_a_refusal_of_what_poppler_cannot_open(summary):
+    assert summary["refusals"]["not_pdf"]["poppler_opens"] == 0
+    assert summary["refused_poppler_opens_not_policy"] == 0
+
+
+def test_it_finds_placements_agreeing_with_pdfimages(summary):
+    assert (summary["placements_agree"], summary["placements_compared"]) == (1, 1)
+
+
+def test_it_finds_both_outputs_pixel_equal_to_poppler(summary):
+    assert (summary["outputs_checked"], summary["pixel_equal"], summary["pillow_unreadable"]) == (2, 2, 0)
+
+
+def test_it_writes_one_record_per_file(summary):
+    assert len((summary["out"] / "records.jsonl").read_text().splitlines()) == 3
+
+
+def test_it_records_a_file_that_hangs_and_carries_on(corpus, monkeypatch):
+    # The workers are forked, so they run this stand-in for the real check.
+    monkeypatch.setattr(fidelity, "check", lambda path, name, scratch: time.sleep(60))
+    started = time.monotonic()
+    records = fidelity.run([corpus / "rgb_with_smask.pdf"], corpus, jobs=1, timeout=0.5)
+    assert records[0]["intake"]["outcome"] == "hung" and time.monotonic() - started < 10
+
+
+def test_it_tells_a_changed_sample_from_an_equal_one(tmp_path):
+    picture = pdfs.rgb_picture()
+    picture.save(tmp_path / "a.png")
+    picture.putpixel((0, 0), (0, 0, 1) if picture.getpixel((0, 0)) != (0, 0, 1) else (0, 0, 2))
+    picture.save(tmp_path / "b.png")
+    assert compare(tmp_path / "a.png", tmp_path / "a.png", jpeg=False) == ""
+    assert compare(tmp_path / "a.png", tmp_path / "b.png", jpeg=False) == "samples"
+
+
+def test_it_allows_two_levels_for_jpegs_only(tmp_path):
+    Image.new("L", (4, 4), 100).save(tmp_path / "a.png")
+    Image.new("L", (4, 4), 102).save(tmp_path / "b.png")
+    assert compare(tmp_path / "a.png", tmp_path / "b.png", jpeg=True) == ""
+    assert compare(tmp_path / "a.png", tmp_path / "b.png", jpeg=False) == "samples"
+
+
+def test_it_never_converts_cmyk_to_compare_it(tmp_path):
+    Image.new("CMYK", (4, 4), (0, 0, 0, 0)).save(tmp_path / "a.tif")
+    Image.new("RGB", (4, 4), (255, 255, 255)).save(tmp_path / "b.png")
+    assert compare(tmp_path / "a.tif", tmp_path / "b.png", jpeg=False) == "mode"
