@@ -15,6 +15,7 @@ TIFF_SHORT, TIFF_LONG, TIFF_RATIONAL = 3, 4, 5
 TIFF_ADOBE_DEFLATE, TIFF_G4 = 8, 4
 # Photometric interpretation by components: black is zero, RGB, separated (CMYK).
 TIFF_PHOTOMETRIC = {1: 1, 3: 2, 4: 5}
+TIFF_SEPARATED, TIFF_INKSET_NOT_CMYK = 5, 2
 DPI_72 = struct.pack("<II", 72, 1)
 TIFF_SIZES = {TIFF_SHORT: 2, TIFF_LONG: 4, TIFF_RATIONAL: 8}
 
@@ -32,9 +33,14 @@ def _chunk(kind: bytes, data: bytes) -> bytes:
 
 def deflate_tiff(width: int, height: int, bits: int, components: int, strip: bytes, predictor: int = 1) -> bytes:
     """A TIFF of one Adobe-Deflate strip: a zlib stream of byte-padded rows, unfiltered (predictor 1)
-    or with horizontal differencing (predictor 2, the same in TIFF as in PDF)."""
+    or with horizontal differencing (predictor 2, the same in TIFF as in PDF). Samples of 16 bits
+    are little-endian, as the file is. Components other than 1, 3 and 4 are separated inks
+    (InkSet "not CMYK"), the way a DeviceN image keeps each of its colorants."""
     tags = _image_tags(width, height, components) + [(317, TIFF_SHORT, [predictor])]
-    tags += [(262, TIFF_SHORT, [TIFF_PHOTOMETRIC[components]]), (259, TIFF_SHORT, [TIFF_ADOBE_DEFLATE])]
+    photometric = TIFF_PHOTOMETRIC.get(components, TIFF_SEPARATED)
+    tags += [(262, TIFF_SHORT, [photometric]), (259, TIFF_SHORT, [TIFF_ADOBE_DEFLATE])]
+    if components not in TIFF_PHOTOMETRIC:
+        tags += [(332, TIFF_SHORT, [TIFF_INKSET_NOT_CMYK]), (334, TIFF_SHORT, [components])]
     tags += [(258, TIFF_SHORT, [bits] * components), (277, TIFF_SHORT, [components])]
     return _tiff(tags, strip)
 

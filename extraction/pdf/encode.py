@@ -1,21 +1,27 @@
-"""One image object in, one deterministic image file out."""
+"""One image object in, one deterministic image file out, with the samples the PDF draws.
+
+In order of preference (`method` in the manifest): the stream's bytes as they are ("passthrough", a
+JPEG or JPEG 2000 a standard decoder reads as the PDF draws it), its compressed data in a PNG or TIFF
+container ("wrapped", see wrap.py), a JPEG with its leading junk cut off ("adjusted"), or the samples
+decoded and written losslessly ("decoded", see samples.py, jpeg.py and pdfium.py for what is written).
+"""
+import hashlib
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import pikepdf
 
-from .streams import ABBREVIATIONS, filter_names
+from . import colour, samples
+from .jpeg import jpeg
+from .streams import filter_names
 from .wrap import wrapped
 
 if TYPE_CHECKING:  # Pillow is imported only when an image must be decoded: it slows every child's start.
     from PIL import Image
 
-# Passed through byte for byte: re-encoding a JPEG would lose quality and its identity.
-PASSTHROUGH = {"DCTDecode": ("jpg", "image/jpeg"), "JPXDecode": ("jp2", "image/jp2")}
 CONTENT_TYPES = {"png": "image/png", "tif": "image/tiff", "jpg": "image/jpeg", "jp2": "image/jp2"}
-PNG_MODES = {"1", "L", "LA", "P", "RGB", "RGBA", "I", "I;16"}
-PNG_LEVEL = 6
+BILEVEL_CODECS = ("JBIG2Decode", "CCITTFaxDecode")
 
 
 class ImageTooLarge(Exception):
@@ -41,44 +47,75 @@ class Encoded:
 
 
 def encode(image: pikepdf.Stream | pikepdf.PdfInlineImage, max_pixels: int) -> Encoded:
-    """Raw bytes for a lone DCT/JPX stream; a PNG or TIFF around the stream's own compressed data
-    when it can hold it (see wrap.py); otherwise decoded to a lossless PNG (or TIFF)."""
-    if isinstance(image, pikepdf.Stream):
-        filters = filter_names(image)
-        width, height = int(image.Width), int(image.Height)
-    else:
-        filters = [ABBREVIATIONS.get(f[1:], f[1:]) for f in image.filters]
-        width, height = image.width, image.height
-    if width * height > max_pixels:
-        raise ImageTooLarge(f"{width} x {height} pixels is over the limit of {max_pixels}")
-    if len(filters) == 1 and filters[0] in PASSTHROUGH:
-        return Encoded(image.read_raw_bytes(), PASSTHROUGH[filters[0]][0], width, height)
-    if isinstance(image, pikepdf.Stream) and (found := wrapped(image, filters, width, height)):
-        return Encoded(found[0], found[1], width, height)
-    # Constructed only now: pikepdf decodes a JPX image as soon as it wraps it.
-    picture = pikepdf.PdfImage(image) if isinstance(image, pikepdf.Stream) else image
-    if "CCITTFaxDecode" in filters:
-        return _extracted(picture, width, height)
-    return from_pixels(picture.as_pil_image(apply_mask=False))
+    """The image as a file a standard decoder reads to the samples the PDF draws."""
+    if not isinstance(image, pikepdf.Stream):
+        image, _owner = as_stream(image)
+    filters, width, height = filter_names(image), int(image.Width), int(image.Height)
+    if width <= 0 or height <= 0 or width * height > max_pixels:
+        raise ImageTooLarge(f"{width} x {height} pixels is outside the limit of {max_pixels}")
+    raw, space = image.read_raw_bytes(), colour.space_of(image)
+    encoded = _encoded(image, filters, raw, space, width, height)
+    traced = "" if encoded.method == "passthrough" else hashlib.sha256(raw).hexdigest()
+    return replace(encoded, colorspace=space.name, stream_sha256=traced)
 
 
-def _extracted(picture, width: int, height: int) -> Encoded:
-    """pikepdf wraps CCITT data in a TIFF header without decoding it."""
-    buffer = io.BytesIO()
-    extension = picture.extract_to(stream=buffer, apply_mask=False).lstrip(".").replace("tiff", "tif")
-    return Encoded(buffer.getvalue(), extension, width, height)
+def _encoded(image, filters, raw, space, width, height) -> Encoded:
+    bits = image.get("/BitsPerComponent")
+    bits = bits if type(bits) is int else (1 if space.family == "ImageMask" else 0)
+    if filters == ["DCTDecode"]:
+        data, extension, method, size = jpeg(image, raw, space)
+        return Encoded(data, extension, *size, bits=8, method=method)
+    if filters == ["JPXDecode"]:
+        return Encoded(raw, "jp2", width, height, bits=bits, method="passthrough")
+    if found := wrapped(image, filters, width, height):
+        return Encoded(found[0], found[1], width, height, bits=bits, method="wrapped")
+    if any(name in BILEVEL_CODECS for name in filters) and set(filters) <= set(BILEVEL_CODECS) | SIMPLE:
+        from .pdfium import decoded_bitmap
+
+        return _decoded(decoded_bitmap(image, width, height), 1)
+    if set(filters) <= SIMPLE and samples.decodable(image, space):
+        data, extension, written_bits = samples.from_samples(image, space, width, height)
+        return Encoded(data, extension, width, height, bits=written_bits, method="decoded")
+    # Indexed images and filter chains ending in a codec: pikepdf decodes them (JPX as soon as it wraps it).
+    picture = pikepdf.PdfImage(image).as_pil_image(apply_mask=False)
+    return _decoded(picture, 16 if picture.mode.startswith("I;16") else 8 if picture.mode != "1" else 1)
+
+
+SIMPLE = {"FlateDecode", "LZWDecode", "RunLengthDecode", "ASCIIHexDecode", "ASCII85Decode"}
+
+
+def _decoded(picture: "Image.Image", bits: int) -> Encoded:
+    data, extension = samples.written(picture)
+    return Encoded(data, extension, *picture.size, bits=bits, method="decoded")
 
 
 def from_pixels(image: "Image.Image") -> Encoded:
-    """Lossless and deterministic: fixed settings, no metadata but the colour profile."""
-    icc = image.info.get("icc_profile")
-    profile = {"icc_profile": icc} if icc else {}
-    image.info = {}
-    buffer = io.BytesIO()
-    if image.mode in PNG_MODES:
-        image.save(buffer, "PNG", compress_level=PNG_LEVEL, **profile)
-        extension = "png"
-    else:  # CMYK, Lab and the like have no PNG form
-        image.save(buffer, "TIFF", compression="tiff_adobe_deflate", **profile)
-        extension = "tif"
-    return Encoded(buffer.getvalue(), extension, *image.size)
+    """A Pillow picture written losslessly (kept for callers outside this module)."""
+    data, extension = samples.written(image)
+    return Encoded(data, extension, *image.size)
+
+
+def as_stream(inline: pikepdf.PdfInlineImage) -> tuple[pikepdf.Stream, pikepdf.Pdf]:
+    """An inline image as an image XObject of its own little PDF (returned too: keep it while the
+    stream is used), abbreviations expanded and a named colour space resolved from the resources."""
+    pdf = pikepdf.Pdf.new()
+    image = pikepdf.Stream(pdf, inline.read_raw_bytes())
+    for key, value in inline.obj.items():
+        image[key] = value
+    named = image.get("/ColorSpace")
+    if isinstance(named, pikepdf.Name) and str(named) not in colour.DEVICE:
+        resolved = getattr(inline, "_resolve_named_colorspace", lambda name: None)(named)
+        if resolved is not None:
+            image.ColorSpace = _copied(pdf, resolved)
+    return image, pdf
+
+
+def _copied(pdf: pikepdf.Pdf, value):
+    """A foreign object brought into `pdf`: qpdf copies indirect objects only, so walk direct containers."""
+    if isinstance(value, pikepdf.Object) and value.is_indirect:
+        return pdf.copy_foreign(value)
+    if isinstance(value, pikepdf.Array):
+        return pikepdf.Array([_copied(pdf, item) for item in value])
+    if isinstance(value, pikepdf.Dictionary):
+        return pikepdf.Dictionary({key: _copied(pdf, item) for key, item in value.items()})
+    return value

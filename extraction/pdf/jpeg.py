@@ -1,0 +1,55 @@
+"""JPEG streams: passed through when a standard decoder reads them as the PDF draws them, else decoded.
+
+A PDF draws a DCT image's decoded samples mapped by its /Decode array. Standard decoders agree with
+that for grey and RGB JPEGs, but read every four-component (CMYK) JPEG inverted: Pillow, libjpeg-based
+browsers and Photoshop follow Adobe's convention (APP14) that CMYK scan data is stored inverted, while
+PDF readers (poppler's DCTStream, MuPDF's filter-dct, pdf.js) use the samples as they are and invert
+only when /Decode says [1 0 1 0 1 0 1 0]. So a CMYK JPEG is passed through only with that /Decode, a
+grey or RGB one only without a /Decode that changes it; anything else is decoded, mapped as the PDF
+maps it, and written losslessly (PNG for grey and RGB, CMYK TIFF for four components).
+"""
+import io
+
+import pikepdf
+
+from . import colour
+from .samples import written
+
+SOI = b"\xff\xd8"
+# Inline JPEG data may start after a line break the content stream put after ID.
+MAX_LEADING_BYTES = 16
+
+
+def jpeg(image: pikepdf.Stream, raw: bytes, space: colour.Space) -> tuple[bytes, str, str, tuple[int, int]]:
+    """(file bytes, extension, method, size) for a lone DCT stream."""
+    start = raw.find(SOI, 0, MAX_LEADING_BYTES + len(SOI))
+    data = raw[start:] if start > 0 else raw
+    from PIL import Image
+
+    picture = Image.open(io.BytesIO(data))
+    pairs = colour.decode_pairs(image, len(picture.getbands()))
+    if picture.mode == "CMYK":
+        same = colour.is_inversion(pairs)
+    else:
+        same = colour.is_identity(pairs)
+    if same:
+        return data, "jpg", ("passthrough" if data is raw else "adjusted"), picture.size
+    return drawn(picture, pairs)
+
+
+def drawn(picture, pairs) -> tuple[bytes, str, str, tuple[int, int]]:
+    """The samples mapped as the PDF maps them, written losslessly."""
+    picture.load()
+    bands = list(picture.split())
+    identity = (0.0, 1.0)
+    for i, band in enumerate(bands):
+        lut = colour.table(pairs[i] if pairs else identity)
+        if picture.mode == "CMYK":  # undo Pillow's Adobe inversion first
+            lut = lut[::-1]
+        bands[i] = band.point(lut)
+    from PIL import Image
+
+    result = Image.merge(picture.mode, bands)
+    result.info = {"icc_profile": picture.info["icc_profile"]} if picture.info.get("icc_profile") else {}
+    data, extension = written(result)
+    return data, extension, "decoded", result.size

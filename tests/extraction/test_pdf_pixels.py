@@ -1,0 +1,158 @@
+"""encode: Pillow reads every written file to the samples the PDF draws (issue 14)."""
+import io
+import zlib
+
+import pikepdf
+import pytest
+from PIL import Image
+
+from extraction.pdf.encode import encode
+from tests import pdfs_pixels as px
+
+MAX_PIXELS = 10**8
+
+
+def opened(encoded) -> Image.Image:
+    return Image.open(io.BytesIO(encoded.data))
+
+
+def within_rounding(image: Image.Image, expected: Image.Image, levels: int = 2) -> bool:
+    """JPEG decoders may round an IDCT differently by a level or two; nothing else may differ."""
+    pairs = zip(image.tobytes(), expected.tobytes())
+    return image.mode == expected.mode and image.size == expected.size and all(abs(a - b) <= levels for a, b in pairs)
+
+
+def inline_images(path):
+    pdf = pikepdf.open(path)
+    found = pikepdf.parse_content_stream(pdf.pages[0], "BI ID EI")
+    return pdf, [i.iimage for i in found if isinstance(i, pikepdf.ContentStreamInlineImage)]
+
+
+def png_samples16(data: bytes) -> bytes:
+    """The samples of a 16-bit PNG written with filter None on every row (what encode writes)."""
+    width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    idat, pos = b"", 8
+    while pos < len(data):
+        length, kind = int.from_bytes(data[pos:pos + 4], "big"), data[pos + 4:pos + 8]
+        idat += data[pos + 8:pos + 8 + length] if kind == b"IDAT" else b""
+        pos += 12 + length
+    rows, row = zlib.decompress(idat), len(zlib.decompress(idat)) // height
+    assert all(rows[y * row] == 0 for y in range(height)) and data[24] == 16 and width
+    return b"".join(rows[y * row + 1:(y + 1) * row] for y in range(height))
+
+
+def test_it_writes_a_cmyk_jpeg_with_the_samples_the_pdf_draws_not_their_negative():
+    image, expected = px.cmyk_jpeg(pdf := pikepdf.Pdf.new())
+
+    encoded = encode(image, MAX_PIXELS)
+
+    assert within_rounding(opened(encoded), expected)
+    assert (encoded.method, encoded.extension, encoded.colorspace) == ("decoded", "tif", "DeviceCMYK")
+
+
+def test_it_passes_through_a_cmyk_jpeg_the_pdf_inverts_as_pillow_does():
+    image, expected = px.cmyk_jpeg(pdf := pikepdf.Pdf.new(), decode=True)
+
+    encoded = encode(image, MAX_PIXELS)
+
+    assert encoded.method == "passthrough" and encoded.data == image.read_raw_bytes()
+    assert within_rounding(opened(encoded), expected, levels=0)
+
+
+def test_it_applies_an_inverting_decode_array_to_a_gray_jpeg():
+    image, expected = px.inverted_gray_jpeg(pdf := pikepdf.Pdf.new())
+
+    encoded = encode(image, MAX_PIXELS)
+
+    assert within_rounding(opened(encoded), expected, levels=0)
+    assert encoded.stream_sha256 and encoded.method == "decoded"
+
+
+def test_it_keeps_16_bit_rgb_at_16_bits():
+    image, samples = px.rgb16(pdf := pikepdf.Pdf.new())
+
+    encoded = encode(image, MAX_PIXELS)
+
+    assert (encoded.extension, encoded.bits) == ("png", 16)
+    assert png_samples16(encoded.data) == samples
+
+
+def test_it_keeps_16_bit_gray_at_16_bits():
+    image, values = px.gray16(pdf := pikepdf.Pdf.new())
+
+    picture = opened(encode(image, MAX_PIXELS))
+
+    assert picture.mode.startswith("I;16") and list(picture.get_flattened_data()) == values
+
+
+def test_it_keeps_separation_tints_as_gray_and_records_the_colorant():
+    image, tints = px.separation(pdf := pikepdf.Pdf.new())
+
+    encoded = encode(image, MAX_PIXELS)
+
+    assert (opened(encoded).mode, opened(encoded).tobytes()) == ("L", tints)
+    assert encoded.colorspace == "Separation:PANTONE 485 C"
+
+
+def test_it_keeps_the_four_inks_of_a_device_n_image():
+    image, tints = px.device_n(pdf := pikepdf.Pdf.new(), 4)
+
+    encoded = encode(image, MAX_PIXELS)
+
+    assert (opened(encoded).mode, opened(encoded).tobytes()) == ("CMYK", tints)
+    assert encoded.colorspace == "DeviceN:Ink0,Ink1,Ink2,Ink3"
+
+
+def test_it_keeps_the_two_inks_of_a_device_n_image_as_a_two_sample_tiff():
+    image, tints = px.device_n(pdf := pikepdf.Pdf.new(), 2)
+
+    encoded = encode(image, MAX_PIXELS)
+
+    assert encoded.extension == "tif" and zlib.compress(tints, 6) in encoded.data
+
+
+def test_it_keeps_lab_samples_as_stored():
+    image, samples = px.lab(pdf := pikepdf.Pdf.new())
+
+    encoded = encode(image, MAX_PIXELS)
+
+    assert (opened(encoded).mode, opened(encoded).tobytes(), encoded.colorspace) == ("LAB", samples, "Lab")
+
+
+def test_it_scales_4_bit_samples_to_8_bits_exactly():
+    image, expected = px.four_bit_rgb(pdf := pikepdf.Pdf.new())
+
+    assert opened(encode(image, MAX_PIXELS)).tobytes() == expected
+
+
+def test_it_writes_an_inline_stencil_mask_black_where_it_paints(tmp_path):
+    _pdf, [image] = inline_images(px.inline_stencil(tmp_path))
+
+    encoded = encode(image, MAX_PIXELS)
+
+    assert list(opened(encoded).convert("L").get_flattened_data()) == [255, 0, 255, 0, 0, 255, 0, 255]
+    assert (encoded.colorspace, encoded.bits) == ("ImageMask", 1)
+
+
+def test_it_writes_a_one_pixel_inline_image(tmp_path):
+    _pdf, [image] = inline_images(px.tiny_inline(tmp_path))
+
+    assert opened(encode(image, MAX_PIXELS)).getpixel((0, 0)) == (0x10, 0x80, 0xF0)
+
+
+def test_it_writes_an_inline_jpeg_starting_at_its_start_of_image_marker(tmp_path):
+    _pdf, [image] = inline_images(px.inline_jpeg(tmp_path))
+
+    encoded = encode(image, MAX_PIXELS)
+
+    assert encoded.data[:2] == b"\xff\xd8" and encoded.method == "adjusted"
+    assert within_rounding(opened(encoded), px.INLINE_JPEG_PICTURE, levels=8)
+
+
+@pytest.mark.parametrize("make", [px.separation, px.lab, px.rgb16])
+def test_it_records_the_size_of_the_written_file(make):
+    image, _ = make(pdf := pikepdf.Pdf.new())
+
+    encoded = encode(image, MAX_PIXELS)
+
+    assert (encoded.width, encoded.height) == (int(image.Width), int(image.Height))

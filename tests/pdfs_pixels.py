@@ -1,0 +1,117 @@
+"""Generated image streams whose drawn samples a standard decoder used to get wrong (issue 14).
+
+Each factory takes a pikepdf.Pdf (or a directory) and returns an image stream (or a path) together with
+the samples the PDF draws, computed from the numbers put into the stream, never by the code under test.
+"""
+import io
+import zlib
+from pathlib import Path
+
+import pikepdf
+from pikepdf import Array, Dictionary, Name
+from PIL import Image, ImageChops
+
+from tests import pdfs
+
+
+def stream(pdf, data: bytes, width: int, height: int, colorspace, bits: int = 8, **keys) -> pikepdf.Stream:
+    image = pikepdf.Stream(pdf, data)
+    image.Type, image.Subtype, image.Width, image.Height = Name.XObject, Name.Image, width, height
+    if colorspace is not None:
+        image.ColorSpace = colorspace
+    image.BitsPerComponent = bits
+    for key, value in keys.items():
+        image[f"/{key}"] = value
+    return image
+
+
+def cmyk_jpeg(pdf, decode: bool = False) -> tuple[pikepdf.Stream, Image.Image]:
+    """A CMYK JPEG as libjpeg writes it (Adobe APP14). The PDF draws the scan's samples as they are,
+    or inverted by /Decode [1 0 1 0 1 0 1 0]; Pillow reads them inverted (Adobe's convention)."""
+    data = pdfs.jpeg_bytes(pdfs.cmyk_picture(), quality=95)
+    as_pillow_reads = Image.open(io.BytesIO(data))
+    extra = {"Decode": Array([1, 0] * 4)} if decode else {}
+    image = stream(pdf, data, 20, 12, Name.DeviceCMYK, Filter=Name.DCTDecode, **extra)
+    return image, (as_pillow_reads if decode else ImageChops.invert(as_pillow_reads))
+
+
+def inverted_gray_jpeg(pdf) -> tuple[pikepdf.Stream, Image.Image]:
+    data = pdfs.jpeg_bytes(pdfs.gray_picture())
+    image = stream(pdf, data, 40, 24, Name.DeviceGray, Filter=Name.DCTDecode, Decode=Array([1, 0]))
+    return image, ImageChops.invert(Image.open(io.BytesIO(data)))
+
+
+def rgb16(pdf, width: int = 7, height: int = 5) -> tuple[pikepdf.Stream, bytes]:
+    """16-bit RGB whose low bytes differ from their high bytes; returns the big-endian samples."""
+    samples = b"".join((x * 9001 + y * 37 + c * 4099 & 0xFFFF).to_bytes(2, "big")
+                       for y in range(height) for x in range(width) for c in range(3))
+    return stream(pdf, zlib.compress(samples), width, height, Name.DeviceRGB, 16, Filter=Name.FlateDecode), samples
+
+
+def gray16(pdf, width: int = 9, height: int = 4) -> tuple[pikepdf.Stream, list[int]]:
+    values = [(x * 7919 + y * 301) & 0xFFFF for y in range(height) for x in range(width)]
+    data = b"".join(v.to_bytes(2, "big") for v in values)
+    return stream(pdf, zlib.compress(data), width, height, Name.DeviceGray, 16, Filter=Name.FlateDecode), values
+
+
+def tints(width: int, height: int, components: int) -> bytes:
+    return bytes((x * 17 + y * 29 + c * 71) % 256 for y in range(height) for x in range(width) for c in range(components))
+
+
+def separation(pdf) -> tuple[pikepdf.Stream, bytes]:
+    tint = pdf.make_stream(b"{0 exch 0 exch 0 exch}")
+    tint.FunctionType, tint.Domain, tint.Range = 4, Array([0, 1]), Array([0, 1, 0, 1, 0, 1, 0, 1])
+    space = Array([Name.Separation, Name("/PANTONE 485 C"), Name.DeviceCMYK, tint])
+    data = tints(11, 6, 1)
+    return stream(pdf, zlib.compress(data), 11, 6, space, Filter=Name.FlateDecode), data
+
+
+def device_n(pdf, inks: int) -> tuple[pikepdf.Stream, bytes]:
+    tint = pdf.make_stream(b"{pop pop 0 0 0 0}" if inks == 2 else b"{}")
+    tint.FunctionType, tint.Domain, tint.Range = 4, Array([0, 1] * inks), Array([0, 1] * 4)
+    names = Array([Name(f"/Ink{i}") for i in range(inks)])
+    space = Array([Name.DeviceN, names, Name.DeviceCMYK, tint])
+    data = tints(5, 3, inks)
+    return stream(pdf, zlib.compress(data), 5, 3, space, Filter=Name.FlateDecode), data
+
+
+def lab(pdf) -> tuple[pikepdf.Stream, bytes]:
+    space = Array([Name.Lab, Dictionary(WhitePoint=Array([0.9505, 1, 1.089]), Range=Array([-100, 100, -100, 100]))])
+    data = tints(6, 4, 3)
+    return stream(pdf, zlib.compress(data), 6, 4, space, Filter=Name.FlateDecode), data
+
+
+def four_bit_rgb(pdf) -> tuple[pikepdf.Stream, bytes]:
+    """3 x 2 pixels of 4-bit RGB: 9 samples a row, so rows end half a byte early."""
+    values = [[(x * 3 + c + y * 5) % 16 for x in range(3) for c in range(3)] for y in range(2)]
+    rows = [bytes((r + [0])[i] << 4 | (r + [0])[i + 1] for i in range(0, 10, 2)) for r in values]
+    expected = bytes(v * 17 for r in values for v in r)
+    return stream(pdf, b"".join(rows), 3, 2, Name.DeviceRGB, 4), expected
+
+
+# ---------- whole files, for images only a content stream can hold ----------
+def inline_page(directory: Path, name: str, inline: bytes) -> Path:
+    doc = pdfs.Doc()
+    doc.page(content=inline)
+    return doc.save(directory / f"{name}.pdf")
+
+
+STENCIL_ROWS = bytes([0b10100000, 0b01010000])  # 4 x 2, 0 paints (default /Decode)
+
+
+def inline_stencil(d: Path) -> Path:
+    return inline_page(d, "inline_stencil", b"BI /W 4 /H 2 /IM true /D [0 1] ID " + STENCIL_ROWS + b"\nEI\n")
+
+
+def tiny_inline(d: Path) -> Path:
+    """One RGB pixel, unfiltered: three bytes between ID and EI."""
+    return inline_page(d, "tiny_inline", b"BI /W 1 /H 1 /CS /RGB /BPC 8 ID \x10\x80\xf0\nEI\n")
+
+
+INLINE_JPEG_PICTURE = pdfs.gray_picture(8, 8)
+
+
+def inline_jpeg(d: Path) -> Path:
+    """An inline JPEG whose data begins after ID and a CR LF, as some producers write it."""
+    data = pdfs.jpeg_bytes(INLINE_JPEG_PICTURE)
+    return inline_page(d, "inline_jpeg", b"BI /W 8 /H 8 /CS /G /BPC 8 /F /DCT ID\r\n" + data + b"\nEI\n")
