@@ -82,7 +82,8 @@ class BundleAdmin(admin.ModelAdmin):
             if result.accepted:
                 messages.success(request, f"Accepted: job {result.job_id}, correlation id {result.correlation_id}.")
                 return redirect(reverse("admin:extraction_job_change", args=[result.job_id]))
-            form.add_error("file", f"Refused ({result.error_code}): {result.message}")
+            verdict = "Not checked" if result.retryable else "Refused"
+            form.add_error("file", f"{verdict} ({result.error_code}): {result.message}")
         context = {**self.admin_site.each_context(request), "form": form, "opts": self.model._meta,
                    "title": "Upload a PDF bundle"}
         return TemplateResponse(request, "admin/extraction/bundle/upload.html", context)

@@ -53,7 +53,8 @@ class SubmitOut(Schema):
     job: JobOut
 
 
-ERRORS = {code: ErrorOut for code in (400, 401, 404, 409, 413, 415, 422, 429)}
+# 503: the file could not be checked (this machine failed); the same request may pass later.
+ERRORS = {code: ErrorOut for code in (400, 401, 404, 409, 413, 415, 422, 429, 503)}
 
 
 def error(request, status: int, code: str, message: str) -> Status:
@@ -87,6 +88,8 @@ def _who(request) -> str:
 def _submitted(request, staged, file, case_label):
     result = services.submit_staged(staged, filename=getattr(file, "name", "") or "", submitted_by=_who(request),
                                     case_label=case_label)
+    if result.retryable:
+        return error(request, 503, result.error_code, result.message)
     if not result.accepted:
         return _refused(request, result)
     job = Job.objects.select_related("bundle").get(pk=result.job_id)
@@ -116,6 +119,9 @@ def _idempotent(request, key: str, staged, handle):
     except BaseException:
         record.delete()  # nothing was answered: the client may try again with the same key
         raise
+    if answer.status_code == 503:
+        record.delete()  # not checked: the same key must be able to try again, not replay the 503
+        return answer
     IdempotencyRecord.objects.filter(pk=record.pk).update(response_status=answer.status_code,
                                                             response_body=answer.value)
     return answer

@@ -26,6 +26,8 @@ from .signals import alert
 
 log = logging.getLogger(__name__)
 DAMAGED_DOWNLOAD = ("asset_mismatch", "download_failed")
+# The self-hosted child quit on the input without an answer: once may be this machine, twice is the input.
+CHILD_QUIT = "child_failed"
 
 
 def worker_name() -> str:
@@ -58,6 +60,8 @@ def _run(job: Job, worker: str, sleep, rng) -> str:
     except ProviderError as exc:
         if exc.permanent:
             return _fail(job, exc.code, exc.message)
+        if _quit_again(job, exc):
+            return _fail(job, "extractor_crashed", f"The extractor stopped on this file twice: {exc.message}")
         return _retry_later(job, token, exc, rng)
 
 
@@ -132,6 +136,11 @@ def _fetched(job: Job, provider, worker: str, asset, work_dir):
             raise ProviderError("download_failed", f"Asset downloads kept failing ({exc.message})",
                                 permanent=True) from exc
         raise
+
+
+def _quit_again(job: Job, exc: ProviderError) -> bool:
+    """After at most one retry: this attempt's failure is already recorded among the job's attempts."""
+    return exc.code == CHILD_QUIT and job.attempts.filter(error_code=CHILD_QUIT).count() > 1
 
 
 def _retry_later(job: Job, token, exc: ProviderError, rng) -> str:

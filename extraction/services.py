@@ -34,10 +34,12 @@ class IntakeResult:
     created: bool = False
     error_code: str = ""
     message: str = ""
+    # Not refused but not checked either: this machine failed (no Rejection); the same file may pass later.
+    retryable: bool = False
 
     def as_dict(self) -> dict:
         keys = ("path", "accepted", "correlation_id", "job_id") if self.accepted else (
-            "path", "accepted", "error_code", "message")
+            "path", "accepted", "error_code", "message", "retryable")
         return {k: v for k, v in asdict(self).items() if k in keys}
 
 
@@ -61,6 +63,11 @@ def submit_staged(staged: intake.StagedUpload, *, filename: str, submitted_by: s
             return _accept(accepted, display, submitted_by, case_label, at or timezone.now())
     except pdf.Refusal as refusal:
         return _reject(refusal, display, submitted_by, size=staged.size, sha256=staged.sha256, at=at)
+    except pdf.SandboxError as exc:
+        log.warning("could not check %s: %s: %s", display, exc.code, exc.message)
+        return IntakeResult(path=display, accepted=False, error_code=exc.code, retryable=True,
+                            message=f"The file could not be checked now ({exc.message}) Nothing was recorded; "
+                                    "try again later.")
     finally:
         staged.path.unlink(missing_ok=True)
 

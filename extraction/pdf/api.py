@@ -22,6 +22,8 @@ def inspect_pdf(path: str | Path, limits: Limits = Limits()) -> Inspection:
         reply = run_child(["inspect", os.path.abspath(path)], limits)
     except ChildStopped as exc:
         raise Refusal(exc.code, exc.message) from None
+    if not reply["ok"] and not reply["permanent"]:
+        raise SandboxError(reply["code"], reply["message"], permanent=False)  # this machine's trouble
     if not reply["ok"]:
         raise Refusal(reply["code"], reply["message"])
     return Inspection(**reply["result"])

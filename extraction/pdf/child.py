@@ -21,8 +21,9 @@ import resource
 import sys
 import threading
 import time
+import traceback
 
-from .errors import Refusal, raise_if_out_of_memory
+from .errors import Refusal, raise_if_out_of_memory, reason
 from .extract import extract
 from .protocol import EXIT_OUT_OF_MEMORY, READY, limits_from_json, plain
 from .render import render
@@ -30,6 +31,15 @@ from .validate import inspect
 
 ORPHAN_CHECK_SECONDS = 0.5
 EXIT_ORPHANED = 87
+# An exception no check foresaw, by command: the same input fails the same way again, so it is permanent.
+CRASHED = {
+    "inspect": ("validator_crashed", "Pagetrail's PDF validator failed on this file ({}), so the file could not "
+                "be checked and was not accepted."),
+    "extract": ("extractor_crashed", "Pagetrail's image extractor failed on this file ({}); trying again would "
+                "fail the same way."),
+    "render": ("renderer_crashed", "Pagetrail's page renderer failed on this file ({}); trying again would fail "
+               "the same way."),
+}
 
 
 def main(argv: list[str]) -> int:
@@ -87,7 +97,14 @@ def answer_for(argv: list[str]) -> dict:
         return {"ok": False, "code": "io_error", "message": message, "permanent": False}
     except Exception as exc:
         raise_if_out_of_memory(exc)
-        raise
+        return crashed(argv[0], exc)
+
+
+def crashed(command: str, exc: Exception) -> dict:
+    traceback.print_exc()  # into the child's stderr, for whoever debugs it
+    code, message = CRASHED.get(command, ("child_command_failed", "The PDF process could not run a command ({})."))
+    cause = f"{type(exc).__name__}: {reason(exc)}"
+    return {"ok": False, "code": code, "message": message.format(cause), "permanent": True}
 
 
 def run(argv: list[str]):

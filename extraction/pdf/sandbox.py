@@ -75,7 +75,8 @@ class Child:
             )
         except (OSError, subprocess.SubprocessError) as exc:
             self.stderr.close()
-            raise SandboxError("child_failed", f"The PDF process could not start ({exc}).", permanent=False) from None
+            raise SandboxError("child_unavailable", f"The PDF process could not start ({exc}).",
+                               permanent=False) from None
         self.pid = self.process.pid
         self.ready = False
 
@@ -91,7 +92,7 @@ class Child:
     def ask(self, args: list[str], limits: Limits) -> dict:
         self.commands += 1
         stderr_from = self.stderr.seek(0, os.SEEK_END)
-        if (line := self.wait_ready(limits.wall_seconds)) == READY:
+        if started := (line := self.wait_ready(limits.wall_seconds)) == READY:
             request = json.dumps({"args": args, "limits": limits_to_json(limits)}) + "\n"
             try:
                 self.process.stdin.write(request.encode())
@@ -108,7 +109,7 @@ class Child:
                 return json.loads(line)
             except ValueError:
                 pass
-        return reply_of(self._exit_status(), self._stderr_since(stderr_from), limits)
+        return reply_of(self._exit_status(), self._stderr_since(stderr_from), limits, started)
 
     def _read_line(self, timeout: float) -> bytes | None:
         """The reply line; b"" when the child exited first, None when the wall clock ran out."""
@@ -231,7 +232,9 @@ def idle_pids() -> list[int]:
         return [child.pid for child in _pool.idle]
 
 
-def reply_of(status: int, stderr: str, limits: Limits) -> dict:
+def reply_of(status: int, stderr: str, limits: Limits, started: bool = True) -> dict:
+    """Why a child gave no answer. Exceptions in our code are answered (child.crashed); an exit
+    without an answer is native code quitting on this input, unless the child never got ready."""
     if status == EXIT_OUT_OF_MEMORY:
         message = f"Reading the PDF needed more than its {limits.memory_bytes // 2**20} MiB of memory."
         raise ChildStopped("resource_limit", message)
@@ -241,7 +244,12 @@ def reply_of(status: int, stderr: str, limits: Limits) -> dict:
         raise ChildStopped("resource_limit", message)
     if status < 0:
         raise ChildStopped("crashed", f"The PDF reader crashed ({signal.Signals(-status).name}) on this file.")
-    raise SandboxError("child_failed", f"The PDF process failed (exit status {status}): {stderr}", permanent=False)
+    if not started:
+        raise SandboxError("child_unavailable", f"The PDF process could not start (exit status {status}): {stderr}",
+                           permanent=False)
+    # Not yet permanent: one retry tells a fault of this machine from the input's (runner.py).
+    raise SandboxError("child_failed", f"The PDF process stopped while reading the file (exit status {status}): "
+                       f"{stderr}", permanent=False)
 
 
 def rlimits(limits: Limits) -> list[tuple[int, int]]:

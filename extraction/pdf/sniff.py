@@ -5,7 +5,8 @@ from pathlib import Path
 from .errors import Refusal
 from .limits import Limits
 
-HEAD_BYTES = 4096
+HEAD_BYTES = 4096  # more than Limits.head_slack
+PDF_HEADER = b"%PDF-"
 # The final %%EOF is looked for in the last eof_slack bytes plus this margin, so that a
 # large appended payload is still reported rather than read in full.
 TAIL_MARGIN = 64 * 1024
@@ -30,6 +31,15 @@ ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08")
 
 def describe(head: bytes) -> str:
     """Name what the first bytes of a file look like, for a refusal message."""
+    if other := other_format(head):
+        return other
+    if PDF_HEADER in head:
+        return f"a PDF preceded by {head.index(PDF_HEADER)} bytes of other data"
+    return _describe_text(head)
+
+
+def other_format(head: bytes) -> str | None:
+    """The format the head starts as, when it is a known one: a `%PDF-` inside it is then not a header."""
     if head.startswith(ZIP_MAGIC):
         if b"[Content_Types].xml" in head:
             return "an Office document (ZIP based)"
@@ -38,9 +48,7 @@ def describe(head: bytes) -> str:
         if head.startswith(magic):
             return name
     text = _describe_text(head)
-    if text in ("plain text", "unknown binary data") and b"%PDF-" in head:
-        return f"a PDF preceded by {head.index(b'%PDF-')} bytes of other data"
-    return text
+    return None if text in ("plain text", "unknown binary data") else text
 
 
 def _describe_text(head: bytes) -> str:
@@ -72,9 +80,16 @@ def precheck(path: str | Path, limits: Limits) -> None:
         head = f.read(HEAD_BYTES)
         f.seek(max(0, size - limits.eof_slack - TAIL_MARGIN))
         tail = f.read()
-    if not head.startswith(b"%PDF-"):
+    start = head.find(PDF_HEADER, 0, limits.head_slack + len(PDF_HEADER))
+    if start < 0 or (start > 0 and other_format(head)):
         raise Refusal("not_pdf", f"The file is not a PDF; it looks like {describe(head)}.")
     _check_tail(tail, limits)
+
+
+def leading_bytes(path: str | Path) -> int:
+    """How many bytes come before `%PDF-` (precheck has refused more than the limit allows)."""
+    with open(path, "rb") as f:
+        return max(0, f.read(HEAD_BYTES).find(PDF_HEADER))
 
 
 def _check_tail(tail: bytes, limits: Limits) -> None:

@@ -1,6 +1,9 @@
-"""Validation of an untrusted PDF, run inside the child: refuse early, never repair by guessing."""
+"""Validation of an untrusted PDF, run inside the child: refuse early; repair only as qpdf does, and say so."""
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pikepdf
@@ -8,10 +11,14 @@ import pikepdf
 from . import streams
 from .errors import Refusal, raise_if_out_of_memory, reason
 from .limits import Inspection, Limits
+from .sniff import leading_bytes
 
 HEAD_CHUNK = 4096  # most object dictionaries fit in one read
 SCAN_OVERLAP = 64  # longer than "stream"
-ENCRYPTED = "The file is encrypted; Pagetrail cannot extract images from password-protected PDFs."
+ENCRYPTED = ("The file is encrypted and needs a password to open; Pagetrail cannot read PDFs that only open "
+             "with a password.")
+# What qpdf says when it works around damage: a rebuilt cross-reference table, a stream length found anew.
+REPAIR_WARNING = re.compile(r"reconstruct|recover", re.IGNORECASE)
 ACTIVE = "Pagetrail does not accept PDFs with active content."
 ACTIVE_KEYS = {
     "/JS": "JavaScript", "/JavaScript": "JavaScript", "/EmbeddedFiles": "embedded files",
@@ -26,17 +33,45 @@ ACTIVE_NAMES = re.compile(rb"(?:%s)(?=[\s()<>\[\]{}/%%]|$)" % b"|".join(
 
 
 def open_pdf(path: str | Path) -> pikepdf.Pdf:
-    """Open strictly: a damaged cross-reference table is refused, not reconstructed."""
+    """Open as a viewer would: with the empty user password, and repaired by qpdf if it must.
+
+    qpdf reads strictly and reconstructs the cross-reference table only when that fails (at
+    open, or later when an object is not where the table says); it then leaves a warning,
+    which is how `repaired` knows. A file that needs a real password is refused.
+    """
     try:
-        pdf = pikepdf.open(path, attempt_recovery=False)
+        return pikepdf.open(path, attempt_recovery=True)
     except pikepdf.PasswordError:
         raise Refusal("encrypted", ENCRYPTED) from None
     except pikepdf.PdfError as exc:
         raise unreadable(exc) from None
-    if pdf.is_encrypted:
-        pdf.close()
-        raise Refusal("encrypted", ENCRYPTED)
-    return pdf
+
+
+@dataclass
+class Source:
+    """An open PDF and how it was read, for the result's `encrypted/repaired/leading_bytes`."""
+
+    pdf: pikepdf.Pdf
+    encrypted: bool
+    leading_bytes: int
+    was_repaired: bool = False
+
+    def repaired(self) -> bool:
+        """Whether qpdf has had to repair the file so far: a repair can happen while objects are
+        read, and reading qpdf's warnings empties them, so what they said is remembered."""
+        warnings = self.pdf.get_warnings()
+        self.was_repaired = self.was_repaired or any(REPAIR_WARNING.search(w) for w in warnings)
+        return self.was_repaired
+
+    def flags(self) -> dict:
+        """Asked once reading is done."""
+        return {"encrypted": self.encrypted, "repaired": self.repaired(), "leading_bytes": self.leading_bytes}
+
+
+@contextmanager
+def opened(path: str | Path) -> Iterator[Source]:
+    with open_pdf(path) as pdf:
+        yield Source(pdf=pdf, encrypted=pdf.is_encrypted, leading_bytes=leading_bytes(path))
 
 
 def unreadable(exc: Exception) -> Refusal:
@@ -45,28 +80,34 @@ def unreadable(exc: Exception) -> Refusal:
 
 
 def inspect(path: str | Path, limits: Limits) -> Inspection:
-    with open_pdf(path) as pdf:
+    with opened(path) as source:
+        pdf = source.pdf
         try:
-            check_declared_lengths(path, pdf, limits)
+            check_declared_lengths(path, source, limits)
             pages = count_pages(pdf, limits)
             for obj in pdf.objects:
                 check_object(obj, limits)
+            if source.repaired():
+                # The table was rebuilt while objects were read: check the lengths where they really are.
+                check_declared_lengths(path, source, limits)
         except pikepdf.PdfError as exc:
             raise unreadable(exc) from None
-        return Inspection(pages=pages, pdf_version=pdf.pdf_version, mime="application/pdf")
+        return Inspection(pages=pages, pdf_version=pdf.pdf_version, mime="application/pdf", **source.flags())
 
 
-def check_declared_lengths(path: str | Path, pdf: pikepdf.Pdf, limits: Limits) -> None:
+def check_declared_lengths(path: str | Path, source: Source, limits: Limits) -> None:
     """Refuse a stream that declares a /Length beyond the limit.
 
-    qpdf, not allowed to recover, silently turns such a stream into null, so the declared
-    value is only visible in the raw bytes. Stream dictionaries are never inside object
-    streams, so reading the head of every object the cross-reference table places in the
+    qpdf replaces such a /Length by the length it finds (or, reading strictly, the stream by
+    null), so the declared value is only visible in the raw bytes. Stream dictionaries are
+    never inside object streams, so reading the head of every object the cross-reference table places in the
     file, up to its `stream` keyword, sees every direct /Length. The stream data, nearly all
     of the file, is skipped: scanning it would cost a third of the extraction.
     """
     pattern = re.compile(rb"/Length\s+(\d{%d,})" % len(str(limits.max_stream_bytes)))
-    offsets = sorted(entry.offset for entry in pdf.get_xref_table().values() if entry.type == 1)
+    # qpdf counts offsets from `%PDF-`, as the table does: bytes before it shift them all.
+    offsets = sorted(source.leading_bytes + entry.offset
+                     for entry in source.pdf.get_xref_table().values() if entry.type == 1)
     with open(path, "rb") as f:
         size = f.seek(0, os.SEEK_END)
         for offset, following in zip(offsets, [*offsets[1:], size]):
@@ -122,6 +163,8 @@ def check_object(obj: pikepdf.Object, limits: Limits) -> None:
     content first, in one call; only an object that mentions one is walked key by key, which
     in Python costs a hundred times more.
     """
+    if not isinstance(obj, pikepdf.Object):
+        return  # an indirect number, boolean or null: pikepdf gives it as a Python value, and it holds nothing
     where = "object %d %d" % obj.objgen
     if isinstance(obj, pikepdf.Stream):
         check_stream(obj, where, limits)

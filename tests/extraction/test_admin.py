@@ -8,7 +8,8 @@ from audit.models import Asset, Manifest
 from extraction.models import Bundle, Job, Rejection
 from extraction.runner import run_job
 from extraction.services import submit_bundle
-from tests import pdfs
+from extraction.pdf.sandbox import stop_idle_children
+from tests import pdfs, pdfs_intake
 from tests.conftest import everything_stored
 
 pytestmark = pytest.mark.django_db
@@ -160,3 +161,14 @@ def test_the_replay_action_wakes_only_unknown_jobs(admin_client, tmp_path):
         "action": "replay_unknown_jobs", "_selected_action": list(Job.objects.values_list("pk", flat=True))},
         follow=True)
     assert "Woke 1 unknown job(s)" in response.content.decode()
+
+
+def test_it_says_an_upload_could_not_be_checked_when_the_pdf_child_cannot_start(admin_client, tmp_path, monkeypatch):
+    with monkeypatch.context() as patch, open(pdfs.jpeg_rgb(tmp_path), "rb") as fh:
+        pdfs_intake.child_cannot_start(patch)
+        response = admin_client.post(reverse("admin:extraction_bundle_add"), {"file": fh})
+    stop_idle_children()
+
+    assert response.status_code == 200
+    assert "Not checked (child_unavailable): The file could not be checked now" in response.content.decode()
+    assert not Rejection.objects.exists() and not Bundle.objects.exists()

@@ -10,7 +10,8 @@ from audit.models import Manifest
 from extraction.accounts import IdempotencyRecord, ServiceAccount
 from extraction.models import Bundle, Job, Rejection
 from extraction.runner import run_job
-from tests import pdfs
+from extraction.pdf.sandbox import stop_idle_children
+from tests import pdfs, pdfs_intake
 
 pytestmark = pytest.mark.django_db
 
@@ -144,3 +145,22 @@ def test_an_admin_creates_a_service_account_and_sees_its_token_once(admin_client
     account = ServiceAccount.objects.get()
     assert ServiceAccount.for_token(token) == account and token not in account.token_sha256
     assert token not in admin_client.get(f"/admin/extraction/serviceaccount/{account.pk}/change/").content.decode()
+
+
+def test_it_accepts_a_pdf_whose_stream_length_is_an_indirect_object(client, token, tmp_path):
+    response = post_pdf(client, token, pdfs_intake.indirect_length(tmp_path).read_bytes())
+
+    assert response.status_code == 201 and response.json()["job"]["id"] == Job.objects.get().pk
+
+
+def test_a_file_that_could_not_be_checked_is_a_json_503_and_its_key_may_be_used_again(client, token, tmp_path,
+                                                                                      monkeypatch):
+    data = pdfs.jpeg_rgb(tmp_path).read_bytes()
+    with monkeypatch.context() as patch:
+        pdfs_intake.child_cannot_start(patch)
+        response = post_pdf(client, token, data, key="k-1")
+    stop_idle_children()
+
+    assert response.status_code == 503 and response["Content-Type"].startswith("application/json")
+    assert response.json()["error"]["code"] == "child_unavailable" and not Rejection.objects.exists()
+    assert post_pdf(client, token, data, key="k-1").status_code == 201

@@ -1,12 +1,15 @@
 import io
+import json
 import threading
 
 import pytest
+from django.core.management import call_command
 from django.db import connections
 
 from extraction.models import Bundle, Job, Rejection
+from extraction.pdf.sandbox import stop_idle_children
 from extraction.services import submit_bundle
-from tests import pdfs
+from tests import pdfs, pdfs_intake
 from tests.conftest import everything_stored, queued_tasks, read_stored, stored_names, temp_files
 
 pytestmark = pytest.mark.django_db
@@ -120,3 +123,63 @@ def test_it_creates_one_bundle_and_one_job_when_two_submissions_race(tmp_path):
     assert sum(r.created for r in results) == 1
     assert (Bundle.objects.count(), Job.objects.count()) == (1, 1)
     assert len(stored_names("inputs")) == 1
+
+
+# ---------- whatever the file, intake answers with a code: no traceback, the batch goes on ----------
+
+@pytest.fixture
+def fresh_children():
+    stop_idle_children()
+    yield
+    stop_idle_children()
+
+
+def submit_command(*paths) -> list[dict]:
+    out = io.StringIO()
+    call_command("submit_bundle", "--json", *map(str, paths), stdout=out)
+    return json.loads(out.getvalue())
+
+
+def test_it_accepts_a_pdf_whose_stream_length_is_an_indirect_object(tmp_path):
+    result = submit(pdfs_intake.indirect_length(tmp_path))
+
+    assert result.accepted and Job.objects.get().pk == result.job_id
+
+
+def test_it_records_a_file_whose_validation_crashed_as_a_rejection(tmp_path, monkeypatch, fresh_children):
+    pdfs_intake.child_where_pikepdf_open(tmp_path, monkeypatch, 'raise TypeError("a bug")')
+
+    result = submit(pdfs.jpeg_rgb(tmp_path))
+
+    assert (result.accepted, result.error_code) == (False, "validator_crashed")
+    assert Rejection.objects.get().code == "validator_crashed" and not Bundle.objects.exists()
+
+
+def test_it_answers_a_child_that_cannot_start_with_a_code_and_records_no_rejection(tmp_path, monkeypatch,
+                                                                                  fresh_children):
+    pdfs_intake.child_cannot_start(monkeypatch)
+
+    result = submit(pdfs.jpeg_rgb(tmp_path))
+
+    assert (result.accepted, result.error_code, result.retryable) == (False, "child_unavailable", True)
+    assert result.message.startswith("The file could not be checked now (The PDF process could not start")
+    assert not Rejection.objects.exists() and not Bundle.objects.exists() and temp_files() == []
+
+
+def test_the_command_reports_every_file_and_goes_on_after_a_refusal(tmp_path):
+    (tmp_path / "photo.pdf").write_bytes(pdfs.jpeg_bytes(pdfs.rgb_picture()))
+    paths = [pdfs_intake.indirect_length(tmp_path), tmp_path / "photo.pdf", pdfs.jpeg_rgb(tmp_path)]
+
+    results = submit_command(*paths)
+
+    assert [(r["path"], r["accepted"], r.get("error_code")) for r in results] == [
+        (str(paths[0]), True, None), (str(paths[1]), False, "not_pdf"), (str(paths[2]), True, None)]
+    assert "JPEG image" in results[1]["message"] and results[2]["job_id"] == Job.objects.order_by("pk").last().pk
+
+
+def test_the_command_reports_a_file_that_could_not_be_checked_and_goes_on(tmp_path, monkeypatch, fresh_children):
+    pdfs_intake.child_cannot_start(monkeypatch)
+
+    results = submit_command(pdfs.jpeg_rgb(tmp_path), pdfs.cmyk(tmp_path))
+
+    assert [(r["accepted"], r["error_code"], r["retryable"]) for r in results] == [(False, "child_unavailable", True)] * 2

@@ -5,7 +5,7 @@ Every hostile file is small, or read under a small limit, so each refusal is qui
 import pytest
 
 from extraction.pdf import Inspection, Limits, Refusal, inspect_pdf
-from tests import pdfs
+from tests import pdfs, pdfs_intake
 
 
 
@@ -20,17 +20,14 @@ HOSTILE = [  # factory, expected code, limits
     (pdfs.html_renamed, "not_pdf", Limits()),
     (pdfs.elf_renamed, "not_pdf", Limits()),
     (pdfs.text_renamed, "not_pdf", Limits()),
-    (pdfs.junk_before_header, "not_pdf", Limits()),
+    (pdfs_intake.junk_past_slack, "not_pdf", Limits()),
     (pdfs.zip_appended, "trailing_data", Limits()),
     (pdfs.garbage_after_eof, "trailing_data", Limits()),
     (pdfs.encrypted, "encrypted", Limits()),
-    (pdfs.encrypted_without_user_password, "encrypted", Limits()),
     (pdfs.flate_bomb, "stream_too_large", SMALL),
     (pdfs.flate_bomb_in_ascii85, "stream_too_large", SMALL),
     (pdfs.huge_image, "image_too_large", Limits()),
     (pdfs.negative_dimensions, "image_too_large", Limits()),
-    (pdfs.xref_prev_loop, "unreadable", Limits()),
-    (pdfs.damaged_xref, "unreadable", Limits()),
     (pdfs.page_tree_cycle, "unreadable", Limits()),
     (pdfs.absurd_page_count, "too_many_pages", Limits()),
     (pdfs.five_pages, "too_many_pages", SMALL),
@@ -71,7 +68,7 @@ def test_it_accepts_a_good_file_with_its_page_count(tmp_path, factory, pages):
     (pdfs.html_renamed, "an HTML document"),
     (pdfs.elf_renamed, "an ELF executable"),
     (pdfs.text_renamed, "plain text"),
-    (pdfs.junk_before_header, "a PDF preceded by 8 bytes of other data"),
+    (pdfs_intake.junk_past_slack, "a PDF preceded by 1025 bytes of other data"),
 ])
 def test_it_names_what_a_file_that_is_not_a_pdf_looks_like(tmp_path, factory, kind):
     assert refusal(factory(tmp_path)).message == f"The file is not a PDF; it looks like {kind}."
@@ -133,10 +130,52 @@ def test_it_accepts_as_many_pages_as_the_limit(tmp_path):
     assert inspect_pdf(pdfs.five_pages(tmp_path), Limits(max_pages=5)).pages == 5
 
 
-def test_it_says_an_encrypted_file_is_password_protected(tmp_path):
+def test_it_says_a_file_that_needs_a_password_needs_one(tmp_path):
     assert refusal(pdfs.encrypted(tmp_path)).message == (
-        "The file is encrypted; Pagetrail cannot extract images from password-protected PDFs."
+        "The file is encrypted and needs a password to open; Pagetrail cannot read PDFs that only open with a password."
     )
+
+
+# ---------- what viewers open: accepted, and how it was read recorded ----------
+
+def test_it_accepts_a_stream_whose_length_is_an_indirect_integer(tmp_path):
+    assert inspect_pdf(pdfs_intake.indirect_length(tmp_path)).pages == 1
+
+
+def test_it_accepts_indirect_objects_of_every_kind(tmp_path):
+    assert inspect_pdf(pdfs_intake.indirect_scalars(tmp_path)).pages == 1
+
+
+def test_it_opens_a_file_encrypted_with_the_empty_user_password_and_records_it(tmp_path):
+    inspection = inspect_pdf(pdfs.encrypted_without_user_password(tmp_path))
+
+    assert (inspection.pages, inspection.encrypted, inspection.repaired) == (1, True, False)
+
+
+@pytest.mark.parametrize("factory", [pdfs.damaged_xref, pdfs.xref_prev_loop, pdfs_intake.damaged_xref])
+def test_it_reads_a_cross_reference_table_qpdf_repairs_and_records_it(tmp_path, factory):
+    inspection = inspect_pdf(factory(tmp_path))
+
+    assert (inspection.pages, inspection.repaired) == (1, True)
+
+
+def test_it_records_a_sound_file_as_not_repaired(tmp_path):
+    assert inspect_pdf(pdfs.jpeg_rgb(tmp_path)).repaired is False
+
+
+def test_it_still_refuses_a_length_over_the_limit_in_a_repaired_file(tmp_path):
+    assert refusal(pdfs_intake.damaged_xref(tmp_path, length=10**12)).code == "stream_too_large"
+
+
+@pytest.mark.parametrize("size", [1, 8, 1024])
+def test_it_tolerates_up_to_a_kib_before_the_header_and_records_how_much(tmp_path, size):
+    inspection = inspect_pdf(pdfs_intake.junk_before_header(tmp_path, size))
+
+    assert (inspection.pages, inspection.leading_bytes) == (1, size)
+
+
+def test_it_still_refuses_a_length_over_the_limit_after_leading_bytes(tmp_path):
+    assert refusal(pdfs_intake.junk_before_huge_length(tmp_path)).code == "stream_too_large"
 
 
 def test_it_does_not_leak_the_file_path_into_messages(tmp_path):

@@ -14,7 +14,7 @@ import pytest
 
 from extraction.pdf import Limits, Refusal, SandboxError, extract_images, inspect_pdf
 from extraction.pdf.sandbox import PROJECT_ROOT, idle_pids, stop_idle_children, warm_up
-from tests import pdfs
+from tests import pdfs, pdfs_intake
 
 NO_STREAM_LIMIT = Limits(max_stream_bytes=2**40)
 NO_PIXEL_LIMIT = Limits(max_pixels=2**40, max_stream_bytes=2**40)
@@ -259,3 +259,52 @@ def wait_for(condition, timeout: float):
             return result
         time.sleep(0.05)
     return result
+
+
+# ---------- failures no check foresaw: a code and a sentence, never a traceback ----------
+
+@pytest.fixture
+def fresh_children():
+    """The children these tests start run altered code: none of them may serve a later test."""
+    stop_idle_children()
+    yield
+    stop_idle_children()
+
+
+def test_it_refuses_with_a_code_a_file_whose_validation_raised_in_the_child(tmp_path, monkeypatch, fresh_children):
+    pdfs_intake.child_where_pikepdf_open(tmp_path, monkeypatch, 'raise TypeError("no such attribute")')
+
+    refused = refusal(pdfs.jpeg_rgb(tmp_path), Limits())
+
+    assert refused.code == "validator_crashed"
+    assert refused.message == ("Pagetrail's PDF validator failed on this file (TypeError: no such attribute), "
+                               "so the file could not be checked and was not accepted.")
+
+
+def test_it_fails_permanently_an_extraction_that_raised_in_the_child(tmp_path, monkeypatch, fresh_children):
+    pdfs_intake.child_where_pikepdf_open(tmp_path, monkeypatch, 'raise KeyError("/Foo")')
+    (tmp_path / "out").mkdir()
+
+    failed = failure(pdfs.jpeg_rgb(tmp_path), tmp_path / "out", Limits())
+
+    assert (failed.code, failed.permanent) == ("extractor_crashed", True)
+    assert "(KeyError: '/Foo')" in failed.message
+
+
+def test_it_reports_a_child_that_quit_mid_command_as_not_yet_permanent(tmp_path, monkeypatch, fresh_children):
+    pdfs_intake.child_where_pikepdf_open(tmp_path, monkeypatch, "os._exit(3)")  # as native code calling exit()
+    (tmp_path / "out").mkdir()
+
+    failed = failure(pdfs.jpeg_rgb(tmp_path), tmp_path / "out", Limits())
+
+    assert (failed.code, failed.permanent) == ("child_failed", False)
+    assert "stopped while reading the file (exit status 3)" in failed.message
+
+
+def test_it_reports_a_child_that_cannot_start_as_this_machines_fault(tmp_path, monkeypatch, fresh_children):
+    pdfs_intake.child_cannot_start(monkeypatch)
+
+    with pytest.raises(SandboxError) as caught:
+        inspect_pdf(pdfs.jpeg_rgb(tmp_path))
+
+    assert (caught.value.code, caught.value.permanent) == ("child_unavailable", False)

@@ -11,7 +11,8 @@ from extraction.models import Attempt, Job
 from extraction.runner import run_job
 from extraction.services import submit_bundle, sweep_temp
 from extraction.stores import job_work_dir
-from tests import pdfs
+from extraction.pdf.sandbox import stop_idle_children
+from tests import pdfs, pdfs_intake
 from tests.conftest import read_stored, stored_names, temp_files, write_stored
 
 pytestmark = pytest.mark.django_db
@@ -185,3 +186,56 @@ def test_it_never_manifests_a_file_that_is_not_the_size_the_provider_reported(tm
 
     assert caught.value.code == "asset_mismatch" and "12 bytes, not the 13" in caught.value.message
     assert not Manifest.objects.exists() and stored_names("outputs") == []
+
+
+# ---------- an extractor that fails on the input ends the job, it does not retry until the deadline ----------
+# The child really fails: the test's `sitecustomize` replaces pikepdf.open in children started after the job
+# was accepted (see pdfs_intake.child_where_pikepdf_open); no knob of the product is involved.
+
+@pytest.fixture
+def fresh_children():
+    stop_idle_children()
+    yield
+    stop_idle_children()
+
+
+def test_it_fails_a_job_whose_extraction_raised_with_extractor_crashed_at_once(tmp_path, monkeypatch,
+                                                                                 fresh_children):
+    job = accepted_job(pdfs.jpeg_rgb(tmp_path))
+    pdfs_intake.child_where_pikepdf_open(tmp_path, monkeypatch, 'raise ValueError("PNG predictor overflow")')
+
+    assert run_job(job.pk) == "failed"
+
+    job.refresh_from_db()
+    assert job.error_code == "extractor_crashed"
+    assert "(ValueError: PNG predictor overflow)" in job.error_message
+    assert temp_files() == [] and not Manifest.objects.exists()
+
+
+def test_it_fails_a_job_whose_child_quit_twice_after_one_retry(tmp_path, monkeypatch, fresh_children):
+    job = accepted_job(pdfs.jpeg_rgb(tmp_path))
+    pdfs_intake.child_where_pikepdf_open(tmp_path, monkeypatch, "os._exit(3)")
+
+    assert run_job(job.pk) == "retry"
+    Job.objects.filter(pk=job.pk).update(claimed_until="2000-01-01T00:00:00Z")  # its wake-up is due
+    assert run_job(job.pk) == "failed"
+
+    job.refresh_from_db()
+    assert job.error_code == "extractor_crashed" and "exit status 3" in job.error_message
+    assert list(job.attempts.values_list("kind", "outcome")) == [("submit", "ok"), ("extract", "retry"),
+                                                                   ("extract", "retry")]
+
+
+def test_it_retries_a_job_whose_child_cannot_start(tmp_path, monkeypatch, fresh_children):
+    job = accepted_job(pdfs.jpeg_rgb(tmp_path))
+    pdfs_intake.child_cannot_start(monkeypatch)
+
+    assert [run_job(job.pk), _due(job), run_job(job.pk)] == ["retry", None, "retry"]
+
+    assert list(job.attempts.filter(kind="extract").values_list("error_code", flat=True)) == ["child_unavailable"] * 2
+    job.refresh_from_db()
+    assert job.status != "failed" and job.error_code == ""
+
+
+def _due(job):
+    Job.objects.filter(pk=job.pk).update(claimed_until="2000-01-01T00:00:00Z")

@@ -1,0 +1,73 @@
+"""Generated PDFs for intake: what viewers open that Pagetrail used to crash on or refuse.
+
+Built like tests/pdfs.py (whose helpers these reuse): each factory takes a directory and returns the path it wrote.
+"""
+from pathlib import Path
+
+from tests.pdfs import ONE_PAGE, jpeg_rgb, raw_pdf, raw_stream, write
+
+
+def indirect_length(d: Path) -> Path:
+    """A content stream whose /Length is an indirect integer, as LibreOffice, Ghostscript and pdfTeX write."""
+    content = b"<< /Length 5 0 R >>\nstream\n0 0 m\nendstream"
+    return write(d / "indirect_length.pdf", raw_pdf(ONE_PAGE + [content, b"5"]))
+
+
+def indirect_scalars(d: Path) -> Path:
+    """A page that refers to an indirect object of every kind: integer, real, boolean, null, string, name, array."""
+    page = (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R /Rotate 5 0 R "
+            b"/UserUnit 6 0 R /X 7 0 R /Y 8 0 R /Z 9 0 R /N 10 0 R /A 11 0 R >>")
+    scalars = [b"0", b"1.0", b"true", b"null", b"(note)", b"/Name", b"[1 2]"]
+    return write(d / "indirect_scalars.pdf", raw_pdf(ONE_PAGE[:2] + [page, raw_stream(b"0 0 m")] + scalars))
+
+
+def junk_before_header(d: Path, size: int) -> Path:
+    """`size` bytes of a mail gateway's banner before `%PDF-`."""
+    junk = (b"X-Gateway: scanned\r\n" * (size // 20 + 1))[:size]
+    return write(d / f"junk_{size}_before_header.pdf", junk + jpeg_rgb(d).read_bytes())
+
+
+def junk_before_huge_length(d: Path) -> Path:
+    """Leading bytes shift every offset: a /Length over the limit must still be seen where it is."""
+    data = raw_pdf(ONE_PAGE + [raw_stream(b"0 0 m", length=10**12)])
+    return write(d / "junk_before_huge_length.pdf", b"%banner\n" * 8 + data)
+
+
+def damaged_xref(d: Path, length: int | None = None) -> Path:
+    """Every offset in the table is off by 7 bytes (a careless edit): qpdf rebuilds the table."""
+    data = raw_pdf(ONE_PAGE + [raw_stream(b"0 0 m", length=length)])
+    table = data.index(b"xref\n")
+    head, tail = data[:table], data[table:]
+    for line in tail.split(b"\n"):
+        if line.endswith(b" 00000 n "):
+            tail = tail.replace(line, b"%010d 00000 n " % (int(line[:10]) + 7))
+    return write(d / f"damaged_xref_{length}.pdf", head + tail)
+
+
+def junk_past_slack(d: Path) -> Path:
+    return junk_before_header(d, 1025)
+
+
+# ---------- children that fail: a machine fault, and a library that fails inside the child ----------
+def child_cannot_start(monkeypatch) -> None:
+    """This machine cannot start the PDF child (a missing interpreter): intake cannot check anything."""
+    import sys
+
+    from extraction.pdf.sandbox import stop_idle_children
+
+    stop_idle_children()  # a warm child would hide the fault
+    monkeypatch.setattr(sys, "executable", "/nonexistent/python3")
+
+
+def child_where_pikepdf_open(tmp_path: Path, monkeypatch, does: str) -> None:
+    """Children started from now on run `does` (a statement; `args` are the call's) instead of pikepdf.open:
+    a failure inside the real child, of a kind no check foresaw. The product has no knob for this; the
+    interpreter imports a `sitecustomize` module from the PYTHONPATH the child inherits."""
+    from extraction.pdf.sandbox import stop_idle_children
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        f"import os, pikepdf\ndef _open(*args, **kwargs):\n    {does}\npikepdf.open = _open\n")
+    stop_idle_children()
+    monkeypatch.setenv("PYTHONPATH", str(site))
