@@ -1,13 +1,22 @@
-"""Where images are drawn: each page's content in drawing order, through nested forms."""
+"""Where images are drawn: each page's content in drawing order, then its annotations' appearances,
+through forms, soft-mask groups, tiling patterns and Type3 glyphs at any depth (docs/images.md).
+
+Each stream is parsed once, and resolved once per chain of resources it is drawn with into the list
+of what it draws (images, and other streams to draw in turn); drawing it again replays that list. A budget of steps
+per document bounds the replaying, so forms that draw each other many times over end with a warning.
+"""
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pikepdf
 
-from .errors import reason
+from .errors import raise_if_out_of_memory, reason
+from .resources import Resources, appearance, glyph_procedures
 
 # Forms nest legitimately a few levels deep; a chain this long is a trap, not a layout.
 MAX_FORM_DEPTH = 32
+# Images and streams drawn per document; a real document stays far below.
+MAX_STEPS = 1_000_000
 Image = pikepdf.Stream | pikepdf.PdfInlineImage
 
 
@@ -16,64 +25,166 @@ class Draw:
     page: int  # from 1
     index: int  # on the page, from 0
     image: Image
+    key: tuple  # the same key, the same image: it is encoded once
 
 
-@dataclass(frozen=True)
+@dataclass
 class PageScope:
     number: int
-    resources: pikepdf.Dictionary | None
     warnings: list[str]
+    # Tiling patterns and Type3 fonts place their images once a page, where first used.
+    placed_once: set = field(default_factory=set)
+    warned: set = field(default_factory=set)
 
     def warn(self, text: str) -> None:
-        self.warnings.append(f"Page {self.number}: {text}")
+        if text not in self.warned:
+            self.warned.add(text)
+            self.warnings.append(f"Page {self.number}: {text}")
 
 
-def page_draws(number: int, page: pikepdf.Page, warnings: list[str]) -> list[Draw]:
-    """Every image the page draws, in order; an image's soft mask comes right after it."""
-    scope = PageScope(number, page.get_resources(), warnings)
-    draws: list[Draw] = []
-    for image in _images(page.obj, scope.resources, (), scope):
-        draws.append(Draw(number, len(draws), image))
-        smask = image.get("/SMask") if isinstance(image, pikepdf.Stream) else None
-        if isinstance(smask, pikepdf.Stream):
-            draws.append(Draw(number, len(draws), smask))
-    return draws
+class OutOfSteps(Exception):
+    pass
 
 
-def _images(owner, resources, forms: tuple, scope: PageScope) -> Iterator[Image]:
-    """Images drawn by one content stream; `forms` is the chain of forms being drawn."""
+# What a stream draws, in order: an image (with its cache key), streams to draw in turn (with
+# the resources each is drawn with, and a key to place them once a page, or None), or a warning.
+IMAGE, CALL, WARN = range(3)
+
+
+class Drawing:
+    """Walks the pages of one document, sharing what each stream draws between pages."""
+
+    def __init__(self, warnings: list[str]):
+        self.warnings = warnings
+        self.steps = 0
+        self.parsed: dict[tuple, list] = {}  # instructions by stream and operators
+        self.resolved: dict[tuple, list[tuple]] = {}  # events by stream and resources
+
+    def page_draws(self, number: int, page: pikepdf.Page) -> list[Draw]:
+        """Every image the page draws, in order; an image's soft mask (or stencil mask) comes right after it."""
+        scope = PageScope(number, self.warnings)
+        draws: list[Draw] = []
+        try:
+            self._spend(0)  # past the budget, later pages are not even parsed
+            resources = Resources.of_page(page)
+            for image, key in self._page_images(page, resources, scope):
+                draws.append(Draw(number, len(draws), image, key))
+        except OutOfSteps:
+            scope.warn(f"drawing stopped after {MAX_STEPS:,} steps in the document; the images after are missing.")
+        return draws
+
+    def _page_images(self, page: pikepdf.Page, resources: Resources, scope: PageScope) -> Iterator[tuple]:
+        instructions = _parse(page.obj, resources.operators(), scope)
+        yield from self._replay(_events(instructions, resources, ("page", page.obj.objgen)), (), scope)
+        annotations = page.obj.get("/Annots")
+        for annotation in annotations if isinstance(annotations, pikepdf.Array) else ():
+            stream = appearance(annotation)
+            if stream is not None:
+                yield from self._stream(stream, resources.inside(stream), (), scope)
+
+    def _stream(self, stream: pikepdf.Stream, resources: Resources, chain: tuple, scope: PageScope):
+        """The images one stream draws, `chain` being the streams it is drawn inside."""
+        if stream.objgen in chain or len(chain) >= MAX_FORM_DEPTH:
+            scope.warn("a form, pattern or glyph draws itself or nests too deeply; it was skipped.")
+            return
+        key = (stream.objgen, resources.key)
+        events = self.resolved.get(key)
+        if events is None:
+            instructions = self._parse(stream, resources.operators(), scope)
+            self._spend(len(instructions))  # resolving is work too, done again for each chain of resources
+            events = self.resolved[key] = _events(instructions, resources, key)
+        yield from self._replay(events, chain + (stream.objgen,), scope)
+
+    def _parse(self, stream: pikepdf.Stream, operators: str, scope: PageScope) -> list:
+        # A form drawn on every page of a bundle usually has resources per page: parsed once, resolved per page.
+        key = (stream.objgen, operators)
+        if key not in self.parsed:
+            self.parsed[key] = _parse(stream, operators, scope)
+        return self.parsed[key]
+
+    def _spend(self, steps: int) -> None:
+        self.steps += steps
+        if self.steps > MAX_STEPS:
+            raise OutOfSteps
+
+    def _replay(self, events: list[tuple], chain: tuple, scope: PageScope) -> Iterator[tuple]:
+        for kind, what, key in events:
+            self._spend(1)
+            if kind == IMAGE:
+                yield what, key
+            elif kind == WARN:
+                scope.warn(what)
+            elif key is None or key not in scope.placed_once:
+                if key is not None:
+                    scope.placed_once.add(key)
+                for stream, resources in what:
+                    yield from self._stream(stream, resources, chain, scope)
+
+
+def _parse(owner: pikepdf.Object, operators: str, scope: PageScope) -> list:
+    """The instructions of a content stream (or of a page's streams), or none with a warning."""
     try:
-        instructions = pikepdf.parse_content_stream(owner, "Do BI ID EI")
-    except pikepdf.PdfError as exc:
+        return pikepdf.parse_content_stream(owner, operators)
+    except Exception as exc:
+        raise_if_out_of_memory(exc)
         scope.warn(f"a content stream could not be parsed ({reason(exc)}); its images are missing.")
-        return
-    for instruction in instructions:
-        if isinstance(instruction, pikepdf.ContentStreamInlineImage):
-            yield instruction.iimage
-            continue
-        name = instruction.operands[0] if len(instruction.operands) == 1 else None
-        xobject = _xobject(resources, name)
-        if xobject is None:
-            scope.warn(f"the XObject {name} it draws does not exist; it was skipped.")
-        elif xobject.get("/Subtype") == pikepdf.Name.Image:
-            yield xobject
-        elif xobject.get("/Subtype") == pikepdf.Name.Form:
-            yield from _form_images(xobject, forms, scope)
+        return []
 
 
-def _form_images(form: pikepdf.Stream, forms: tuple, scope: PageScope) -> Iterator[Image]:
-    if form.objgen in forms or len(forms) >= MAX_FORM_DEPTH:
-        scope.warn("a form XObject draws itself or nests too deeply; it was skipped.")
-        return
-    # Old producers leave /Resources off forms, meaning the page's (PDF 1.7, 7.8.3).
-    own = form.get("/Resources")
-    resources = own if isinstance(own, pikepdf.Dictionary) else scope.resources
-    yield from _images(form, resources, forms + (form.objgen,), scope)
+def _events(instructions: list, resources: Resources, key: tuple) -> list[tuple]:
+    events: list[tuple] = []
+    for position, instruction in enumerate(instructions):
+        try:
+            if isinstance(instruction, pikepdf.ContentStreamInlineImage):
+                events.append((IMAGE, instruction.iimage, ("BI", key, position)))
+            else:
+                _resolve(str(instruction.operator), instruction.operands, resources, events)
+        except Exception as exc:
+            raise_if_out_of_memory(exc)
+            what = "an inline image" if isinstance(instruction, pikepdf.ContentStreamInlineImage) else "an instruction"
+            events.append((WARN, f"{what} could not be read ({reason(exc)}); it was skipped.", None))
+    return events
 
 
-def _xobject(resources, name) -> pikepdf.Stream | None:
-    if not isinstance(resources, pikepdf.Dictionary) or not isinstance(name, pikepdf.Name):
-        return None
-    xobjects = resources.get("/XObject")
-    xobject = xobjects.get(name) if isinstance(xobjects, pikepdf.Dictionary) else None
-    return xobject if isinstance(xobject, pikepdf.Stream) else None
+def _resolve(operator: str, operands, resources: Resources, events: list[tuple]) -> None:
+    """The events of one instruction: what it draws, looked up once for all the times it is drawn."""
+    name = operands[-1] if operands else None
+    if operator == "Do":
+        _draw_xobject(name, resources, events)
+    elif operator == "gs":
+        group = resources.soft_mask_group(name)
+        if group is not None:
+            events.append((CALL, [(group, resources.inside(group))], None))
+    elif operator in ("scn", "SCN"):
+        pattern = resources.tiling_pattern(name)
+        if pattern is not None:
+            events.append((CALL, [(pattern, resources.inside(pattern))], ("pattern", pattern.objgen)))
+    elif operator == "Tf":
+        font = resources.type3_font(operands[0] if operands else None)
+        if font is not None:
+            inner = resources.inside(font)
+            events.append((CALL, [(glyph, inner) for glyph in glyph_procedures(font)], ("font", font.objgen)))
+
+
+def _draw_xobject(name, resources: Resources, events: list[tuple]) -> None:
+    xobject = resources.image_or_form(name)
+    subtype = xobject.get("/Subtype") if xobject is not None else None
+    if xobject is None:
+        events.append((WARN, f"the XObject {name} it draws does not exist; it was skipped.", None))
+    elif subtype == pikepdf.Name.Image:
+        events.append((IMAGE, xobject, xobject.objgen))
+        mask = _mask(xobject)
+        if mask is not None:
+            events.append((IMAGE, mask, mask.objgen))
+    elif subtype == pikepdf.Name.Form:
+        events.append((CALL, [(xobject, resources.inside(xobject))], None))
+
+
+def _mask(image: pikepdf.Stream) -> pikepdf.Stream | None:
+    """The image that masks this one, extracted right after it as poppler lists it: a soft mask, or else
+    a stencil mask stream (a /Mask array of colour ranges is no image)."""
+    for entry in ("/SMask", "/Mask"):
+        mask = image.get(entry)
+        if isinstance(mask, pikepdf.Stream):
+            return mask
+    return None

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pikepdf
 
-from .draws import Draw, page_draws
+from .draws import Draw, Drawing
 from .encode import Encoded, encode
 from .errors import raise_if_out_of_memory, reason
 from .limits import ExtractedAsset, Extraction, Limits
@@ -24,8 +24,9 @@ def extract(path: str | Path, out_dir: str | Path, limits: Limits) -> Extraction
             pages = list(pdf.pages)
         except pikepdf.PdfError as exc:
             raise unreadable(exc) from None
+        drawing = Drawing(warnings)
         for number, page in enumerate(pages, 1):
-            for draw in page_draws(number, page, warnings):
+            for draw in drawing.page_draws(number, page):
                 store.place(draw, warnings)
     if len(warnings) > MAX_WARNINGS:
         warnings[MAX_WARNINGS:] = [f"... and {len(warnings) - MAX_WARNINGS} more warnings."]
@@ -38,12 +39,13 @@ class AssetStore:
     def __init__(self, out_dir: Path, max_pixels: int):
         self.out_dir = out_dir
         self.max_pixels = max_pixels
-        self.sha256_of: dict[tuple[int, int], str] = {}
-        self.failure_of: dict[tuple[int, int], Exception] = {}
+        # By Draw.key: an image object (or an inline image in a given stream) drawn again is not encoded again.
+        self.sha256_of: dict[tuple, str] = {}
+        self.failure_of: dict[tuple, Exception] = {}
         self.by_sha256: dict[str, ExtractedAsset] = {}
 
     def place(self, draw: Draw, warnings: list[str]) -> None:
-        key = draw.image.objgen if isinstance(draw.image, pikepdf.Stream) else None
+        key = draw.key
         sha256 = self.sha256_of.get(key)
         if sha256 is None:
             try:
@@ -54,8 +56,7 @@ class AssetStore:
                 return
             # Outside the try: a full disk fails the job, it is not a broken image.
             sha256 = self._store(encoded)
-            if key:
-                self.sha256_of[key] = sha256
+            self.sha256_of[key] = sha256
         self.by_sha256[sha256].placements.append((draw.page, draw.index))
 
     def assets(self) -> list[ExtractedAsset]:
@@ -69,8 +70,7 @@ class AssetStore:
         try:
             return encode(image, self.max_pixels)
         except Exception as exc:
-            if key:
-                self.failure_of[key] = exc
+            self.failure_of[key] = exc
             raise
 
     def _store(self, encoded: Encoded) -> str:

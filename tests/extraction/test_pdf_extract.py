@@ -6,7 +6,7 @@ from PIL import Image
 
 from extraction.pdf import SandboxError, extract_images
 from extraction.pdf.limits import Limits
-from tests import pdfs
+from tests import pdfs, pdfs_draws
 
 
 
@@ -182,7 +182,6 @@ def test_it_stops_at_a_form_that_draws_itself(tmp_path, out):
 
 
 @pytest.mark.parametrize("factory, code", [
-    (pdfs.damaged_xref, "unreadable"),
     (pdfs.encrypted, "encrypted"),
     (pdfs.png_renamed, "unreadable"),
 ])
@@ -218,3 +217,28 @@ def test_the_benchmark_checks_catch_a_jpeg_that_was_not_passed_through():
 
     expected = ["Pagetrail: a.pdf changed 1 JPEG(s) instead of passing them through"]
     assert checks.failures([floor, ours], truth) == expected
+
+
+def test_it_extracts_the_image_an_annotation_appearance_draws(tmp_path, out):
+    assets = placed(extract_images(pdfs_draws.annotation_stamp(tmp_path), out))
+
+    assert sorted(assets) == [(1, 0), (1, 1)]
+    assert same_pixels(opened(out, assets[1, 1]), pdfs.rgb_picture())
+
+
+def test_it_extracts_a_type3_glyph_image_as_one_asset_placed_once_a_page(tmp_path, out):
+    result = extract_images(pdfs_draws.type3_glyph_twice(tmp_path), out)
+
+    assert [(a.width, a.placements) for a in result.assets] == [(40, [(1, 0)]), (48, [(1, 1)])]
+
+
+def test_it_extracts_an_explicit_mask_as_the_image_after_its_parent(tmp_path, out):
+    result = extract_images(pdfs_draws.explicit_mask(tmp_path), out)
+
+    assert [(a.width, a.placements) for a in result.assets] == [(40, [(1, 0)]), (48, [(1, 1)]), (48, [(1, 2)])]
+
+
+def test_it_warns_about_an_inline_image_with_duplicate_keys_instead_of_failing(tmp_path, out):
+    result = extract_images(pdfs_draws.inline_duplicate_keys(tmp_path), out)
+
+    assert (result.assets, len(result.warnings)) == ([], 1)
