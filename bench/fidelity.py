@@ -15,6 +15,7 @@ import json
 import multiprocessing
 import os
 import signal
+import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
@@ -54,6 +55,8 @@ def run(files: list[Path], corpus: Path, jobs: int, timeout: float) -> list[dict
                 if worker.conn in ready or worker.overdue(timeout):
                     records.append(worker.finish(timeout))
                     workers.remove(worker)
+                    if len(records) % 100 == 0:
+                        print(f"{len(records)} / {len(files)} files", file=sys.stderr, flush=True)
     return sorted(records, key=lambda r: r["file"])
 
 
@@ -121,8 +124,8 @@ def summarise(records: list[dict], seconds: float) -> dict:
         "extraction_crashes": sum(r["extraction"]["outcome"] == "crash" for r in extracted),
         "extraction_failed": sum(r["extraction"]["outcome"] == "failed" for r in extracted),
         "refusals": dict(sorted(refusals.items())),
-        "refused_poppler_opens_not_policy": sum(v["poppler_opens"] - min(v["poppler_opens"], v["policy"])
-                                                for v in refusals.values()),
+        "refused_poppler_opens_not_policy": sum(r["intake"]["outcome"] == "refused" and not r["intake"]["policy"]
+                                                and bool(r.get("poppler_opens")) for r in records),
         "placements_compared": sum(r.get("placements", {}).get("agree") is not None for r in extracted),
         "placements_agree": sum(bool(r.get("placements", {}).get("agree")) for r in extracted),
         "outputs": len(outputs), "outputs_checked": checked, "pixel_equal": results["equal"],

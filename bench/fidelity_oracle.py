@@ -5,11 +5,14 @@ mask or explicit mask is the row after it); `pdfimages -png` writes one file per
 row's global number. Every call has a timeout: one bad file must not hang the run.
 """
 import re
+import resource
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 POPPLER_SECONDS = 60
+# pdfimages -list decodes what it lists; a decompression bomb would otherwise take the machine's memory.
+POPPLER_MEMORY = 2 * 1024**3
 
 
 @dataclass(frozen=True)
@@ -28,9 +31,13 @@ class Row:
 
 def _run(args: list[str]) -> subprocess.CompletedProcess | None:
     try:
-        return subprocess.run(args, capture_output=True, timeout=POPPLER_SECONDS)
+        return subprocess.run(args, capture_output=True, timeout=POPPLER_SECONDS, preexec_fn=_limit_memory)
     except subprocess.TimeoutExpired:
         return None
+
+
+def _limit_memory() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (POPPLER_MEMORY, POPPLER_MEMORY))
 
 
 def opens(path: Path) -> tuple[bool, str]:

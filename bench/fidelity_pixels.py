@@ -18,10 +18,12 @@ WIDENING = {"1": 0, "L": 1, "RGB": 2}  # modes that convert upwards without loss
 
 
 def png_bits(path: Path) -> int | None:
-    """The bit depth in a PNG's header (byte 24), None for other formats."""
+    """The bits per sample in a PNG's header, None for other formats and for palettes (their bits index)."""
     with open(path, "rb") as f:
-        head = f.read(25)
-    return head[24] if head[:8] == b"\x89PNG\r\n\x1a\n" and len(head) == 25 else None
+        head = f.read(26)
+    if head[:8] != b"\x89PNG\r\n\x1a\n" or len(head) < 26 or head[25] == 3:
+        return None
+    return head[24]
 
 
 def opens_in_pillow(path: Path) -> str:
@@ -42,7 +44,8 @@ def is_cmyk(path: Path) -> bool:
 def compare(ours: Path, theirs: Path, jpeg: bool) -> str:
     """'' when the samples are equal (within the JPEG tolerance), else the class of the difference."""
     bits = png_bits(ours), png_bits(theirs)
-    if None not in bits and bits[0] != bits[1]:
+    # 1, 2, 4 against 8 bits is a lossless widening that Pillow undoes; 16 against 8 is not.
+    if None not in bits and bits[0] != bits[1] and 16 in bits:
         return "bits"
     with Image.open(ours) as a, Image.open(theirs) as b:
         if a.size != b.size:
