@@ -1,5 +1,8 @@
 """Poppler as the oracle: does it open the file, which images does it draw, and their decoded samples.
 
+MuPDF (`mutool extract`) is the second opinion on samples: poppler passes ICCBased images through
+its colour management, which moves some samples by a level, where MuPDF writes them as they are.
+
 `pdfimages -list` prints one row per image drawn, page by page in drawing order (an image's soft
 mask or explicit mask is the row after it); `pdfimages -png` writes one file per row, named by the
 row's global number. Every call has a timeout: one bad file must not hang the run.
@@ -27,11 +30,12 @@ class Row:
     color: str  # gray, rgb, cmyk, index, lab, icc, sep, devn ...
     bpc: int
     enc: str  # image (raw/flate), jpeg, jpx, jbig2, ccitt
+    object: int | None = None  # None for inline images
 
 
-def _run(args: list[str]) -> subprocess.CompletedProcess | None:
+def _run(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess | None:
     try:
-        return subprocess.run(args, capture_output=True, timeout=POPPLER_SECONDS, preexec_fn=_limit_memory)
+        return subprocess.run(args, capture_output=True, timeout=POPPLER_SECONDS, preexec_fn=_limit_memory, cwd=cwd)
     except subprocess.TimeoutExpired:
         return None
 
@@ -65,7 +69,8 @@ def image_rows(path: Path) -> list[Row] | None:
         cells = line.split()
         if len(cells) >= 9 and cells[0].isdigit():
             rows.append(Row(int(cells[0]), int(cells[1]), cells[2], int(cells[3]), int(cells[4]), cells[5],
-                            int(cells[7]) if cells[7].isdigit() else 0, cells[8]))
+                            int(cells[7]) if cells[7].isdigit() else 0, cells[8],
+                            int(cells[10]) if len(cells) > 10 and cells[10].isdigit() else None))
     return rows
 
 
@@ -78,3 +83,12 @@ def decode_all(path: Path, into: Path, tiff: bool = False) -> dict[int, Path]:
         if match := re.fullmatch(r"p-(\d+)\.(png|tif|pbm|pgm|ppm)", file.name):
             files[int(match.group(1))] = file
     return files
+
+
+def mupdf_decode(path: Path, number: int, into: Path) -> Path | None:
+    """MuPDF's decode of one image object, only when MuPDF decoded it to PNG: a JPEG or JPX that
+    `mutool extract` copies out as it is would agree with a passed-through output whatever it draws."""
+    into.mkdir(parents=True, exist_ok=True)
+    done = _run(["mutool", "extract", "-N", str(path.resolve()), str(number)], cwd=into)
+    pngs = sorted(into.glob(f"image-{number:04d}.png")) if done and done.returncode == 0 else []
+    return pngs[0] if pngs else None
