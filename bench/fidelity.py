@@ -4,8 +4,8 @@
 
 Every `*.pdf` under CORPUS_DIR goes through the product's own entry points (`inspect_pdf` at intake,
 then `extract_images`, with the default Limits), and through poppler (`pdfinfo`, `pdfimages -list`,
-`pdfimages -png`/`-tiff`) as the oracle, MuPDF (`mutool extract`) as the second opinion on samples; bench/fidelity_file.py says what is compared and
-bench/fidelity_pixels.py how samples are. Files run in --jobs worker processes; one that takes longer
+`pdfimages -png`/`-tiff`) as the oracle, with MuPDF (`mutool extract`) as a second opinion on
+samples; bench/fidelity_file.py says what is compared and bench/fidelity_pixels.py how samples are. Files run in --jobs worker processes; one that takes longer
 than --timeout seconds has its worker killed and is recorded as `hung`. Prints a table, and writes to
 --out: `records.jsonl` (one line per file), `disagreements.md` (grouped by class, with example files)
 and `summary.json` (the table's figures). The corpus is built as bench/corpus_sources.md describes.
@@ -146,7 +146,8 @@ def print_table(s: dict) -> None:
         ("refused, not policy, poppler opens", s["refused_poppler_opens_not_policy"]),
         ("extraction failed (permanent)", s["extraction_failed"]),
         ("placements agree with pdfimages -list", _percent(s["placements_agree"], s["placements_compared"])),
-        ("outputs", s["outputs"]), ("outputs pixel-equal to poppler or MuPDF", _percent(s["pixel_equal"], s["outputs_checked"])),
+        ("outputs", s["outputs"]),
+        ("outputs pixel-equal to poppler or MuPDF", _percent(s["pixel_equal"], s["outputs_checked"])),
         ("outputs not matched to a poppler row", s["outputs_unmatched"]),
         ("outputs Pillow cannot open", s["pillow_unreadable"]), ("run time (s)", s["seconds"]),
     ]
