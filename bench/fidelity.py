@@ -5,8 +5,9 @@
 Every `*.pdf` under CORPUS_DIR goes through the product's own entry points (`inspect_pdf` at intake,
 then `extract_images`, with the default Limits), and through poppler (`pdfinfo`, `pdfimages -list`,
 `pdfimages -png`/`-tiff`) as the oracle, with MuPDF (`mutool extract`) as a second opinion on
-samples; bench/fidelity_file.py says what is compared and bench/fidelity_pixels.py how samples are. Files run in --jobs worker processes; one that takes longer
-than --timeout seconds has its worker killed and is recorded as `hung`. Prints a table, and writes to
+samples; bench/fidelity_file.py says what is compared and bench/fidelity_pixels.py how samples are.
+Files run in --jobs worker processes; one that takes longer than --timeout seconds has its worker
+killed and is recorded as `hung`. Prints a table, and writes to
 --out: `records.jsonl` (one line per file), `disagreements.md` (grouped by class, with example files)
 and `summary.json` (the table's figures). The corpus is built as bench/corpus_sources.md describes.
 """

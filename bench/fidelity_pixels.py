@@ -3,11 +3,12 @@
 Both files are opened with Pillow and brought to one mode only where that loses nothing: bilevel
 ("1") and grey ("L") widen to the other side's grey or RGB, a palette ("P") expands to RGB. CMYK is
 never converted (poppler's CMYK to RGB is its own formula, so a conversion would either hide or
-invent differences): a CMYK output (DeviceCMYK, or an Indexed image over CMYK) is compared with `pdfimages -tiff`, which keeps CMYK samples as
-the PDF draws them (0 = no ink). Any other pair of modes (16-bit against 8-bit, alpha, CMYK against
-RGB) is a mismatch of class `mode`, never papered over. Samples must be equal, except that JPEG
-(DCT) images may differ by 2 levels: decoders round differently. The bit depth of both PNGs is read
-from their headers, since Pillow reads 16-bit RGB as 8-bit.
+invent differences): a CMYK output (DeviceCMYK, or Indexed over CMYK) is compared with
+`pdfimages -tiff`, which keeps CMYK samples as the PDF draws them (0 = no ink). Any other pair of
+modes (alpha, CMYK against RGB) is a mismatch of class `mode`, never papered over. Samples must be
+equal, except that JPEG (DCT) images may differ by 2 levels: decoders round differently. The bit
+depth of both PNGs is read from their headers, since Pillow reads 16-bit RGB as 8-bit: 16 bits
+against fewer is class `bits`.
 """
 from pathlib import Path
 
