@@ -16,7 +16,7 @@ from extraction.models import Bundle
 
 from . import admin_people, verify  # noqa: F401  (admin_people registers the people workflows)
 from .admin_actions import export_evidence_action, export_evidence_with_assets_action
-from .models import ActivityEvent, Asset, Checkpoint, Finding, Manifest, RetentionEvent, VerificationRun
+from .models import ActivityEvent, Asset, Checkpoint, Finding, Manifest, RetentionEvent, SigningKey, VerificationRun
 
 
 class RetentionEventInline(ReadOnlyInline):
@@ -205,3 +205,11 @@ class FindingAdmin(ReadOnlyAdmin):
 class CheckpointAdmin(ReadOnlyAdmin):
     list_display = ("chain_length", "head_sha256", "key_id", "created_at")
     readonly_fields = ("chain_length", "head_sha256", "body", "signature", "key_id", "storage_name", "created_at")
+
+
+@admin.register(SigningKey)
+class SigningKeyAdmin(ReadOnlyAdmin):
+    """The public keys evidence is signed with; the same list is served as JSON at /signing-keys.json."""
+
+    list_display = ("key_id", "algorithm", "public_key", "valid_from", "valid_until")
+    readonly_fields = list_display

@@ -2,10 +2,9 @@
 
 import hashlib
 
-from django.conf import settings
 from django.db import transaction
 
-from . import manifests
+from . import manifests, signing
 from .models import ActivityEvent, Case, CaseMap, Manifest, Placement
 
 
@@ -47,8 +46,8 @@ def split(manifest: Manifest, ranges: list[tuple[str, int, int]], by: str) -> Ca
     with transaction.atomic():
         case_map = CaseMap.objects.create(
             manifest=manifest, manifest_sha256=manifest.sha256, body=body.decode("ascii"),
-            sha256=hashlib.sha256(body).hexdigest(), signature=manifests.sign(body),
-            key_id=settings.PAGETRAIL_MANIFEST_KEY_ID, created_by=by[:150])
+            sha256=hashlib.sha256(body).hexdigest(), signature=signing.sign(body),
+            key_id=signing.current_key_id(), created_by=by[:150])
         Case.objects.bulk_create([Case(case_map=case_map, name=name, first_page=first, last_page=last)
                                   for name, first, last in ranges])
         ActivityEvent.record(by, "bundle_split", case_map, after={"cases": [list(r) for r in ranges]})

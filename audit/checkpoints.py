@@ -2,13 +2,12 @@
 
 import json
 
-from django.conf import settings
 from django.core.files.base import ContentFile
 from django.utils import timezone
 
 from extraction import stores
 
-from . import manifests
+from . import manifests, signing
 from .models import Checkpoint, Finding, Manifest, ManifestChain
 
 PREFIX = "checkpoints"
@@ -20,9 +19,9 @@ def write_checkpoint(at=None) -> Checkpoint | None:
     if chain is None or chain.length == 0 or Checkpoint.objects.filter(chain_length=chain.length).exists():
         return None
     statement = {"chain_length": chain.length, "head_sha256": chain.head_sha256,
-                 "created_at": manifests.timestamp(at or timezone.now()), "key_id": settings.PAGETRAIL_MANIFEST_KEY_ID}
+                 "created_at": manifests.timestamp(at or timezone.now()), "key_id": signing.current_key_id()}
     body = manifests.canonical_bytes(statement)
-    signature = manifests.sign(body)
+    signature = signing.sign(body)
     name = f"{PREFIX}/checkpoint-{chain.length:09d}.json"
     if not stores.outputs().exists(name):
         stores.outputs().save(name, ContentFile(json.dumps({"checkpoint": statement, "signature": signature},
@@ -52,7 +51,7 @@ def _check(name: str, heads: dict) -> list[Finding]:
         statement, signature = document["checkpoint"], document["signature"]
     except (ValueError, KeyError, TypeError):
         return problem("The checkpoint file cannot be read.")
-    if not manifests.signature_ok(manifests.canonical_bytes(statement), signature, statement.get("key_id", "")):
+    if not signing.signature_ok(manifests.canonical_bytes(statement), signature, statement.get("key_id", "")):
         return problem("The checkpoint's signature does not verify.")
     if heads.get(statement["chain_length"]) != statement["head_sha256"]:
         return problem(f"The chain no longer matches this checkpoint: manifest {statement['chain_length']} "

@@ -21,7 +21,7 @@ from extraction.models import Bundle
 
 from . import evidence_sections as sections
 from .manifests import timestamp
-from .models import Asset, Manifest
+from .models import Asset, Manifest, SigningKey
 
 FORMAT_VERSION = 1
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)  # the earliest time a zip can hold; real times would make every export differ
@@ -40,15 +40,20 @@ What is inside
   findings for this scope; retention events; every asset the manifests list.
 - assets/<name>: the extracted images, if the package was exported with assets. Files deleted under a
   retention policy are left out; index.json lists the retention event that deleted them.
-- verify_evidence.py: the offline verifier (Python 3.9+ standard library only, no network).
+- keys.json: the portal's Ed25519 public keys (current and retired, with their validity periods).
+- verify_evidence.py: the offline verifier (Python 3.9+, no network). Ed25519 signatures need the
+  `cryptography` package (pip install cryptography); nothing else.
 
 How to verify
     python3 verify_evidence.py THIS_PACKAGE.zip
-    python3 verify_evidence.py THIS_PACKAGE.zip --key-id KEY_ID --key KEY    (repeat per key id)
-    python3 verify_evidence.py THIS_PACKAGE.zip --key-file keys.txt          (lines: key_id=key)
+    python3 verify_evidence.py THIS_PACKAGE.zip --public-keys signing-keys.json
+        (the list the portal publishes at /signing-keys.json, obtained separately: the package must agree)
+    python3 verify_evidence.py THIS_PACKAGE.zip --key-id KEY_ID --key KEY    (HMAC keys of manifests signed
+    python3 verify_evidence.py THIS_PACKAGE.zip --key-file keys.txt           before Ed25519; id=key lines)
 
-It re-hashes every manifest and included asset, checks the chain, the checkpoints against it and, given
-the key(s), the HMAC-SHA256 signatures; prints PASS, or FAIL and one line per problem; exits 0 or 1.
+It re-hashes every manifest and included asset, checks the chain, the checkpoints against it and every
+Ed25519 signature with the public keys (HMAC-SHA256 ones only given their secret key), and names the keys
+that signed; prints PASS, or FAIL and one line per problem; exits 0 or 1.
 """
 
 
@@ -167,6 +172,8 @@ def _write_package(fh, scope: Scope, include_assets: bool, exported_by: str, at)
             index["case_map"] = _put_case_map(zf, scope.case)
         _put(zf, "index.json", json.dumps(index, indent=1, sort_keys=True).encode("ascii"))
         _put(zf, "verify_evidence.py", VERIFIER.read_bytes())
+        keys = [key.as_json() for key in SigningKey.objects.order_by("valid_from")]
+        _put(zf, "keys.json", json.dumps({"keys": keys}, indent=1, sort_keys=True).encode("ascii"))
     return _summary(fh, start, scope, index)
 
 

@@ -6,7 +6,6 @@ each of these is a finding of its own kind.
 """
 
 import hashlib
-import json
 import re
 
 from extraction import stores
@@ -84,16 +83,9 @@ def _check_checkpoint_file(checkpoint: Checkpoint, newest_sequence: int) -> list
     if checkpoint.chain_length > newest_sequence:
         return problem(Kind.CHAIN_TRUNCATED, f"Checkpoint {checkpoint.chain_length} covers more manifests than the "
                                              f"{newest_sequence} that exist (the newest were deleted).")
-    try:
-        with stores.outputs().open(checkpoint.storage_name, "rb") as fh:
-            document = json.loads(fh.read())
-    except FileNotFoundError:
+    # What a file that is there says is checked by checkpoints.check_all; here, that it is there.
+    if not stores.outputs().exists(checkpoint.storage_name):
         return problem(Kind.CHECKPOINT_MISSING, f"The file of checkpoint {checkpoint.chain_length} is missing.")
-    except ValueError:
-        document = None
-    if not isinstance(document, dict) or document.get("signature") != checkpoint.signature:
-        return problem(Kind.CHECKPOINT_MISMATCH, f"The file of checkpoint {checkpoint.chain_length} differs from "
-                                                 "the one recorded when it was written.")
     return []
 
 

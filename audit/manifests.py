@@ -1,12 +1,8 @@
-"""Canonical manifest bytes, their signature, and the deterministic names of what they list."""
+"""Canonical manifest bytes and the deterministic names of what they list (signatures: signing.py)."""
 
-import hashlib
-import hmac
 import json
 import re
 from datetime import datetime
-
-from django.conf import settings
 
 # 2: assets say how they were made (colour space, bits, method, stream sha256); input says how it was read.
 SCHEMA_VERSION = 2
@@ -18,23 +14,6 @@ def canonical_bytes(document: dict) -> bytes:
     """Stable key order, no whitespace, ASCII only: the same document always gives the same bytes."""
     return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
                       allow_nan=False).encode("ascii")
-
-
-def sign(body: bytes, key: str | None = None) -> str:
-    key = settings.PAGETRAIL_MANIFEST_KEY if key is None else key
-    return hmac.new(key.encode(), body, hashlib.sha256).hexdigest()
-
-
-def verification_key(key_id: str) -> str | None:
-    """The key that signed under `key_id`: the current one or a retired one (keys rotate)."""
-    if key_id == settings.PAGETRAIL_MANIFEST_KEY_ID:
-        return settings.PAGETRAIL_MANIFEST_KEY
-    return settings.PAGETRAIL_MANIFEST_OLD_KEYS.get(key_id)
-
-
-def signature_ok(body: bytes, signature: str, key_id: str) -> bool:
-    key = verification_key(key_id)
-    return key is not None and hmac.compare_digest(sign(body, key), signature)
 
 
 def timestamp(at: datetime | None) -> str | None:

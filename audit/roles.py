@@ -7,6 +7,7 @@ ROLES = {
         "audit.view_verificationrun", "audit.view_finding", "audit.view_checkpoint", "audit.view_retentionpolicy",
         "audit.view_retentionevent", "audit.view_activityevent", "audit.view_reviewflag",
         "audit.run_verification", "audit.export_evidence", "audit.view_casemap", "audit.view_case",
+        "audit.view_signingkey",
     ],
     "Reviewer": [
         "extraction.view_bundle", "extraction.view_job", "extraction.view_attempt", "audit.view_manifest",

@@ -3,7 +3,6 @@
 import hashlib
 from pathlib import Path
 
-from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
@@ -12,7 +11,7 @@ from extraction import stores
 from extraction.models import Job
 from extraction.providers import JobReport, ProviderError, RemoteAsset
 
-from . import manifests, previews
+from . import manifests, previews, signing
 from .review import flag_provider_warnings
 from .models import Asset, Manifest, ManifestChain, Placement
 
@@ -61,7 +60,7 @@ def _document(job, report, ordered, names, chain, attempt_number, at) -> dict:
         "schema_version": manifests.SCHEMA_VERSION,
         "sequence": chain.length + 1,
         "previous_sha256": chain.head_sha256,
-        "key_id": settings.PAGETRAIL_MANIFEST_KEY_ID,
+        "key_id": signing.current_key_id(),
         "correlation_id": bundle.correlation_id,
         "input": {"sha256": bundle.correlation_id, "size": bundle.size, "page_count": bundle.page_count,
                   **report.meta.get("input", {})},
@@ -106,8 +105,8 @@ def _write(job, document, ordered, names, chain, attempt_number, at) -> None:
         job=job, sequence=document["sequence"], schema_version=manifests.SCHEMA_VERSION,
         correlation_id=job.bundle.correlation_id, extractor=job.extractor, extractor_version=job.extractor_version,
         input_sha256=job.bundle.correlation_id, page_count=job.bundle.page_count, body=body.decode("ascii"),
-        sha256=sha256, previous_sha256=chain.head_sha256, signature=manifests.sign(body),
-        key_id=settings.PAGETRAIL_MANIFEST_KEY_ID, storage_name=storage_name, created_at=at)
+        sha256=sha256, previous_sha256=chain.head_sha256, signature=signing.sign(body),
+        key_id=document["key_id"], storage_name=storage_name, created_at=at)
     assets = Asset.objects.bulk_create([
         Asset(manifest=manifest, name=names[a.key], sha256=a.sha256, size=a.size, page=a.first_placement[0],
               index_on_page=a.first_placement[1], width=a.width, height=a.height, content_type=a.content_type,

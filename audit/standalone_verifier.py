@@ -1,21 +1,33 @@
 #!/usr/bin/env python3
 """Offline verifier for a Pagetrail evidence package (shipped inside it as verify_evidence.py).
 
-    python3 verify_evidence.py PACKAGE.zip [--key-id ID --key KEY ...] [--key-file FILE]
+    python3 verify_evidence.py PACKAGE.zip [--public-keys signing-keys.json] [--key-id ID --key KEY ...]
 
-Standard library only (no network, no Pagetrail). Re-hashes every manifest and asset in the package, checks
-the chain and the checkpoints against it, and HMAC-SHA256 signatures when given the key. Exits 0 on PASS.
+No network, no Pagetrail. Re-hashes every manifest and asset in the package, checks the chain and the
+checkpoints against it, and every signature: Ed25519 ones with the public keys (the package's keys.json,
+or the portal's published list given with --public-keys, which then must agree), HMAC-SHA256 ones (made
+before Ed25519) only when given their secret key. Ed25519 needs the `cryptography` package (pip install
+cryptography): a well-reviewed implementation rather than one of our own. Exits 0 on PASS.
 """
 
 import argparse
+import base64
 import hashlib
 import hmac
 import json
 import sys
 import zipfile
 
+try:
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+    CRYPTOGRAPHY = True
+except ImportError:  # reported per signature: HMAC-only packages still verify with the standard library
+    CRYPTOGRAPHY = False
+
 GENESIS = "0" * 64
-FIXED_MEMBERS = {"README.txt", "index.json", "verify_evidence.py"}
+FIXED_MEMBERS = {"README.txt", "index.json", "verify_evidence.py", "keys.json"}
+ED25519 = "ed25519-"
 CHUNK = 1024 * 1024
 LEFT_OUT = {"not_included": "asset(s) not included (package exported without assets)",
             "outside_case": "asset(s) of the manifest outside this case's pages, not included",
@@ -28,6 +40,7 @@ class Report:
         self.counts = dict.fromkeys(("manifests", "links", "checkpoints", "assets", "not_included",
                                      "outside_case", "signatures", "retained_away"), 0)
         self.unsigned = {}  # key id -> signatures left unchecked for want of its key
+        self.signers = set()  # Ed25519 key ids whose signatures verified
 
     def fail(self, where, what):
         self.problems.append(f"{where}: {what}")
@@ -37,13 +50,69 @@ def signature_ok(body, signature, key):
     return hmac.compare_digest(hmac.new(key.encode(), body, hashlib.sha256).hexdigest(), signature or "")
 
 
+def ed25519_ok(public, body, signature):
+    try:
+        Ed25519PublicKey.from_public_bytes(public).verify(bytes.fromhex(signature or ""), body)
+    except (InvalidSignature, ValueError):
+        return False
+    return True
+
+
 def check_signature(report, where, body, signature, key_id, keys):
-    if key_id not in keys:
+    key_id = key_id or ""
+    if key_id.startswith(ED25519):
+        check_ed25519(report, where, body, signature, key_id, keys)
+    elif key_id not in keys:
         report.unsigned[key_id] = report.unsigned.get(key_id, 0) + 1
     elif signature_ok(body, signature, keys[key_id]):
         report.counts["signatures"] += 1
     else:
         report.fail(where, f"the HMAC signature does not verify with the key for key id {key_id!r}")
+
+
+def check_ed25519(report, where, body, signature, key_id, keys):
+    public = keys.get(key_id)
+    if not isinstance(public, bytes):
+        report.fail(where, f"signed with key {key_id}, which no public key list given or in the package holds")
+    elif not CRYPTOGRAPHY:
+        report.fail(where, "Ed25519 signatures need the cryptography package: pip install cryptography")
+    elif ed25519_ok(public, body, signature):
+        report.counts["signatures"] += 1
+        report.signers.add(key_id)
+    else:
+        report.fail(where, f"the Ed25519 signature does not verify with public key {key_id}")
+
+
+def key_id_of(public):
+    return ED25519 + hashlib.sha256(public).hexdigest()[:16]
+
+
+def public_keys(document, where, report):
+    """{key id: raw public key} from a published key list; a key under another key's id is refused."""
+    found = {}
+    for entry in (document or {}).get("keys", []):
+        try:
+            public = base64.b64decode(entry.get("public_key", ""), validate=True)
+        except ValueError:
+            public = b""
+        if len(public) != 32 or key_id_of(public) != entry.get("key_id"):
+            report.fail(where, f"key {entry.get('key_id')!r} is not the public key its id names")
+            continue
+        found[entry["key_id"]] = public
+    return found
+
+
+def load_public_keys(zf, pinned, report):
+    """The package's keys.json; with --public-keys, the published list, and the package must agree with it."""
+    data = read_member(zf, "keys.json", report) if "keys.json" in zf.namelist() else b'{"keys": []}'
+    carried = public_keys(parse_json(report, "keys.json", data or b"{}"), "keys.json", report)
+    if pinned is None:
+        return carried
+    trusted = public_keys(pinned, "--public-keys", report)
+    for key_id, public in carried.items():
+        if trusted.get(key_id) != public:
+            report.fail("keys.json", f"key {key_id} is not in the published key list given with --public-keys")
+    return trusted
 
 
 def check_manifests(zf, index, keys, report):
@@ -239,11 +308,12 @@ def parse_json(report, where, data):
         return None
 
 
-def verify(zf, keys, report):
+def verify(zf, keys, report, pinned=None):
     data = read_member(zf, "index.json", report)
     index = parse_json(report, "index.json", data) if data is not None else None
     if not isinstance(index, dict):
         return None
+    keys = {**keys, **load_public_keys(zf, pinned, report)}
     bodies = check_manifests(zf, index, keys, report)
     links = check_chain(index, report)
     check_checkpoints(index, links, keys, report)
@@ -284,11 +354,11 @@ def summary_lines(index, keys, report):
         scope = index.get("scope", {})
         lines.append(f"scope: {scope.get('description', '?')}; exported {index.get('generated_at')} "
                      f"by {index.get('exported_by') or 'unknown'}")
-    if not keys:
-        lines.append("note: signatures not checked: no key given (use --key-id ID --key KEY or --key-file)")
-    else:
-        lines += [f"note: {n} signature(s) not checked: no key given for key id {k!r}"
-                  for k, n in sorted(report.unsigned.items())]
+    lines += [f"note: {n} HMAC signature(s) not checked: no key given for key id {k!r} "
+              "(use --key-id ID --key KEY or --key-file)" for k, n in sorted(report.unsigned.items())]
+    if report.signers:
+        lines.append(f"signed by: {', '.join(sorted(report.signers))} (compare with the portal's published "
+                     "/signing-keys.json, or pass it with --public-keys)")
     lines += [f"note: {report.counts[kind]} {text}: their hashes are listed but not re-checked"
               for kind, text in LEFT_OUT.items() if report.counts[kind]]
     c = report.counts
@@ -319,12 +389,17 @@ def main(argv=None):
     parser.add_argument("--key-id", action="append", default=[], help="a key id recorded in the manifests")
     parser.add_argument("--key", action="append", default=[], help="the HMAC key for the preceding --key-id")
     parser.add_argument("--key-file", help="a file of id=key lines")
+    parser.add_argument("--public-keys", help="the portal's published key list (signing-keys.json) to trust")
     args = parser.parse_args(argv)
     keys, report = load_keys(args, parser), Report()
+    pinned = None
+    if args.public_keys:
+        with open(args.public_keys, encoding="utf-8") as fh:
+            pinned = json.load(fh)
     print(f"Pagetrail evidence package {args.package}")
     try:
         with zipfile.ZipFile(args.package) as zf:
-            index = verify(zf, keys, report)
+            index = verify(zf, keys, report, pinned)
     except (OSError, zipfile.BadZipFile) as exc:
         print(f"FAIL\n  {args.package}: cannot be read as a zip ({exc})")
         return 1

@@ -14,7 +14,7 @@ from django.db.models.functions import Now
 from extraction import stores
 from extraction.models import Bundle, Job
 
-from . import checkpoints, integrity, manifests, previews, retention
+from . import checkpoints, integrity, previews, retention, signing
 from .alerts import raise_alert
 from .models import GENESIS, Asset, Finding, Manifest, PagePreview, RetentionEvent, VerificationRun
 
@@ -100,8 +100,8 @@ def check_manifest(manifest: Manifest, expected_previous: str | None, file_retir
 
     if hashlib.sha256(body).hexdigest() != manifest.sha256:
         out.append(problem(Kind.MANIFEST_CHANGED, "The manifest row's bytes no longer match its sha256."))
-    if not manifests.signature_ok(body, manifest.signature, manifest.key_id):
-        out.append(problem(Kind.BAD_SIGNATURE, f"The HMAC does not verify with key {manifest.key_id!r}."))
+    if not signing.signature_ok(body, manifest.signature, manifest.key_id):
+        out.append(problem(Kind.BAD_SIGNATURE, f"The signature does not verify with key {manifest.key_id!r}."))
     if manifest.previous_sha256 != expected_previous:
         out.append(problem(Kind.CHAIN_BREAK, "The previous-manifest hash does not match the manifest before it "
                                              "(a manifest was dropped, reordered or rewritten)."))

@@ -6,16 +6,22 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import PermissionDenied
-from django.http import FileResponse, Http404, HttpResponse
+from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from PIL import Image
 
 from extraction import stores
 
 from . import cases, previews, review
-from .models import Asset, Manifest, PagePreview, ReviewFlag
+from .models import Asset, Manifest, PagePreview, ReviewFlag, SigningKey
 
 THUMBNAIL = 240
+
+
+def signing_keys(request):
+    """The public keys, current and retired, with their validity: public, so an auditor needs no account."""
+    keys = [key.as_json() for key in SigningKey.objects.all()]
+    return JsonResponse({"keys": keys}, json_dumps_params={"indent": 1})
 
 
 @staff_member_required

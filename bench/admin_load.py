@@ -13,11 +13,10 @@ import sys
 import time
 from datetime import timedelta
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from audit import manifests
+from audit import manifests, signing
 from audit.models import (GENESIS, ActivityEvent, Alert, Asset, Case, CaseMap, Checkpoint, Finding, Manifest,
                           ManifestChain, PagePreview, Placement, RetentionAssignment, RetentionEvent, RetentionPolicy,
                           ReviewFlag, VerificationRun, WebhookDelivery)
@@ -180,7 +179,7 @@ class Loader:
         bundle, at = job.bundle, manifests.timestamp(job.manifest_durable_at)
         document = {
             "schema_version": manifests.SCHEMA_VERSION, "sequence": chain.length + 1,
-            "previous_sha256": chain.head_sha256, "key_id": settings.PAGETRAIL_MANIFEST_KEY_ID,
+            "previous_sha256": chain.head_sha256, "key_id": signing.current_key_id(),
             "correlation_id": bundle.correlation_id,
             "input": {"sha256": bundle.correlation_id, "size": bundle.size, "page_count": bundle.page_count},
             "extractor": {"name": job.extractor, "version": job.extractor_version, "provider": job.provider},
@@ -197,8 +196,8 @@ class Loader:
                        correlation_id=bundle.correlation_id, extractor=job.extractor,
                        extractor_version=job.extractor_version, input_sha256=bundle.correlation_id,
                        page_count=bundle.page_count, body=body.decode("ascii"), sha256=digest,
-                       previous_sha256=chain.head_sha256, signature=manifests.sign(body),
-                       key_id=settings.PAGETRAIL_MANIFEST_KEY_ID, storage_name=manifests.manifest_name(job, digest),
+                       previous_sha256=chain.head_sha256, signature=signing.sign(body),
+                       key_id=signing.current_key_id(), storage_name=manifests.manifest_name(job, digest),
                        created_at=job.manifest_durable_at)
         chain.head_sha256, chain.length = digest, chain.length + 1
         return row
@@ -242,8 +241,8 @@ class Loader:
                               for k, pages in enumerate(thirds(manifest.page_count), 1)]}
         body = manifests.canonical_bytes(document)
         return CaseMap(manifest=manifest, manifest_sha256=manifest.sha256, body=body.decode("ascii"),
-                       sha256=hashlib.sha256(body).hexdigest(), signature=manifests.sign(body),
-                       key_id=settings.PAGETRAIL_MANIFEST_KEY_ID, created_by="reviewer0",
+                       sha256=hashlib.sha256(body).hexdigest(), signature=signing.sign(body),
+                       key_id=signing.current_key_id(), created_by="reviewer0",
                        created_at=manifest.created_at + timedelta(hours=3))
 
     def activity(self, entries: list[tuple]) -> None:
@@ -293,10 +292,10 @@ class Loader:
 
     def checkpoint(self, chain: ManifestChain) -> None:
         statement = {"chain_length": chain.length, "head_sha256": chain.head_sha256,
-                     "created_at": manifests.timestamp(self.now), "key_id": settings.PAGETRAIL_MANIFEST_KEY_ID}
+                     "created_at": manifests.timestamp(self.now), "key_id": signing.current_key_id()}
         body = manifests.canonical_bytes(statement)
         self.create(Checkpoint, [Checkpoint(chain_length=chain.length, head_sha256=chain.head_sha256,
-                                            body=body.decode("ascii"), signature=manifests.sign(body),
+                                            body=body.decode("ascii"), signature=signing.sign(body),
                                             key_id=statement["key_id"], created_at=self.now,
                                             storage_name=f"checkpoints/checkpoint-{chain.length:09d}.json")])
 

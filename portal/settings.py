@@ -5,6 +5,7 @@ file-system storage under one data dir, the self-hosted extractor. Production ch
 environment variables only (see README, "Environment variables").
 """
 
+import base64
 import secrets
 from pathlib import Path
 
@@ -18,7 +19,7 @@ env = environ.Env()
 DATA_DIR = Path(env.str("PAGETRAIL_DATA_DIR", default=str(BASE_DIR / "var"))).resolve()
 
 
-def local_secret(name: str) -> str:
+def local_secret(name: str, generate=lambda: secrets.token_urlsafe(48)) -> str:
     """A random secret kept in the data dir, so the embedded profile needs no configuration.
 
     Production sets the corresponding environment variable instead.
@@ -26,7 +27,7 @@ def local_secret(name: str) -> str:
     path = DATA_DIR / "secrets" / name
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        path.write_text(secrets.token_urlsafe(48))
+        path.write_text(generate())
         path.chmod(0o600)
     return path.read_text().strip()
 
@@ -211,7 +212,10 @@ PAGETRAIL_RETRY_AFTER_CAP_SECONDS = env.float("PAGETRAIL_RETRY_AFTER_CAP_SECONDS
 PAGETRAIL_POLL_BUDGET_SECONDS = env.float("PAGETRAIL_POLL_BUDGET_SECONDS", default=20.0)
 PAGETRAIL_DOWNLOAD_TRIES = env.int("PAGETRAIL_DOWNLOAD_TRIES", default=3)
 
-# --- Manifest signing (HMAC-SHA256). The key id is recorded in every manifest. ---
+# --- Signing: manifests, case maps and checkpoints are signed with Ed25519 (audit/signing.py); the public
+# keys are published. The HMAC keys only verify what was signed before Ed25519 (key id in each manifest). ---
+PAGETRAIL_SIGNING_KEY = env.str("PAGETRAIL_SIGNING_KEY", default="") or local_secret(
+    "signing_key", lambda: base64.b64encode(secrets.token_bytes(32)).decode())  # an Ed25519 seed is 32 random bytes
 PAGETRAIL_MANIFEST_KEY_ID = env.str("PAGETRAIL_MANIFEST_KEY_ID", default="local-1")
 PAGETRAIL_MANIFEST_KEY = env.str("PAGETRAIL_MANIFEST_KEY", default="") or local_secret("manifest_key")
 # Retired keys, still used to verify what they signed: "old-id=key,older-id=key".

@@ -21,6 +21,7 @@ urlpatterns = [
     path("api/v1/", api.urls),
     path("admin/dashboard/", dashboard.dashboard, name="dashboard"),
     path("metrics", dashboard.prometheus, name="metrics"),
+    path("signing-keys.json", audit_views.signing_keys, name="signing-keys"),
     path("admin/", admin.site.urls),
     path("", RedirectView.as_view(url="/admin/", permanent=False)),
 ]

@@ -13,7 +13,7 @@ class CaseMap(WriteOnceModel):
     manifest_sha256 = models.CharField(max_length=64)
     body = models.TextField(help_text="Canonical JSON: the cases, their pages and the assets placed on them")
     sha256 = models.CharField(max_length=64, unique=True)
-    signature = models.CharField(max_length=64)
+    signature = models.CharField(max_length=128)  # hex: 128 digits for Ed25519, 64 for HMAC-SHA256
     key_id = models.CharField(max_length=50)
     created_by = models.CharField(max_length=150)
     created_at = models.DateTimeField(default=timezone.now)

@@ -47,7 +47,7 @@ class Manifest(WriteOnceModel):
     body = models.TextField(help_text="Canonical JSON (ASCII), exactly the bytes that were hashed")
     sha256 = models.CharField(max_length=64, unique=True)
     previous_sha256 = models.CharField(max_length=64, unique=True)
-    signature = models.CharField(max_length=64)
+    signature = models.CharField(max_length=128)  # hex: 128 digits for Ed25519, 64 for HMAC-SHA256
     key_id = models.CharField(max_length=50)
     storage_name = models.CharField(max_length=300)
     created_at = models.DateTimeField(default=timezone.now)
@@ -108,7 +108,7 @@ class Checkpoint(WriteOnceModel):
     chain_length = models.PositiveBigIntegerField(unique=True)
     head_sha256 = models.CharField(max_length=64)
     body = models.TextField(help_text="Canonical JSON that was signed")
-    signature = models.CharField(max_length=64)
+    signature = models.CharField(max_length=128)  # hex: 128 digits for Ed25519, 64 for HMAC-SHA256
     key_id = models.CharField(max_length=50)
     storage_name = models.CharField(max_length=300)
     created_at = models.DateTimeField(default=timezone.now)

@@ -1,3 +1,4 @@
+import hashlib
 import json
 import subprocess
 import sys
@@ -6,6 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.contrib import admin
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from django.conf import settings as django_settings
 from django.contrib.auth.models import User
 from django.core.files.base import ContentFile
 from django.core.management import call_command
@@ -17,7 +20,8 @@ from audit import retention
 from audit.admin_actions import export_evidence_action
 from audit.checkpoints import write_checkpoint
 from audit.evidence import build_evidence
-from audit.manifests import canonical_bytes, sign
+from audit.manifests import canonical_bytes
+from audit.signing import hmac_sign
 from audit.models import Asset, Checkpoint, Finding, Manifest, VerificationRun
 from extraction import stores
 from extraction.runner import run_job
@@ -57,7 +61,8 @@ def odd_checkpoint(length, head=None, key=None):
     statement = {"chain_length": length, "head_sha256": head or Manifest.objects.get(sequence=length).sha256,
                  "created_at": "2026-11-30T00:00:00.000000Z", "key_id": "local-1"}
     body = canonical_bytes(statement)
-    name, signature = f"checkpoints/checkpoint-{length:09d}.json", sign(body, key)
+    signature = hmac_sign(body, key or django_settings.PAGETRAIL_MANIFEST_KEY)  # as before Ed25519
+    name = f"checkpoints/checkpoint-{length:09d}.json"
     stores.outputs().save(name, ContentFile(json.dumps({"checkpoint": statement, "signature": signature}).encode()))
     Checkpoint.objects.create(chain_length=length, head_sha256=statement["head_sha256"], body=body.decode(),
                               key_id="local-1", signature=signature, storage_name=name)
@@ -124,11 +129,28 @@ def asset_file(package):
 # --- untouched packages pass --------------------------------------------------------------------------
 
 
-def test_it_passes_an_untouched_package_without_a_key_and_says_signatures_were_not_checked(chain, out):
+def test_it_checks_every_signature_with_the_public_keys_alone_and_names_the_signer(chain, out):
     write_checkpoint()
     done = verify(export(out))
     assert done.returncode == 0 and done.stdout.splitlines()[-1] == "PASS", done.stdout
-    assert "signatures not checked: no key given" in done.stdout
+    assert "4 signature(s)" in done.stdout and "not checked" not in done.stdout
+    assert f"signed by: {chain.first().key_id} " in done.stdout and chain.first().key_id.startswith("ed25519-")
+
+
+def legacy_hmac(manifest, key=None):
+    """The newest manifest as it was written before Ed25519: HMAC-SHA256 under the configured HMAC key id."""
+    key_id = django_settings.PAGETRAIL_MANIFEST_KEY_ID
+    body = manifest.body.replace(f'"key_id":"{manifest.key_id}"', f'"key_id":"{key_id}"').encode()
+    signature = hmac_sign(body, key or django_settings.PAGETRAIL_MANIFEST_KEY)
+    Manifest.objects.filter(pk=manifest.pk).update(body=body.decode(), sha256=hashlib.sha256(body).hexdigest(),
+                                                   signature=signature, key_id=key_id)
+    write_stored("outputs", manifest.storage_name, body)
+
+
+def test_it_says_hmac_signatures_were_not_checked_without_their_key(chain, out):
+    legacy_hmac(chain.get(sequence=3))
+    done = verify(export(out))
+    assert done.returncode == 0 and "1 HMAC signature(s) not checked: no key given" in done.stdout, done.stdout
 
 
 def test_it_passes_an_untouched_package_with_the_key_and_counts_what_it_checked(chain, out, key):
@@ -140,7 +162,8 @@ def test_it_passes_an_untouched_package_with_the_key_and_counts_what_it_checked(
     assert "not checked" not in done.stdout
 
 
-def test_it_takes_keys_from_a_key_file(chain, out, settings):
+def test_it_takes_hmac_keys_from_a_key_file(chain, out, settings):
+    legacy_hmac(chain.get(sequence=3))
     keys = out / "keys.txt"
     keys.write_text(f"# id=key\n{settings.PAGETRAIL_MANIFEST_KEY_ID}={settings.PAGETRAIL_MANIFEST_KEY}\n")
     done = verify(export(out), "--key-file", str(keys))
@@ -214,12 +237,19 @@ def test_it_fails_on_a_manifest_dropped_from_the_middle_of_the_chain(chain, out)
     failed(verify(rewrite(package, edit_index(drop))), "index.json", "sequence 3 follows 1")
 
 
-def test_it_fails_on_a_signature_forged_with_another_key(chain, out, key):
+def test_it_fails_on_a_signature_forged_with_another_key(chain, out):
     forged = chain.get(sequence=2)
-    Manifest.objects.filter(pk=forged.pk).update(signature=sign(forged.body.encode(), "not the key"))
+    signature = Ed25519PrivateKey.generate().sign(forged.body.encode()).hex()
+    Manifest.objects.filter(pk=forged.pk).update(signature=signature)
     package = export(out)
     name = index_of(package)["manifests"][1]["file"]
-    failed(verify(package, *key), name, "HMAC signature does not verify")
+    failed(verify(package), name, f"Ed25519 signature does not verify with public key {forged.key_id}")
+
+
+def test_it_fails_on_an_hmac_signature_forged_with_another_key(chain, out, key):
+    legacy_hmac(chain.get(sequence=3), key="not the key")
+    package = export(out)
+    failed(verify(package, *key), index_of(package)["manifests"][2]["file"], "HMAC signature does not verify")
 
 
 def test_it_fails_on_a_checkpoint_that_disagrees_with_the_chain(chain, out):

@@ -5,7 +5,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from audit import checkpoints, manifests
+from audit import checkpoints, manifests, signing
 from audit.models import Asset, Finding, Manifest, VerificationRun
 from audit.verify import execute, start_run, verify_all
 from extraction.models import Bundle, Job
@@ -97,7 +97,8 @@ def test_it_writes_a_signed_checkpoint_only_when_the_chain_moved(completed):
     assert (checkpoint.chain_length, checkpoint.head_sha256) == (3, completed.last().sha256)
     assert checkpoints.write_checkpoint() is None
     stored = json.loads(read_stored("outputs", checkpoint.storage_name))
-    assert manifests.signature_ok(manifests.canonical_bytes(stored["checkpoint"]), stored["signature"], "local-1")
+    statement = stored["checkpoint"]
+    assert signing.signature_ok(manifests.canonical_bytes(statement), stored["signature"], statement["key_id"])
     assert kinds() == []
 
 
@@ -107,14 +108,14 @@ def test_it_catches_a_rewritten_database_against_an_earlier_checkpoint(completed
     last = completed.last()
     body = last.body.replace('"page_count":1', '"page_count":2').encode()
     sha = hashlib.sha256(body).hexdigest()
-    Manifest.objects.filter(pk=last.pk).update(body=body.decode(), sha256=sha, signature=manifests.sign(body))
+    Manifest.objects.filter(pk=last.pk).update(body=body.decode(), sha256=sha, signature=signing.sign(body))
     write_stored("outputs", last.storage_name, body)
     assert "checkpoint_mismatch" in kinds()
 
 
 def test_it_reports_a_checkpoint_file_signed_with_another_key(completed):
     checkpoint = checkpoints.write_checkpoint()
-    forged = {"checkpoint": json.loads(checkpoint.body), "signature": manifests.sign(checkpoint.body.encode(), "x")}
+    forged = {"checkpoint": json.loads(checkpoint.body), "signature": signing.hmac_sign(checkpoint.body.encode(), "x")}
     write_stored("outputs", checkpoint.storage_name, json.dumps(forged).encode())
     assert kinds() == ["checkpoint_mismatch"]
 

@@ -1,10 +1,14 @@
+import base64
 import json
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from audit.models import Asset, Manifest
+from audit import signing
+from audit.models import Asset, Manifest, SigningKey
+from audit.signing import public_bytes
 from audit.verify import verify_all
 from extraction.runner import run_job
 from extraction.services import submit_bundle
@@ -63,8 +67,16 @@ def test_it_finds_edited_manifest_bytes_in_the_output_store(completed):
     assert kinds() == ["manifest_changed"]
 
 
-def test_it_finds_a_signature_made_with_another_key(completed, settings):
-    settings.PAGETRAIL_MANIFEST_KEY = "not the key the manifests were signed with"
+def test_it_finds_a_signature_made_with_another_key(completed):
+    manifest = completed.first()
+    forged = Ed25519PrivateKey.generate().sign(manifest.body.encode()).hex()
+    Manifest.objects.filter(pk=manifest.pk).update(signature=forged)
+    assert kinds() == ["bad_signature"]
+
+
+def test_it_finds_a_key_id_whose_published_key_was_swapped(completed):
+    insider = base64.b64encode(public_bytes(Ed25519PrivateKey.generate().public_key())).decode()
+    SigningKey.objects.update(public_key=insider)
     assert kinds() == ["bad_signature", "bad_signature"]
 
 
@@ -86,9 +98,23 @@ def test_the_command_exits_zero_when_all_is_well(completed, capsys):
     assert json.loads(capsys.readouterr().out)["ok"] is True
 
 
-def test_it_still_verifies_manifests_signed_before_a_key_rotation(completed, settings):
+def test_it_still_verifies_hmac_manifests_signed_before_ed25519_and_a_key_rotation(completed, settings):
+    for manifest in completed:
+        signature = signing.hmac_sign(manifest.body.encode(), settings.PAGETRAIL_MANIFEST_KEY)
+        Manifest.objects.filter(pk=manifest.pk).update(signature=signature, key_id="local-1")
+    assert kinds() == []
     old_key = settings.PAGETRAIL_MANIFEST_KEY
     settings.PAGETRAIL_MANIFEST_KEY_ID, settings.PAGETRAIL_MANIFEST_KEY = "local-2", "the new key"
     assert kinds() == ["bad_signature", "bad_signature"]  # the old key is gone: nothing verifies
     settings.PAGETRAIL_MANIFEST_OLD_KEYS = {"local-1": old_key}
     assert kinds() == []
+
+
+def test_it_verifies_what_a_retired_ed25519_key_signed_after_rotation(completed, settings, tmp_path):
+    before = completed.first().key_id
+    settings.PAGETRAIL_SIGNING_KEY = base64.b64encode(bytes(range(32))).decode()
+    with open(pdfs.jpeg_rgb(tmp_path), "rb") as fh:
+        run_job(submit_bundle(fh, filename="y.pdf", submitted_by="t").job_id)
+    assert Manifest.objects.order_by("sequence").last().key_id not in ("", before)
+    assert kinds() == []
+    assert SigningKey.objects.get(key_id=before).valid_until is not None

@@ -1,0 +1,36 @@
+"""The public keys that evidence is signed with, published for anyone to check signatures."""
+
+from django.db import models, transaction
+from django.utils import timezone
+
+
+class SigningKey(models.Model):
+    """One Ed25519 public key: valid from its first signature until the next key's first signature."""
+
+    key_id = models.CharField(max_length=50, unique=True)
+    algorithm = models.CharField(max_length=20, default="ed25519")
+    public_key = models.CharField(max_length=64, help_text="base64 of the 32 raw bytes")
+    valid_from = models.DateTimeField(default=timezone.now)
+    valid_until = models.DateTimeField(null=True, blank=True, help_text="Empty: the key in use")
+
+    class Meta:
+        ordering = ["-valid_from"]
+
+    def __str__(self):
+        return self.key_id
+
+    @classmethod
+    def publish(cls, key_id: str, public_key: str, at=None) -> None:
+        """Record the key in use (once); the key it replaces is retired from the same moment."""
+        if cls.objects.filter(key_id=key_id, valid_until__isnull=True).exists():
+            return
+        at = at or timezone.now()
+        with transaction.atomic():
+            _, created = cls.objects.get_or_create(key_id=key_id, defaults={"public_key": public_key, "valid_from": at})
+            if created:
+                cls.objects.exclude(key_id=key_id).filter(valid_until__isnull=True).update(valid_until=at)
+
+    def as_json(self) -> dict:
+        stamp = lambda at: at.isoformat().replace("+00:00", "Z") if at else None  # noqa: E731
+        return {"key_id": self.key_id, "algorithm": self.algorithm, "public_key": self.public_key,
+                "valid_from": stamp(self.valid_from), "valid_until": stamp(self.valid_until)}

@@ -1,0 +1,80 @@
+"""Evidence an outsider checks with a public key: the published key list and the offline verifier."""
+
+import base64
+import json
+import subprocess
+import sys
+import zipfile
+
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from django.test import Client
+
+from audit.models import Manifest, SigningKey
+from audit.signing import key_id_of, public_bytes
+from tests.audit.test_evidence import chain, export, failed, out, rewrite, verify  # noqa: F401 (fixtures)
+
+pytestmark = pytest.mark.django_db
+
+
+def published() -> dict:
+    response = Client().get("/signing-keys.json")  # no login: public keys are public
+    assert response.status_code == 200 and response["Content-Type"] == "application/json"
+    return response.json()
+
+
+def test_it_publishes_the_key_that_signed_the_manifests(chain):  # noqa: F811
+    keys = published()["keys"]
+    assert [k["key_id"] for k in keys] == [chain.first().key_id]
+    public = base64.b64decode(keys[0]["public_key"])
+    assert key_id_of(public) == keys[0]["key_id"] and keys[0]["valid_until"] is None
+
+
+def test_it_passes_a_package_checked_against_the_published_key_list(chain, out):  # noqa: F811
+    (out / "signing-keys.json").write_text(json.dumps(published()))
+    done = verify(export(out), "--public-keys", str(out / "signing-keys.json"))
+    assert done.returncode == 0 and "3 signature(s)" in done.stdout, done.stdout
+
+
+def resigned_by_an_insider(members: dict) -> None:
+    """Every manifest re-signed with the insider's own key, which the package's keys.json now carries."""
+    insider = Ed25519PrivateKey.generate()
+    public = public_bytes(insider.public_key())
+    key_id = key_id_of(public)
+    index = json.loads(members["index.json"])
+    for entry in index["manifests"]:
+        entry["signature"], entry["key_id"] = insider.sign(members[entry["file"]]).hex(), key_id
+    members["index.json"] = json.dumps(index).encode()
+    members["keys.json"] = json.dumps({"keys": [{"key_id": key_id, "public_key": base64.b64encode(public).decode(),
+                                                 "algorithm": "ed25519"}]}).encode()
+
+
+def test_it_fails_a_package_re_signed_with_another_key_when_given_the_published_keys(chain, out):  # noqa: F811
+    (out / "signing-keys.json").write_text(json.dumps(published()))
+    package = rewrite(export(out), resigned_by_an_insider)
+    failed(verify(package, "--public-keys", str(out / "signing-keys.json")), "keys.json",
+           "is not in the published key list")
+
+
+def test_it_refuses_a_public_key_filed_under_another_keys_id(chain, out):  # noqa: F811
+    def swap(members):
+        keys = json.loads(members["keys.json"])
+        keys["keys"][0]["public_key"] = base64.b64encode(bytes(32)).decode()
+        members["keys.json"] = json.dumps(keys).encode()
+    failed(verify(rewrite(export(out), swap)), "keys.json", "is not the public key its id names")
+
+
+def test_it_says_what_to_install_when_cryptography_is_missing(chain, out):  # noqa: F811
+    package = export(out)
+    script = out / "verify_evidence.py"
+    with zipfile.ZipFile(package) as zf:
+        script.write_bytes(zf.read("verify_evidence.py"))
+    without = ("import runpy, sys; sys.modules['cryptography'] = None; "
+               f"sys.argv = ['verify_evidence.py', {str(package)!r}]; runpy.run_path({str(script)!r}, run_name='__main__')")
+    done = subprocess.run([sys.executable, "-I", "-c", without], capture_output=True, text=True, timeout=60)
+    failed(done, "Ed25519 signatures need the cryptography package: pip install cryptography")
+
+
+def test_the_signature_column_holds_an_ed25519_signature(chain):  # noqa: F811
+    manifest = Manifest.objects.first()
+    assert len(bytes.fromhex(manifest.signature)) == 64 and SigningKey.objects.filter(key_id=manifest.key_id).exists()
