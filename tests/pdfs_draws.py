@@ -156,3 +156,15 @@ def form_on_every_page(d: Path) -> Path:
     for _ in range(3):
         doc.page(content=b"/Fm0 Do", resources=Dictionary(XObject=Dictionary(Fm0=form)))
     return doc.save(d / "form_on_every_page.pdf")
+
+
+def optional_content(d: Path) -> Path:
+    """Gray, then bilevel in a layer that is off (hidden), then RGB under a membership that is met (shown)."""
+    doc = Doc()
+    on, off = (doc.pdf.make_indirect(Dictionary(Type=Name.OCG, Name=pikepdf.String(n))) for n in ("on", "off"))
+    hidden, shown = flate(doc, bilevel_picture()), flate(doc, rgb_picture())
+    hidden.OC = off
+    shown.OC = Dictionary(Type=Name.OCMD, OCGs=Array([on, off]), P=Name.AnyOff)
+    _page_with(doc, b"/Hidden Do /Shown Do\n", XObject=Dictionary(Hidden=hidden, Shown=shown))
+    doc.pdf.Root.OCProperties = Dictionary(OCGs=Array([on, off]), D=Dictionary(OFF=Array([off])))
+    return doc.save(d / "optional_content.pdf")

@@ -24,7 +24,7 @@ def extract(path: str | Path, out_dir: str | Path, limits: Limits) -> Extraction
             pages = list(pdf.pages)
         except pikepdf.PdfError as exc:
             raise unreadable(exc) from None
-        drawing = Drawing(warnings)
+        drawing = Drawing(pdf, warnings)
         for number, page in enumerate(pages, 1):
             for draw in drawing.page_draws(number, page):
                 store.place(draw, warnings)

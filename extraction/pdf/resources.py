@@ -10,6 +10,8 @@ from dataclasses import dataclass
 import pikepdf
 
 Name = pikepdf.Name
+# The operators that use each kind of resource to draw images, besides inline images.
+OPERATORS = (("/XObject", "Do"), ("/ExtGState", "gs"), ("/Pattern", "scn SCN"), ("/Font", "Tf"))
 
 
 @dataclass(frozen=True)
@@ -44,10 +46,11 @@ class Resources:
     def operators(self) -> str:
         """The operators worth parsing here: a stream cannot draw a pattern it has no name for."""
         wanted = ["BI ID EI"]
-        for category, operators in (("/XObject", "Do"), ("/ExtGState", "gs"), ("/Pattern", "scn SCN"),
-                                    ("/Font", "Tf")):
-            if any(category in resources for resources in self.dicts):
-                wanted.append(operators)
+        for category, operators in OPERATORS:
+            for resources in self.dicts:
+                if category in resources:
+                    wanted.append(operators)
+                    break
         return " ".join(wanted)
 
     def image_or_form(self, name) -> pikepdf.Stream | None:

@@ -13,7 +13,7 @@ def drawn(path) -> tuple[list[list[int]], list[str]]:
     """The width of each image drawn, page by page, and the warnings."""
     warnings: list[str] = []
     with pikepdf.open(path) as pdf:
-        drawing = Drawing(warnings)
+        drawing = Drawing(pdf, warnings)
         pages = [[_width(d.image) for d in drawing.page_draws(n, page)] for n, page in enumerate(pdf.pages, 1)]
     return pages, warnings
 
@@ -32,6 +32,10 @@ def test_it_finds_the_image_drawn_outside_the_page_content_after_the_page_image(
 
 def test_it_skips_a_hidden_annotation(tmp_path):
     assert drawn(pdfs_draws.annotation_hidden(tmp_path)) == ([[GRAY, RGB]], [])
+
+
+def test_it_skips_an_image_in_optional_content_that_is_off_by_default(tmp_path):
+    assert drawn(pdfs_draws.optional_content(tmp_path)) == ([[GRAY, RGB]], [])
 
 
 def test_it_places_a_type3_glyph_image_once_a_page_however_often_the_glyph_is_shown(tmp_path):
