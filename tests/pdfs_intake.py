@@ -71,3 +71,9 @@ def child_where_pikepdf_open(tmp_path: Path, monkeypatch, does: str) -> None:
         f"import os, pikepdf\ndef _open(*args, **kwargs):\n    {does}\npikepdf.open = _open\n")
     stop_idle_children()
     monkeypatch.setenv("PYTHONPATH", str(site))
+
+
+def crypt_identity_stream(d: Path) -> Path:
+    """A stream with the standard Crypt filter (/Identity), as encrypted files leave their metadata."""
+    stream = raw_stream(b"0 0 m", b"/Filter [/Crypt] /DecodeParms [<< /Name /Identity >>]")
+    return write(d / "crypt_identity_stream.pdf", raw_pdf(ONE_PAGE + [stream]))

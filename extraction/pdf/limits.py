@@ -4,6 +4,7 @@ from dataclasses import dataclass, field
 ALLOWED_FILTERS = (
     "FlateDecode", "DCTDecode", "CCITTFaxDecode", "JPXDecode", "JBIG2Decode",
     "RunLengthDecode", "LZWDecode", "ASCIIHexDecode", "ASCII85Decode",
+    "Crypt",  # in encrypted files: qpdf decrypts (usually /Identity), nothing else is decoded
 )
 
 

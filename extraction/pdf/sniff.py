@@ -27,6 +27,7 @@ MAGIC = [
     (b"%!PS", "a PostScript document"),
 ]
 ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08")
+PADDING = b" \t\r\n\f\x00"
 
 
 def describe(head: bytes) -> str:
@@ -102,9 +103,15 @@ def _check_tail(tail: bytes, limits: Limits) -> None:
         )
     after = tail[end + len(b"%%EOF"):]
     # Scanners pad with whitespace or NULs; anything else is a payload riding along.
-    if len(after) > limits.eof_slack or after.strip(b" \t\r\n\f\x00"):
+    if after.strip(PADDING):
         raise Refusal(
             "trailing_data",
-            f"The file has {len(after)} bytes of data after its PDF end-of-file marker; "
-            f"only up to {limits.eof_slack} bytes of padding are accepted.",
+            f"The file has {len(after)} bytes after its PDF end-of-file marker that are not padding; "
+            f"only whitespace or NUL padding (up to {limits.eof_slack} bytes) is accepted there.",
+        )
+    if len(after) > limits.eof_slack:
+        raise Refusal(
+            "trailing_data",
+            f"The file has {len(after)} bytes of padding after its PDF end-of-file marker; "
+            f"only up to {limits.eof_slack} bytes are accepted.",
         )

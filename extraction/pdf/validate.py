@@ -15,8 +15,8 @@ from .sniff import leading_bytes
 
 HEAD_CHUNK = 4096  # most object dictionaries fit in one read
 SCAN_OVERLAP = 64  # longer than "stream"
-ENCRYPTED = ("The file is encrypted and needs a password to open; Pagetrail cannot read PDFs that only open "
-             "with a password.")
+ENCRYPTED = ("The file is encrypted and does not open with an empty password; Pagetrail cannot read PDFs that "
+             "need a password.")
 # What qpdf says when it works around damage: a rebuilt cross-reference table, a stream length found anew.
 REPAIR_WARNING = re.compile(r"reconstruct|recover", re.IGNORECASE)
 ACTIVE = "Pagetrail does not accept PDFs with active content."

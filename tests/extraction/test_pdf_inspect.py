@@ -130,10 +130,22 @@ def test_it_accepts_as_many_pages_as_the_limit(tmp_path):
     assert inspect_pdf(pdfs.five_pages(tmp_path), Limits(max_pages=5)).pages == 5
 
 
-def test_it_says_a_file_that_needs_a_password_needs_one(tmp_path):
+def test_it_says_a_file_that_needs_a_password_does_not_open_without_one(tmp_path):
     assert refusal(pdfs.encrypted(tmp_path)).message == (
-        "The file is encrypted and needs a password to open; Pagetrail cannot read PDFs that only open with a password."
+        "The file is encrypted and does not open with an empty password; Pagetrail cannot read PDFs that need a "
+        "password."
     )
+
+
+def test_it_says_bytes_after_the_end_marker_that_are_not_padding_are_not_padding(tmp_path):
+    assert refusal(pdfs.garbage_after_eof(tmp_path)).message == (
+        "The file has 27 bytes after its PDF end-of-file marker that are not padding; only whitespace or NUL "
+        "padding (up to 1024 bytes) is accepted there."
+    )
+
+
+def test_it_accepts_the_standard_crypt_filter(tmp_path):
+    assert inspect_pdf(pdfs_intake.crypt_identity_stream(tmp_path)).pages == 1
 
 
 # ---------- what viewers open: accepted, and how it was read recorded ----------
