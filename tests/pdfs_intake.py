@@ -45,7 +45,8 @@ def damaged_xref(d: Path, length: int | None = None) -> Path:
 
 
 def junk_past_slack(d: Path) -> Path:
-    return junk_before_header(d, 1025)
+    """`%PDF-` at offset 1024: outside the first KiB, where viewers and qpdf look for it."""
+    return junk_before_header(d, 1024)
 
 
 # ---------- children that fail: a machine fault, and a library that fails inside the child ----------

@@ -18,8 +18,8 @@ class Limits:
     max_stream_bytes: int = 512 * 1024**2
     allowed_filters: tuple[str, ...] = ALLOWED_FILTERS
     eof_slack: int = 1024
-    # Bytes tolerated before `%PDF-` (mail gateways, old scanners); viewers accept up to 1 KiB.
-    head_slack: int = 1024
+    # Bytes tolerated before `%PDF-` (mail gateways, old scanners): viewers and qpdf look for it in the first KiB.
+    head_slack: int = 1023
     cpu_seconds: int = 60
     memory_bytes: int = 2 * 1024**3
     wall_seconds: int = 120

@@ -68,7 +68,7 @@ def test_it_accepts_a_good_file_with_its_page_count(tmp_path, factory, pages):
     (pdfs.html_renamed, "an HTML document"),
     (pdfs.elf_renamed, "an ELF executable"),
     (pdfs.text_renamed, "plain text"),
-    (pdfs_intake.junk_past_slack, "a PDF preceded by 1025 bytes of other data"),
+    (pdfs_intake.junk_past_slack, "a PDF preceded by 1024 bytes of other data"),
 ])
 def test_it_names_what_a_file_that_is_not_a_pdf_looks_like(tmp_path, factory, kind):
     assert refusal(factory(tmp_path)).message == f"The file is not a PDF; it looks like {kind}."
@@ -179,11 +179,11 @@ def test_it_still_refuses_a_length_over_the_limit_in_a_repaired_file(tmp_path):
     assert refusal(pdfs_intake.damaged_xref(tmp_path, length=10**12)).code == "stream_too_large"
 
 
-@pytest.mark.parametrize("size", [1, 8, 1024])
-def test_it_tolerates_up_to_a_kib_before_the_header_and_records_how_much(tmp_path, size):
+@pytest.mark.parametrize("size", [1, 8, 1023])
+def test_it_tolerates_a_header_anywhere_in_the_first_kib_and_records_how_much_came_before(tmp_path, size):
     inspection = inspect_pdf(pdfs_intake.junk_before_header(tmp_path, size))
 
-    assert (inspection.pages, inspection.leading_bytes) == (1, size)
+    assert (inspection.pages, inspection.leading_bytes, inspection.repaired) == (1, size, False)
 
 
 def test_it_still_refuses_a_length_over_the_limit_after_leading_bytes(tmp_path):
