@@ -1,9 +1,10 @@
 """Where images are drawn: each page's content in drawing order, then its annotations' appearances,
 through forms, soft-mask groups, tiling patterns and Type3 glyphs at any depth (docs/images.md).
 
-Each stream is parsed once, and resolved once per chain of resources it is drawn with into the list
-of what it draws (images, and other streams to draw in turn); drawing it again replays that list. A budget of steps
-per document bounds the replaying, so forms that draw each other many times over end with a warning.
+Each stream is parsed once, and resolved once per chain of resources it is drawn with into the
+list of what it draws (images, and other streams to draw in turn); drawing it again replays that
+list. A budget of steps per document bounds the work, so forms that draw each other many times over
+end with a warning instead of running on.
 """
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from .resources import Resources, appearance, glyph_procedures
 
 # Forms nest legitimately a few levels deep; a chain this long is a trap, not a layout.
 MAX_FORM_DEPTH = 32
-# Images and streams drawn per document; a real document stays far below.
+# Steps per document (an image or a stream drawn, an instruction resolved); real documents stay far below.
 MAX_STEPS = 1_000_000
 Image = pikepdf.Stream | pikepdf.PdfInlineImage
 IMAGE_SUBTYPE, FORM_SUBTYPE = pikepdf.Name.Image, pikepdf.Name.Form
@@ -74,6 +75,10 @@ class Drawing:
                 draws.append(Draw(number, len(draws), image, key))
         except OutOfSteps:
             scope.warn(f"drawing stopped after {MAX_STEPS:,} steps in the document; the images after are missing.")
+        except Exception as exc:  # a damaged object on the way: what was found before it stands
+            raise_if_out_of_memory(exc)
+            scope.warn(f"the page could not be read to its end ({reason(exc)}); images after the {len(draws)} found"
+                       " are missing.")
         return draws
 
     def _page_images(self, page: pikepdf.Page, resources: Resources, scope: PageScope) -> Iterator[tuple]:

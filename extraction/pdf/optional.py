@@ -12,8 +12,11 @@ MAX_EXPRESSION_DEPTH = 16
 
 class OptionalContent:
     def __init__(self, pdf: pikepdf.Pdf):
-        properties = pdf.Root.get("/OCProperties")
-        self.off = _groups_off(properties) if isinstance(properties, pikepdf.Dictionary) else None
+        try:
+            properties = pdf.Root.get("/OCProperties")
+            self.off = _groups_off(properties) if isinstance(properties, pikepdf.Dictionary) else None
+        except pikepdf.PdfError:  # damaged properties hide nothing, as in a viewer without layers
+            self.off = None
 
     def hidden(self, entry) -> bool:
         """Whether an /OC entry hides what carries it; no /OC, or no /OCProperties, hides nothing."""
