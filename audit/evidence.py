@@ -20,6 +20,7 @@ from extraction import stores
 from extraction.models import Bundle
 
 from . import evidence_sections as sections
+from . import signing
 from .manifests import timestamp
 from .models import Asset, Manifest, SigningKey
 
@@ -34,7 +35,7 @@ Exported {at} by {by}.
 
 What is inside
 - manifests/<sequence>-<sha256>.json: each manifest exactly as hashed and signed (canonical JSON).
-- index.json: the scope; each manifest's sequence, sha256, previous_sha256, key id, signature; the chain
+- index.json: signed by the exporter in index.sig.json (Ed25519): the scope; each manifest's sequence, sha256, previous_sha256, key id, signature; the chain
   segment (every link from the first manifest in scope to the last, out-of-scope ones between included,
   continued to the next checkpoint); the signed checkpoints; the latest verification runs and their
   findings for this scope; retention events; every asset the manifests list.
@@ -170,11 +171,19 @@ def _write_package(fh, scope: Scope, include_assets: bool, exported_by: str, at)
         index = _index(scope, manifests, assets, include_assets, exported_by, at)
         if scope.case is not None:
             index["case_map"] = _put_case_map(zf, scope.case)
-        _put(zf, "index.json", json.dumps(index, indent=1, sort_keys=True).encode("ascii"))
+        _put_signed_index(zf, json.dumps(index, indent=1, sort_keys=True).encode("ascii"))
         _put(zf, "verify_evidence.py", VERIFIER.read_bytes())
         keys = [key.as_json() for key in SigningKey.objects.order_by("valid_from")]
         _put(zf, "keys.json", json.dumps({"keys": keys}, indent=1, sort_keys=True).encode("ascii"))
     return _summary(fh, start, scope, index)
+
+
+def _put_signed_index(zf: zipfile.ZipFile, index: bytes) -> None:
+    """The index is the exporter's signed statement: what is in scope, and why anything is left out."""
+    _put(zf, "index.json", index)
+    signed = {"file": "index.json", "sha256": hashlib.sha256(index).hexdigest(), "key_id": signing.current_key_id(),
+              "signature": signing.sign(index)}
+    _put(zf, "index.sig.json", json.dumps(signed, indent=1, sort_keys=True).encode("ascii"))
 
 
 def _info(name: str, size: int = 0) -> zipfile.ZipInfo:

@@ -31,8 +31,8 @@ def chain_segment(first: int, last: int) -> list[dict]:
     cover = Checkpoint.objects.filter(chain_length__gte=last).order_by("chain_length").first()
     end = max(last, cover.chain_length) if cover else last
     links = Manifest.objects.filter(sequence__range=(first, end)).order_by("sequence")
-    return [{"sequence": s, "sha256": h, "previous_sha256": p}
-            for s, h, p in links.values_list("sequence", "sha256", "previous_sha256").iterator(chunk_size=5000)]
+    rows = links.values_list("sequence", "sha256", "previous_sha256", "created_at").iterator(chunk_size=5000)
+    return [{"sequence": s, "sha256": h, "previous_sha256": p, "created_at": timestamp(at)} for s, h, p, at in rows]
 
 
 def checkpoints(first: int) -> list[dict]:

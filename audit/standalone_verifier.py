@@ -26,7 +26,7 @@ except ImportError:  # reported per signature: HMAC-only packages still verify w
     CRYPTOGRAPHY = False
 
 GENESIS = "0" * 64
-FIXED_MEMBERS = {"README.txt", "index.json", "verify_evidence.py", "keys.json"}
+FIXED_MEMBERS = {"README.txt", "index.json", "index.sig.json", "verify_evidence.py", "keys.json"}
 ED25519 = "ed25519-"
 CHUNK = 1024 * 1024
 LEFT_OUT = {"not_included": "asset(s) not included (package exported without assets)",
@@ -314,13 +314,44 @@ def verify(zf, keys, report, pinned=None):
     if not isinstance(index, dict):
         return None
     keys = {**keys, **load_public_keys(zf, pinned, report)}
+    check_index_signature(zf, data, keys, report)
     bodies = check_manifests(zf, index, keys, report)
     links = check_chain(index, report)
     check_checkpoints(index, links, keys, report)
     check_assets(zf, index, bodies, report)
     check_case_map(zf, index, keys, report)
     check_members(zf, index, report)
+    check_date_range_complete(index, report)
     return index
+
+
+def check_index_signature(zf, data, keys, report):
+    """index.json says what is in scope and why anything is absent; only the exporter's signature makes that count."""
+    if "index.sig.json" not in zf.namelist():
+        report.fail("index.json", "is not signed (index.sig.json is missing): what it says is left out cannot be trusted")
+        return
+    signed = parse_json(report, "index.sig.json", read_member(zf, "index.sig.json", report) or b"") or {}
+    if not str(signed.get("key_id", "")).startswith(ED25519):
+        report.fail("index.sig.json", "the index must be signed with an Ed25519 key")
+        return
+    before = len(report.problems)
+    check_signature(report, "index.sig.json", data, signed.get("signature"), signed.get("key_id"), keys)
+    if len(report.problems) > before:
+        report.problems[-1] = "index.json: changed after export: " + report.problems[-1].split(": ", 1)[1]
+
+
+def check_date_range_complete(index, report):
+    """A date-range package holds every manifest of the chain segment created within its range."""
+    scope = index.get("scope", {})
+    if scope.get("kind") != "date_range":
+        return
+    listed = {m.get("sequence") for m in index.get("manifests", [])}
+    start, before = scope.get("from") or "", scope.get("before") or "9999"
+    for link in index.get("chain_segment", []):
+        created = link.get("created_at") or ""
+        if start <= created < before and link.get("sequence") not in listed:
+            report.fail("index.json", f"manifest {link.get('sequence')} was created within the range "
+                                      f"({created}) but is not in the package")
 
 
 def check_case_map(zf, index, keys, report):
@@ -342,10 +373,20 @@ def check_case_map(zf, index, keys, report):
     if not cases:
         report.fail(where, f"has no case named {entry.get('case')!r}")
         return
-    included = {a.get("name"): a.get("sha256") for a in index.get("assets", []) if a.get("file")}
+    listed = {a.get("name"): a for a in index.get("assets", [])}
     for asset in cases[0].get("assets", []):
-        if included.get(asset.get("name"), asset.get("sha256")) != asset.get("sha256"):
+        entry = listed.get(asset.get("name"), {})
+        if entry.get("file") and entry.get("sha256") != asset.get("sha256"):
             report.fail(where, f"names {asset.get('name')} with another hash than the package holds")
+        elif not entry.get("file") and not case_asset_may_be_absent(entry, index):
+            report.fail(where, f"names {asset.get('name')}, which the package does not hold "
+                               f"(listed as {entry.get('omitted') or 'absent'})")
+
+
+def case_asset_may_be_absent(entry, index):
+    """Only when its outputs were deleted under retention (the event is checked with the asset), or the
+    exporter's signed index says assets were not requested."""
+    return entry.get("omitted") == "deleted_by_retention" or index.get("includes_assets") is False
 
 
 def summary_lines(index, keys, report):

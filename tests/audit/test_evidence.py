@@ -133,7 +133,7 @@ def test_it_checks_every_signature_with_the_public_keys_alone_and_names_the_sign
     write_checkpoint()
     done = verify(export(out))
     assert done.returncode == 0 and done.stdout.splitlines()[-1] == "PASS", done.stdout
-    assert "4 signature(s)" in done.stdout and "not checked" not in done.stdout
+    assert "5 signature(s)" in done.stdout and "not checked" not in done.stdout
     assert f"signed by: {chain.first().key_id} " in done.stdout and chain.first().key_id.startswith("ed25519-")
 
 
@@ -158,7 +158,7 @@ def test_it_passes_an_untouched_package_with_the_key_and_counts_what_it_checked(
     done = verify(export(out), *key)
     assert done.returncode == 0 and done.stdout.splitlines()[-1] == "PASS", done.stdout
     assert (f"checked: 3 manifest(s), chain segment of 3 link(s), 1 checkpoint(s) against the chain, "
-            f"{Asset.objects.count()} asset(s) re-hashed, 4 signature(s)") in done.stdout
+            f"{Asset.objects.count()} asset(s) re-hashed, 5 signature(s)") in done.stdout
     assert "not checked" not in done.stdout
 
 
@@ -167,7 +167,7 @@ def test_it_takes_hmac_keys_from_a_key_file(chain, out, settings):
     keys = out / "keys.txt"
     keys.write_text(f"# id=key\n{settings.PAGETRAIL_MANIFEST_KEY_ID}={settings.PAGETRAIL_MANIFEST_KEY}\n")
     done = verify(export(out), "--key-file", str(keys))
-    assert done.returncode == 0 and "3 signature(s)" in done.stdout, done.stdout
+    assert done.returncode == 0 and "4 signature(s)" in done.stdout, done.stdout
 
 
 def test_it_reports_assets_left_out_of_a_package_without_assets_as_not_included(chain, out, key):

@@ -33,7 +33,7 @@ def test_it_publishes_the_key_that_signed_the_manifests(chain):  # noqa: F811
 def test_it_passes_a_package_checked_against_the_published_key_list(chain, out):  # noqa: F811
     (out / "signing-keys.json").write_text(json.dumps(published()))
     done = verify(export(out), "--public-keys", str(out / "signing-keys.json"))
-    assert done.returncode == 0 and "3 signature(s)" in done.stdout, done.stdout
+    assert done.returncode == 0 and "4 signature(s)" in done.stdout, done.stdout
 
 
 def resigned_by_an_insider(members: dict) -> None:
