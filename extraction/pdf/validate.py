@@ -100,9 +100,10 @@ def check_declared_lengths(path: str | Path, source: Source, limits: Limits) -> 
 
     qpdf replaces such a /Length by the length it finds (or, reading strictly, the stream by
     null), so the declared value is only visible in the raw bytes. Stream dictionaries are
-    never inside object streams, so reading the head of every object the cross-reference table places in the
-    file, up to its `stream` keyword, sees every direct /Length. The stream data, nearly all
-    of the file, is skipped: scanning it would cost a third of the extraction.
+    never inside object streams, so reading the head of every object the cross-reference
+    table places in the file, up to its `stream` keyword, sees every direct /Length. The
+    stream data, nearly all of the file, is skipped: scanning it would cost a third of the
+    extraction.
     """
     pattern = re.compile(rb"/Length\s+(\d{%d,})" % len(str(limits.max_stream_bytes)))
     # qpdf counts offsets from `%PDF-`, as the table does: bytes before it shift them all.

@@ -182,4 +182,5 @@ def test_the_command_reports_a_file_that_could_not_be_checked_and_goes_on(tmp_pa
 
     results = submit_command(pdfs.jpeg_rgb(tmp_path), pdfs.cmyk(tmp_path))
 
-    assert [(r["accepted"], r["error_code"], r["retryable"]) for r in results] == [(False, "child_unavailable", True)] * 2
+    outcomes = [(r["accepted"], r["error_code"], r["retryable"]) for r in results]
+    assert outcomes == [(False, "child_unavailable", True)] * 2
