@@ -66,7 +66,7 @@ def submit_staged(staged: intake.StagedUpload, *, filename: str, submitted_by: s
     except pdf.SandboxError as exc:
         log.warning("could not check %s: %s: %s", display, exc.code, exc.message)
         return IntakeResult(path=display, accepted=False, error_code=exc.code, retryable=True,
-                            message=f"The file could not be checked now ({exc.message}) Nothing was recorded; "
+                            message=f"The file could not be checked now: {exc.message} Nothing was recorded; "
                                     "try again later.")
     finally:
         staged.path.unlink(missing_ok=True)

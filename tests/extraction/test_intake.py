@@ -162,7 +162,7 @@ def test_it_answers_a_child_that_cannot_start_with_a_code_and_records_no_rejecti
     result = submit(pdfs.jpeg_rgb(tmp_path))
 
     assert (result.accepted, result.error_code, result.retryable) == (False, "child_unavailable", True)
-    assert result.message.startswith("The file could not be checked now (The PDF process could not start")
+    assert result.message.startswith("The file could not be checked now: The PDF process could not start")
     assert not Rejection.objects.exists() and not Bundle.objects.exists() and temp_files() == []
 
 
