@@ -10,7 +10,7 @@ from .encode import Encoded, encode
 from .errors import raise_if_out_of_memory, reason
 from .limits import ExtractedAsset, Extraction, Limits
 from .protocol import PARTIAL
-from .validate import open_pdf, unreadable
+from .validate import opened, unreadable
 
 # A hostile file can draw a broken image a million times; the report stays readable.
 MAX_WARNINGS = 1000
@@ -19,18 +19,19 @@ MAX_WARNINGS = 1000
 def extract(path: str | Path, out_dir: str | Path, limits: Limits) -> Extraction:
     store = AssetStore(Path(out_dir), limits.max_pixels)
     warnings: list[str] = []
-    with open_pdf(path) as pdf:
+    with opened(path) as source:
         try:
-            pages = list(pdf.pages)
+            pages = list(source.pdf.pages)
         except pikepdf.PdfError as exc:
             raise unreadable(exc) from None
-        drawing = Drawing(pdf, warnings)
+        drawing = Drawing(source.pdf, warnings)
         for number, page in enumerate(pages, 1):
             for draw in drawing.page_draws(number, page):
                 store.place(draw, warnings)
+        read = source.flags()  # after every page was read: qpdf may repair the file while reading objects
     if len(warnings) > MAX_WARNINGS:
         warnings[MAX_WARNINGS:] = [f"... and {len(warnings) - MAX_WARNINGS} more warnings."]
-    return Extraction(pages=len(pages), assets=store.assets(), warnings=warnings)
+    return Extraction(pages=len(pages), assets=store.assets(), warnings=warnings, **read)
 
 
 class AssetStore:

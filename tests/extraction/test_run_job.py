@@ -5,7 +5,7 @@ import threading
 import pytest
 from django.db import connections
 
-from audit.models import Asset, Manifest, Placement
+from audit.models import Asset, Manifest, Placement, ReviewFlag
 from audit.verify import verify_all
 from extraction.models import Attempt, Job
 from extraction.runner import run_job
@@ -239,3 +239,17 @@ def test_it_retries_a_job_whose_child_cannot_start(tmp_path, monkeypatch, fresh_
 
 def _due(job):
     Job.objects.filter(pk=job.pk).update(claimed_until="2000-01-01T00:00:00Z")
+
+
+@pytest.mark.parametrize("factory, read", [
+    (pdfs.encrypted_without_user_password, {"encrypted": True, "repaired": False, "leading_bytes": 0}),
+    (pdfs_intake.damaged_xref, {"encrypted": False, "repaired": True, "leading_bytes": 0}),
+    (lambda d: pdfs_intake.junk_before_header(d, 100), {"encrypted": False, "repaired": False, "leading_bytes": 100}),
+])
+def test_the_manifest_records_how_the_input_was_read(tmp_path, factory, read):
+    job = accepted_job(factory(tmp_path))
+    assert run_job(job.pk) == "completed"
+    document = manifest_document(job)
+    assert {key: document["input"][key] for key in read} == read
+    flagged = ReviewFlag.objects.filter(manifest__job=job, raised_by="extractor").exists()
+    assert flagged == read["repaired"]  # a rebuilt cross-reference table is for a person to look at
