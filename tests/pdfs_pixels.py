@@ -48,12 +48,6 @@ def rgb16(pdf, width: int = 7, height: int = 5) -> tuple[pikepdf.Stream, bytes]:
     return stream(pdf, zlib.compress(samples), width, height, Name.DeviceRGB, 16, Filter=Name.FlateDecode), samples
 
 
-def gray16(pdf, width: int = 9, height: int = 4) -> tuple[pikepdf.Stream, list[int]]:
-    values = [(x * 7919 + y * 301) & 0xFFFF for y in range(height) for x in range(width)]
-    data = b"".join(v.to_bytes(2, "big") for v in values)
-    return stream(pdf, zlib.compress(data), width, height, Name.DeviceGray, 16, Filter=Name.FlateDecode), values
-
-
 def tints(width: int, height: int, components: int) -> bytes:
     return bytes((x * 17 + y * 29 + c * 71) % 256 for y in range(height) for x in range(width) for c in range(components))
 
@@ -67,7 +61,7 @@ def separation(pdf) -> tuple[pikepdf.Stream, bytes]:
 
 
 def device_n(pdf, inks: int) -> tuple[pikepdf.Stream, bytes]:
-    tint = pdf.make_stream(b"{pop pop 0 0 0 0}" if inks == 2 else b"{}")
+    tint = pdf.make_stream({2: b"{pop pop 0 0 0 0}", 3: b"{pop pop pop 0 0 0 0}"}.get(inks, b"{}"))
     tint.FunctionType, tint.Domain, tint.Range = 4, Array([0, 1] * inks), Array([0, 1] * 4)
     names = Array([Name(f"/Ink{i}") for i in range(inks)])
     space = Array([Name.DeviceN, names, Name.DeviceCMYK, tint])
@@ -115,3 +109,34 @@ def inline_jpeg(d: Path) -> Path:
     """An inline JPEG whose data begins after ID and a CR LF, as some producers write it."""
     data = pdfs.jpeg_bytes(INLINE_JPEG_PICTURE)
     return inline_page(d, "inline_jpeg", b"BI /W 8 /H 8 /CS /G /BPC 8 /F /DCT ID\r\n" + data + b"\nEI\n")
+
+
+def ccitt_group3(pdf, picture: Image.Image, byte_align: bool = False) -> pikepdf.Stream:
+    """One-dimensional Group 3 (K=0) as libtiff writes it, with an EOL code before each row; fax
+    white is a 0 bit, so the picture is inverted first (see pdfs.ccitt)."""
+    buffer = io.BytesIO()
+    options = {"tiffinfo": {292: 4}} if byte_align else {}  # Group3Options: fill bits before each EOL
+    inverted = ImageChops.invert(picture.convert("L")).convert("1")
+    inverted.save(buffer, "TIFF", compression="group3", strip_size=1 << 30, **options)
+    tiff = Image.open(buffer)
+    offset, length = tiff.tag_v2[273][0], tiff.tag_v2[279][0]
+    parms = Dictionary(K=0, Columns=picture.width, Rows=picture.height, EndOfLine=True, EncodedByteAlign=byte_align)
+    return stream(pdf, buffer.getvalue()[offset:offset + length], picture.width, picture.height, Name.DeviceGray, 1,
+                  Filter=Name.CCITTFaxDecode, DecodeParms=parms)
+
+
+def _segment(number: int, kind: int, data: bytes) -> bytes:
+    """A JBIG2 segment header (T.88 7.2) on page 1, referring to no other segment, then its data."""
+    return number.to_bytes(4, "big") + bytes([kind, 0, 1]) + len(data).to_bytes(4, "big") + data
+
+
+def jbig2_mmr(pdf, picture: Image.Image) -> pikepdf.Stream:
+    """JBIG2 as PDF embeds it (no file header): a page, then one immediate lossless generic region
+    coded with MMR, which is the same code as CCITT Group 4 (fax black is a 1 pixel, black)."""
+    doc = pdfs.Doc()
+    fax = pdfs.ccitt(doc, picture).read_raw_bytes()
+    width, height = (v.to_bytes(4, "big") for v in picture.size)
+    page = _segment(0, 48, width + height + bytes(8) + b"\x00\x00\x00")
+    region = _segment(1, 39, width + height + bytes(8) + b"\x00" + b"\x01" + fax)
+    return stream(pdf, page + region, picture.width, picture.height, Name.DeviceGray, 1, Filter=Name.JBIG2Decode)
+

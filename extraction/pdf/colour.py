@@ -68,3 +68,20 @@ def table(pair: tuple[float, float], top: int = 255) -> list[int]:
     """Sample value -> drawn value, both on 0..top, for one component whose range is 0..1."""
     low, high = pair
     return [min(top, max(0, round((low + v / top * (high - low)) * top))) for v in range(top + 1)]
+
+
+MAX_PROFILE_BYTES = 4 << 20
+
+
+def icc_profile(image: pikepdf.Stream) -> bytes | None:
+    """The ICC profile of an ICCBased image, to embed in the written file so viewers colour it as the
+    PDF does; None for other spaces and for a profile that cannot be read."""
+    colorspace = image.get("/ColorSpace")
+    if not isinstance(colorspace, pikepdf.Array) or len(colorspace) < 2 or colorspace[0] != pikepdf.Name.ICCBased:
+        return None
+    stream = colorspace[1]
+    try:
+        profile = stream.read_bytes() if isinstance(stream, pikepdf.Stream) else None
+    except pikepdf.PdfError:
+        return None
+    return profile if profile and len(profile) <= MAX_PROFILE_BYTES else None

@@ -18,23 +18,39 @@ from .samples import written
 SOI = b"\xff\xd8"
 # Inline JPEG data may start after a line break the content stream put after ID.
 MAX_LEADING_BYTES = 16
+SOF_MARKERS = set(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}  # not DHT, JPG, DAC
 
 
 def jpeg(image: pikepdf.Stream, raw: bytes, space: colour.Space) -> tuple[bytes, str, str, tuple[int, int]]:
     """(file bytes, extension, method, size) for a lone DCT stream."""
     start = raw.find(SOI, 0, MAX_LEADING_BYTES + len(SOI))
     data = raw[start:] if start > 0 else raw
+    frame = frame_of(data)
+    if frame is not None:
+        width, height, components = frame
+        pairs = colour.decode_pairs(image, components)
+        same = colour.is_inversion(pairs) if components == 4 else colour.is_identity(pairs)
+        if same:
+            return data, "jpg", ("passthrough" if data is raw else "adjusted"), (width, height)
     from PIL import Image
 
     picture = Image.open(io.BytesIO(data))
-    pairs = colour.decode_pairs(image, len(picture.getbands()))
-    if picture.mode == "CMYK":
-        same = colour.is_inversion(pairs)
-    else:
-        same = colour.is_identity(pairs)
-    if same:
-        return data, "jpg", ("passthrough" if data is raw else "adjusted"), picture.size
-    return drawn(picture, pairs)
+    return drawn(picture, colour.decode_pairs(image, len(picture.getbands())))
+
+
+def frame_of(data: bytes) -> tuple[int, int, int] | None:
+    """(width, height, components) from the JPEG's frame header, read without decoding; None if not found."""
+    pos = len(SOI)
+    while pos + 4 <= len(data) and data[pos] == 0xFF:
+        marker, length = data[pos + 1], int.from_bytes(data[pos + 2:pos + 4], "big")
+        if marker == 0xFF:  # fill byte
+            pos += 1
+            continue
+        if marker in SOF_MARKERS and pos + 10 <= len(data):
+            height, width = int.from_bytes(data[pos + 5:pos + 7], "big"), int.from_bytes(data[pos + 7:pos + 9], "big")
+            return (width, height, data[pos + 9]) if width and height else None
+        pos += 2 + length
+    return None
 
 
 def drawn(picture, pairs) -> tuple[bytes, str, str, tuple[int, int]]:

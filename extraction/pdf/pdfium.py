@@ -27,7 +27,9 @@ def decoded_bitmap(image: pikepdf.Stream, width: int, height: int):
         picture = found.get_bitmap(render=False).to_pil()
     if picture.size != (width, height):
         raise ValueError(f"PDFium decoded {picture.size[0]} x {picture.size[1]} pixels, not {width} x {height}")
-    return picture.convert("L").point(lambda v: 255 if v >= 128 else 0).convert("1")
+    # A stencil comes back as coverage (255 where it paints); painted is written black, see samples.py.
+    painted_is_black = image.get("/ImageMask") is not True
+    return picture.convert("L").point(lambda v: 255 if (v >= 128) == painted_is_black else 0).convert("1")
 
 
 def _alone(image: pikepdf.Stream, width: int, height: int) -> bytes:

@@ -4,7 +4,8 @@ Nothing is converted to RGB: the file keeps the components of the PDF colour spa
 records which space they are in (see colour.py).
 - 1 component (DeviceGray, CalGray, Separation tint, ICCBased N=1): greyscale PNG, 8 or 16 bits.
   A Separation tint of 1 is full ink yet is written as white (the value, not its look).
-- 3 components (DeviceRGB, CalRGB, ICCBased N=3): RGB PNG, 8 or 16 bits. Lab: an 8-bit TIFF of mode
+- 3 components (DeviceRGB, CalRGB, ICCBased N=3): RGB PNG, 8 or 16 bits. An ICCBased image's profile
+  is embedded (8-bit files), so a colour-managed viewer shows what the PDF shows. Lab: an 8-bit TIFF of mode
   "LAB" holding the PDF samples as stored (L, a, b over the ranges the colour space declares).
 - 4 components (DeviceCMYK, ICCBased N=4, DeviceN of 4): CMYK TIFF. Any other count (DeviceN): a TIFF
   of that many separated inks, 8 or 16 bits.
@@ -57,7 +58,7 @@ def from_samples(image: pikepdf.Stream, space: colour.Space, width: int, height:
         return _bilevel(data, width, height, colour.is_inversion(pairs))
     if bits == 16:
         return _sixteen(data, width, height, n, pairs)
-    return _eight(data, width, height, n, bits, pairs, space)
+    return _eight(image, data, width, height, n, bits, pairs, space)
 
 
 def _bilevel(data: bytes, width: int, height: int, inverted: bool) -> tuple[bytes, str, int]:
@@ -69,7 +70,7 @@ def _bilevel(data: bytes, width: int, height: int, inverted: bool) -> tuple[byte
     return *written(picture), 1
 
 
-def _eight(data, width, height, n, bits, pairs, space) -> tuple[bytes, str, int]:
+def _eight(image, data, width, height, n, bits, pairs, space) -> tuple[bytes, str, int]:
     from PIL import Image
 
     if n == 1 and bits == 1 and (colour.is_identity(pairs) or colour.is_inversion(pairs)):
@@ -83,13 +84,18 @@ def _eight(data, width, height, n, bits, pairs, space) -> tuple[bytes, str, int]
             return _inks(samples, width, height, n, 8), "tif", 8
     if not colour.is_identity(pairs):
         picture = Image.merge(picture.mode, [b.point(colour.table(p)) for b, p in zip(picture.split(), pairs)])
+    if profile := colour.icc_profile(image):
+        picture.info["icc_profile"] = profile
     return *written(picture), 8
 
 
 def _picture(samples: bytes, width: int, height: int, n: int, space):
     from PIL import Image
 
-    mode = "LAB" if space.family == "Lab" else {3: "RGB", 4: "CMYK"}.get(n)
+    if space.family == "Lab":
+        mode = "LAB"
+    else:  # DeviceN inks are never RGB, even three of them
+        mode = {3: "RGB" if space.family != "DeviceN" else None, 4: "CMYK"}.get(n)
     return Image.frombytes(mode, (width, height), samples) if mode else None
 
 

@@ -7,7 +7,7 @@ import pytest
 from PIL import Image
 
 from extraction.pdf.encode import encode
-from tests import pdfs_pixels as px
+from tests import pdfs, pdfs_pixels as px
 
 MAX_PIXELS = 10**8
 
@@ -77,14 +77,6 @@ def test_it_keeps_16_bit_rgb_at_16_bits():
     assert png_samples16(encoded.data) == samples
 
 
-def test_it_keeps_16_bit_gray_at_16_bits():
-    image, values = px.gray16(pdf := pikepdf.Pdf.new())
-
-    picture = opened(encode(image, MAX_PIXELS))
-
-    assert picture.mode.startswith("I;16") and list(picture.get_flattened_data()) == values
-
-
 def test_it_keeps_separation_tints_as_gray_and_records_the_colorant():
     image, tints = px.separation(pdf := pikepdf.Pdf.new())
 
@@ -149,10 +141,53 @@ def test_it_writes_an_inline_jpeg_starting_at_its_start_of_image_marker(tmp_path
     assert within_rounding(opened(encoded), px.INLINE_JPEG_PICTURE, levels=8)
 
 
-@pytest.mark.parametrize("make", [px.separation, px.lab, px.rgb16])
-def test_it_records_the_size_of_the_written_file(make):
-    image, _ = make(pdf := pikepdf.Pdf.new())
+def test_it_records_the_size_of_the_written_file_not_the_dictionarys():
+    image, _ = px.inverted_gray_jpeg(pdf := pikepdf.Pdf.new())
+    image.Width = image.Height = 1
+    del image["/Decode"]
 
     encoded = encode(image, MAX_PIXELS)
 
-    assert (encoded.width, encoded.height) == (int(image.Width), int(image.Height))
+    assert (encoded.width, encoded.height) == opened(encoded).size == (40, 24)
+
+
+BILEVEL = pdfs.bilevel_picture(61, 37)
+
+
+def gray(image: Image.Image) -> bytes:
+    return image.convert("L").tobytes()
+
+
+@pytest.mark.parametrize("byte_align", [False, True])
+def test_it_decodes_ccitt_group_3_rows_in_place(byte_align):
+    image = px.ccitt_group3(pdf := pikepdf.Pdf.new(), BILEVEL, byte_align)
+
+    encoded = encode(image, MAX_PIXELS)
+
+    assert gray(opened(encoded)) == gray(BILEVEL)
+    assert (encoded.method, encoded.bits, encoded.width, encoded.height) == ("decoded", 1, 61, 37)
+
+
+def test_it_decodes_a_jbig2_image():
+    image = px.jbig2_mmr(pdf := pikepdf.Pdf.new(), BILEVEL)
+
+    assert gray(opened(encode(image, MAX_PIXELS))) == gray(BILEVEL)
+
+
+def test_it_writes_a_jbig2_stencil_mask_black_where_it_paints():
+    image = px.jbig2_mmr(pdf := pikepdf.Pdf.new(), BILEVEL)
+    image.ImageMask = True
+    del image["/ColorSpace"]
+
+    encoded = encode(image, MAX_PIXELS)
+
+    assert gray(opened(encoded)) == gray(BILEVEL) and encoded.colorspace == "ImageMask"
+
+
+def test_it_keeps_three_device_n_inks_as_inks_not_rgb():
+    image, tints = px.device_n(pdf := pikepdf.Pdf.new(), 3)
+
+    encoded = encode(image, MAX_PIXELS)
+
+    assert encoded.extension == "tif" and zlib.compress(tints, 6) in encoded.data
+
