@@ -52,3 +52,16 @@ def test_it_sends_anonymous_visitors_to_the_login_page(completed, client):
 def test_it_serves_each_file_to_staff_with_the_matching_permission(completed, client):
     staff(client, "view_asset", "view_manifest", "view_bundle")
     assert [client.get(url).status_code for url in urls()] == [200, 200, 200]
+
+
+def test_it_refuses_to_serve_an_input_whose_bytes_changed_and_raises_an_alert(completed, admin_client):
+    from audit.models import Alert
+    from tests.conftest import write_stored
+
+    bundle = Bundle.objects.get()
+    changed = bytearray(read_stored("inputs", bundle.input_name))
+    changed[100] ^= 0x01
+    write_stored("inputs", bundle.input_name, bytes(changed))
+    response = admin_client.get(reverse("download-input", args=[bundle.pk]))
+    assert response.status_code == 409 and b"no longer matches its correlation id" in response.content
+    assert Alert.objects.filter(kind="input_changed").exists()
