@@ -11,6 +11,7 @@ class Alert(models.Model):
         JOB_PAST_DEADLINE = "job_past_deadline"
         RETENTION_BLOCKED = "retention_blocked"
         KILL_SWITCH = "kill_switch"
+        INPUT_CHANGED = "input_changed"
 
     class Status(models.TextChoices):
         OPEN = "open"
