@@ -4,11 +4,14 @@ The record is plain JSON. `disagreements` lists (class, detail) pairs, the class
 (`crash:intake`, `refused:unreadable`, `placements:fewer`, `pixels:samples:jpeg:cmyk:8` ...) so a run's
 failures can be grouped and two runs compared.
 """
+import hashlib
 import shutil
 import tempfile
 import traceback
 from collections import Counter
 from pathlib import Path
+
+import pikepdf
 
 from extraction.pdf import Limits, Refusal, SandboxError, extract_images, inspect_pdf
 
@@ -20,6 +23,7 @@ POLICY = {"active_content", "encrypted", "too_large", "too_many_pages", "image_t
           "timeout", "resource_limit"}
 # Codes that mean our own code failed, not the input: the child crashed or died in Python.
 CRASH_CODES = {"crashed", "child_failed"}
+_ROWS_BY_STREAM: dict[Path, dict] = {}
 
 
 def check(path: Path, name: str, scratch: Path) -> dict:
@@ -110,10 +114,11 @@ def _outputs(path: Path, extraction, rows: list, agreeing: set[int], work: Path,
             disagreements.append((f"pillow:{mine.suffix.lstrip('.')}", f"{asset.filename}: {problem}"))
             continue
         place = next(((p, i) for p, i in asset.placements if p in agreeing and i < len(by_page[p])), None)
-        if place is None:
+        row = by_page[place[0]][place[1]] if place else by_stream(path, rows).get(asset.stream_sha256 or asset.sha256)
+        if row is None:
             result["result"] = "unmatched"
             continue
-        row = by_page[place[0]][place[1]]
+        place = place or (row.page, None)
         result.update(page=place[0], index=place[1], poppler=f"{row.type}:{row.enc}:{row.color}:{row.bpc}")
         result["result"] = oracles.judge(mine, row)
         if result["result"] not in ("equal", "no_oracle"):
@@ -121,6 +126,21 @@ def _outputs(path: Path, extraction, rows: list, agreeing: set[int], work: Path,
                                   f"page {place[0]} image {place[1]} ({row.type}): {asset.filename}"
                                   f" [{asset.colorspace} {asset.method} {asset.bits}]"))
     return outputs
+
+
+def by_stream(path: Path, rows: list) -> dict:
+    """Poppler's rows by the sha256 of their object's raw stream: where the counts on a page differ
+    (images poppler does not list), an output is still matched to its row through `stream_sha256`."""
+    if path not in _ROWS_BY_STREAM:
+        _ROWS_BY_STREAM.clear()  # one file at a time
+        _ROWS_BY_STREAM[path] = found = {}
+        try:
+            with pikepdf.open(path) as pdf:
+                for row in (row for row in rows if row.object is not None):
+                    found.setdefault(hashlib.sha256(pdf.get_object(row.object, 0).read_raw_bytes()).hexdigest(), row)
+        except Exception:  # a reference lookup only: what cannot be read stays unmatched
+            pass
+    return _ROWS_BY_STREAM[path]
 
 
 class Oracles:
