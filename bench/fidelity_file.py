@@ -23,7 +23,8 @@ POLICY = {"active_content", "encrypted", "too_large", "too_many_pages", "image_t
           "timeout", "resource_limit"}
 # Codes that mean our own code failed, not the input: the child crashed or died in Python.
 CRASH_CODES = {"crashed", "child_failed"}
-_ROWS_BY_STREAM: dict[Path, dict] = {}
+_ROW_STREAMS: dict[Path, dict] = {}
+MASK_KEYS = {"smask": "/SMask", "mask": "/Mask"}
 
 
 def check(path: Path, name: str, scratch: Path) -> dict:
@@ -80,12 +81,15 @@ def _extraction(path: Path, work: Path, record: dict) -> None:
     if rows is None:
         record["placements"] = {"agree": None}
         return
-    agreeing = _placements(extraction, rows, record)
+    agreeing = _placements(path, extraction, rows, record)
     record["outputs"] = _outputs(path, extraction, rows, agreeing, work, record["disagreements"])
 
 
-def _placements(extraction, rows: list, record: dict) -> set[int]:
-    """Per page, our placements against poppler's rows; returns the pages where the counts agree."""
+def _placements(path: Path, extraction, rows: list, record: dict) -> set[int]:
+    """Per page, our placements against poppler's rows; returns the pages where the counts agree.
+
+    A page where we place more is `placements:more:superset` when every image poppler lists there is
+    among ours (so the extra ones are images `pdfimages -list` does not list), else `placements:more`."""
     ours = Counter(page for asset in extraction.assets for page, _ in asset.placements)
     theirs = Counter(row.page for row in rows)
     differing = {page: (ours[page], theirs[page]) for page in ours | theirs if ours[page] != theirs[page]}
@@ -93,9 +97,18 @@ def _placements(extraction, rows: list, record: dict) -> set[int]:
                             "pages": sorted([page, *counts] for page, counts in differing.items())[:20]}
     for page, (mine, poppler) in sorted(differing.items())[:1]:
         kinds = Counter(row.type for row in rows if row.page == page)
-        record["disagreements"].append(("placements:fewer" if mine < poppler else "placements:more",
-                                        f"page {page}: ours {mine}, poppler {poppler} {dict(kinds)}"))
+        kind = "placements:fewer" if mine < poppler else "placements:more"
+        if mine > poppler and _lists_all_of_poppler(path, extraction, rows, page):
+            kind += ":superset"
+        record["disagreements"].append((kind, f"page {page}: ours {mine}, poppler {poppler} {dict(kinds)}"))
     return set(theirs) - set(differing)
+
+
+def _lists_all_of_poppler(path: Path, extraction, rows: list, page: int) -> bool:
+    ours = {asset.stream_sha256 or asset.sha256 for asset in extraction.assets
+            if any(p == page for p, _ in asset.placements)}
+    streams = row_streams(path, rows)
+    return all(streams.get(row.num) in ours for row in rows if row.page == page)
 
 
 def _outputs(path: Path, extraction, rows: list, agreeing: set[int], work: Path, disagreements: list) -> list:
@@ -123,24 +136,34 @@ def _outputs(path: Path, extraction, rows: list, agreeing: set[int], work: Path,
         result["result"] = oracles.judge(mine, row)
         if result["result"] not in ("equal", "no_oracle"):
             disagreements.append((f"pixels:{result['result']}:{row.enc}:{row.color}:{row.bpc}",
-                                  f"page {place[0]} image {place[1]} ({row.type}): {asset.filename}"
+                                  f"page {row.page} pdfimages row {row.num} ({row.type}): {asset.filename}"
                                   f" [{asset.colorspace} {asset.method} {asset.bits}]"))
     return outputs
 
 
-def by_stream(path: Path, rows: list) -> dict:
-    """Poppler's rows by the sha256 of their object's raw stream: where the counts on a page differ
-    (images poppler does not list), an output is still matched to its row through `stream_sha256`."""
-    if path not in _ROWS_BY_STREAM:
-        _ROWS_BY_STREAM.clear()  # one file at a time
-        _ROWS_BY_STREAM[path] = found = {}
+def row_streams(path: Path, rows: list) -> dict[int, str]:
+    """The sha256 of the raw stream behind each of poppler's rows, by row number. A soft mask's or
+    mask's row names its parent image's object, so the stream is the parent's /SMask or /Mask."""
+    if path not in _ROW_STREAMS:
+        _ROW_STREAMS.clear()  # one file at a time
+        _ROW_STREAMS[path] = found = {}
         try:
             with pikepdf.open(path) as pdf:
                 for row in (row for row in rows if row.object is not None):
-                    found.setdefault(hashlib.sha256(pdf.get_object(row.object, 0).read_raw_bytes()).hexdigest(), row)
+                    stream = pdf.get_object(row.object, 0)
+                    stream = stream.get(MASK_KEYS[row.type]) if row.type in MASK_KEYS else stream
+                    if isinstance(stream, pikepdf.Stream):
+                        found[row.num] = hashlib.sha256(stream.read_raw_bytes()).hexdigest()
         except Exception:  # a reference lookup only: what cannot be read stays unmatched
             pass
-    return _ROWS_BY_STREAM[path]
+    return _ROW_STREAMS[path]
+
+
+def by_stream(path: Path, rows: list) -> dict:
+    """Poppler's rows by their stream's sha256: where the counts on a page differ (images poppler
+    does not list), an output is still matched to its row through `stream_sha256`."""
+    streams = row_streams(path, rows)
+    return {streams[row.num]: row for row in reversed(rows) if row.num in streams}
 
 
 class Oracles:
