@@ -8,7 +8,7 @@ from PIL import Image
 
 from bench import fidelity
 from bench.fidelity_pixels import compare
-from tests import pdfs
+from tests import pdfs, pdfs_draws
 
 pytestmark = [
     pytest.mark.slow,
@@ -66,6 +66,14 @@ def test_it_records_a_file_that_hangs_and_carries_on(corpus, monkeypatch):
     started = time.monotonic()
     records = fidelity.run([corpus / "rgb_with_smask.pdf"], corpus, jobs=1, timeout=0.5)
     assert records[0]["intake"]["outcome"] == "hung" and time.monotonic() - started < 10
+
+
+def test_it_calls_images_pdfimages_does_not_list_a_superset(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    pdfs_draws.tiling_pattern(corpus)  # poppler lists the page's image, not the pattern's
+    records = fidelity.run(sorted(corpus.iterdir()), corpus, jobs=1, timeout=120)
+    assert [kind for kind, _ in records[0]["disagreements"]] == ["placements:more:superset"]
 
 
 def test_it_tells_a_changed_sample_from_an_equal_one(tmp_path):
