@@ -140,3 +140,14 @@ def jbig2_mmr(pdf, picture: Image.Image) -> pikepdf.Stream:
     region = _segment(1, 39, width + height + bytes(8) + b"\x00" + b"\x01" + fax)
     return stream(pdf, page + region, picture.width, picture.height, Name.DeviceGray, 1, Filter=Name.JBIG2Decode)
 
+
+
+def untransformed_jpeg(pdf) -> tuple[pikepdf.Stream, Image.Image]:
+    """A JFIF (YCbCr) JPEG that /ColorTransform 0 tells the PDF reader not to convert to RGB; the
+    expected samples are the YCbCr ones, as Pillow gives them when asked for YCbCr."""
+    data = pdfs.jpeg_bytes(pdfs.rgb_picture())
+    picture = Image.open(io.BytesIO(data))
+    picture.draft("YCbCr", picture.size)
+    expected = Image.frombytes("RGB", picture.size, picture.tobytes())
+    image = stream(pdf, data, 48, 32, Name.DeviceRGB, Filter=Name.DCTDecode, DecodeParms=Dictionary(ColorTransform=0))
+    return image, expected

@@ -14,10 +14,12 @@ import pikepdf
 
 from . import colour
 from .samples import written
+from .wrap import decode_parms
 
 SOI = b"\xff\xd8"
 # Inline JPEG data may start after a line break the content stream put after ID.
 MAX_LEADING_BYTES = 16
+APP14 = 0xEE
 SOF_MARKERS = set(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}  # not DHT, JPG, DAC
 
 
@@ -26,8 +28,9 @@ def jpeg(image: pikepdf.Stream, raw: bytes, space: colour.Space) -> tuple[bytes,
     start = raw.find(SOI, 0, MAX_LEADING_BYTES + len(SOI))
     data = raw[start:] if start > 0 else raw
     frame = frame_of(data)
-    if frame is not None:
-        width, height, components = frame
+    raw_colours = _colour_transform_off(image, frame)
+    if frame is not None and not raw_colours:
+        width, height, components, _ = frame
         pairs = colour.decode_pairs(image, components)
         same = colour.is_inversion(pairs) if components == 4 else colour.is_identity(pairs)
         if same:
@@ -35,12 +38,25 @@ def jpeg(image: pikepdf.Stream, raw: bytes, space: colour.Space) -> tuple[bytes,
     from PIL import Image
 
     picture = Image.open(io.BytesIO(data))
+    if raw_colours:  # the PDF draws the YCbCr samples as RGB: ask libjpeg not to convert them
+        picture.draft("YCbCr", picture.size)
+        picture = Image.frombytes("RGB", picture.size, picture.tobytes())
     return drawn(picture, colour.decode_pairs(image, len(picture.getbands())))
 
 
-def frame_of(data: bytes) -> tuple[int, int, int] | None:
-    """(width, height, components) from the JPEG's frame header, read without decoding; None if not found."""
-    pos = len(SOI)
+def _colour_transform_off(image: pikepdf.Stream, frame) -> bool:
+    """True when /ColorTransform 0 keeps a three-component JPEG's samples as they are, where libjpeg
+    would convert them from YCbCr; an Adobe APP14 marker overrides the dictionary (PDF 1.7, 7.4.8)."""
+    parms = decode_parms(image)
+    if frame is None or frame[2] != 3 or frame[3] or not parms:
+        return False
+    return parms.get("/ColorTransform") == 0
+
+
+def frame_of(data: bytes) -> tuple[int, int, int, bool] | None:
+    """(width, height, components, has an Adobe APP14 marker) from the JPEG's headers, read without
+    decoding; None if there is no frame header."""
+    pos, adobe = len(SOI), False
     while pos + 4 <= len(data) and data[pos] == 0xFF:
         marker, length = data[pos + 1], int.from_bytes(data[pos + 2:pos + 4], "big")
         if marker == 0xFF:  # fill byte
@@ -48,7 +64,8 @@ def frame_of(data: bytes) -> tuple[int, int, int] | None:
             continue
         if marker in SOF_MARKERS and pos + 10 <= len(data):
             height, width = int.from_bytes(data[pos + 5:pos + 7], "big"), int.from_bytes(data[pos + 7:pos + 9], "big")
-            return (width, height, data[pos + 9]) if width and height else None
+            return (width, height, data[pos + 9], adobe) if width and height else None
+        adobe = adobe or (marker == APP14 and data[pos + 4:pos + 9] == b"Adobe")
         pos += 2 + length
     return None
 

@@ -191,3 +191,11 @@ def test_it_keeps_three_device_n_inks_as_inks_not_rgb():
 
     assert encoded.extension == "tif" and zlib.compress(tints, 6) in encoded.data
 
+
+
+def test_it_keeps_the_samples_of_a_jpeg_the_pdf_does_not_colour_transform():
+    image, expected = px.untransformed_jpeg(pdf := pikepdf.Pdf.new())
+
+    encoded = encode(image, MAX_PIXELS)
+
+    assert within_rounding(opened(encoded), expected, levels=0) and encoded.method == "decoded"
