@@ -24,7 +24,8 @@ from . import colour, containers
 
 PNG_MODES = {"1", "L", "LA", "P", "RGB", "RGBA", "I", "I;16"}
 PNG_LEVEL = 6
-SCALED = {1: "1", 2: "L;2", 4: "L;4", 8: "L"}
+SCALED = {2: "L;2", 4: "L;4", 8: "L"}
+INVERTED = bytes(255 - b for b in range(256))  # every bit of a byte flipped
 
 
 def written(image) -> tuple[bytes, str]:
@@ -66,7 +67,7 @@ def _bilevel(data: bytes, width: int, height: int, inverted: bool) -> tuple[byte
     # painted is written black (0).
     from PIL import Image
 
-    picture = Image.frombytes("1", (width, height), bytes(b ^ 0xFF for b in data) if inverted else data)
+    picture = Image.frombytes("1", (width, height), data.translate(INVERTED) if inverted else data)
     return *written(picture), 1
 
 
@@ -75,7 +76,9 @@ def _eight(image, data, width, height, n, bits, pairs, space) -> tuple[bytes, st
 
     if n == 1 and bits == 1 and (colour.is_identity(pairs) or colour.is_inversion(pairs)):
         return _bilevel(data, width, height, colour.is_inversion(pairs))
-    if n == 1:
+    if n == 1 and bits == 1:  # an unusual /Decode: map black and white as any grey
+        picture = Image.frombytes("1", (width, height), data).convert("L")
+    elif n == 1:
         picture = Image.frombytes("L", (width, height), data, "raw", SCALED[bits])
     else:
         samples = data if bits == 8 else _unpacked(data, width * n, height, bits)
@@ -124,6 +127,8 @@ def _sixteen(data, width, height, n, pairs) -> tuple[bytes, str, int]:
 
 
 def _mapped16(data: bytes, pairs) -> bytes:
+    if colour.is_inversion(pairs):  # 65535 - v, byte by byte
+        return data.translate(INVERTED)
     n, out = len(pairs), bytearray(data)
     for i in range(0, len(data) - 1, 2):
         low, high = pairs[(i // 2) % n]

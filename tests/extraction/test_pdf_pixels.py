@@ -199,3 +199,10 @@ def test_it_keeps_the_samples_of_a_jpeg_the_pdf_does_not_colour_transform():
     encoded = encode(image, MAX_PIXELS)
 
     assert within_rounding(opened(encoded), expected, levels=0) and encoded.method == "decoded"
+
+
+def test_it_applies_an_inverting_decode_array_to_16_bit_samples():
+    image, samples = px.rgb16(pdf := pikepdf.Pdf.new())
+    image.Decode = pikepdf.Array([1, 0] * 3)
+
+    assert png_samples16(encode(image, MAX_PIXELS).data) == samples.translate(bytes(255 - b for b in range(256)))
