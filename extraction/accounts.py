@@ -2,7 +2,9 @@
 
 import hashlib
 import secrets
+from datetime import timedelta
 
+from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
@@ -43,7 +45,13 @@ class ServiceAccount(models.Model):
 
 
 class IdempotencyRecord(models.Model):
-    """The first answer to an Idempotency-Key, replayed for the same payload; 422 for another, 409 meanwhile."""
+    """The first answer to an Idempotency-Key, replayed for the same payload; 422 for another, 409 meanwhile.
+
+    A request in progress holds its key for PAGETRAIL_IDEMPOTENCY_LEASE_SECONDS; one that never answered
+    (its web server was killed) gives the key up when the lease runs out.
+    """
+
+    KEY_MAX = 200
 
     account = models.ForeignKey(ServiceAccount, on_delete=models.CASCADE)
     key = models.CharField(max_length=200)
@@ -54,3 +62,10 @@ class IdempotencyRecord(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["account", "key"], name="one_record_per_key")]
+
+    def take_over_if_abandoned(self, request_sha256: str, at=None) -> bool:
+        """Claim a key whose request never answered within its lease (a guarded update: one taker wins)."""
+        at = at or timezone.now()
+        expired = at - timedelta(seconds=settings.PAGETRAIL_IDEMPOTENCY_LEASE_SECONDS)
+        return IdempotencyRecord.objects.filter(pk=self.pk, response_status__isnull=True, created_at__lt=expired).update(
+            created_at=at, request_sha256=request_sha256) == 1

@@ -6,8 +6,10 @@ Intake is exactly the admin's; errors are JSON `{"error": {"code", "message"}}` 
 from typing import Annotated
 
 from django.db import IntegrityError, transaction
+from django.db.models import Count, Q
 from django.shortcuts import get_object_or_404
-from ninja import File, Path, Router, Schema, Status
+from django.utils.dateparse import parse_datetime
+from ninja import File, Path, Query, Router, Schema, Status
 from ninja.files import UploadedFile
 
 from extraction import pdf
@@ -16,7 +18,7 @@ from . import intake, services
 from .accounts import IdempotencyRecord
 from .models import Job
 
-REFUSAL_STATUS = {"too_large": 413, "not_pdf": 415, "empty": 400}
+REFUSAL_STATUS = {"too_large": 413, "not_pdf": 415}
 router = Router(tags=["bundles and jobs"])
 # An id the database can hold: a larger number is a bad request, not a database overflow (500).
 RowId = Annotated[int, Path(ge=1, le=2**63 - 1)]
@@ -66,9 +68,12 @@ def submit(request, file: File[UploadedFile] = None, case_label: str = ""):
     """A multipart `file` part, or the raw PDF as the body with `Content-Type: application/pdf`.
     The same bytes again return the existing job (200). With an `Idempotency-Key`, the same key and
     payload replay the first answer, another payload is 422, and 409 while the first is in progress."""
+    if unknown := unknown_parameters(request, {"case_label"}):
+        return unknown
     if too_large := getattr(request, "upload_too_large", None):
         return _refused(request, services.refuse_oversized_upload(*too_large, submitted_by=_who(request)))
-    if file is None and request.content_type != "application/pdf":
+    empty = file is None and not int(request.META.get("CONTENT_LENGTH") or 0)  # refused as `empty`, whatever its type
+    if file is None and not empty and request.content_type != "application/pdf":
         return error(request, 400, "bad_request", "Send a multipart 'file' part or an application/pdf body.")
     try:
         staged = intake.stage(file or request)
@@ -78,7 +83,20 @@ def submit(request, file: File[UploadedFile] = None, case_label: str = ""):
     key = request.headers.get("Idempotency-Key")
     if not key:
         return _submitted(request, staged, file, case_label)
+    if len(key) > IdempotencyRecord.KEY_MAX:
+        staged.path.unlink(missing_ok=True)
+        return error(request, 400, "bad_idempotency_key",
+                     f"An Idempotency-Key holds at most {IdempotencyRecord.KEY_MAX} characters; it is never cut.")
     return _idempotent(request, key, staged, lambda: _submitted(request, staged, file, case_label))
+
+
+def unknown_parameters(request, known: set[str]) -> Status | None:
+    """A misspelt filter is a 400 naming it, never silently ignored (which would list everything)."""
+    unknown = sorted(set(request.GET) - known)
+    if unknown:
+        return error(request, 400, "bad_request", f"Unknown query parameter(s): {', '.join(unknown)[:200]}; "
+                                                  f"this operation takes {', '.join(sorted(known))}.")
+    return None
 
 
 def _who(request) -> str:
@@ -104,16 +122,13 @@ def _refused(request, result):
 def _idempotent(request, key: str, staged, handle):
     try:
         with transaction.atomic():
-            record = IdempotencyRecord.objects.create(account=request.auth, key=key[:200],
-                                                      request_sha256=staged.sha256)
+            record = IdempotencyRecord.objects.create(account=request.auth, key=key, request_sha256=staged.sha256)
     except IntegrityError:
-        staged.path.unlink(missing_ok=True)
-        record = IdempotencyRecord.objects.get(account=request.auth, key=key[:200])
-        if record.request_sha256 != staged.sha256:
-            return error(request, 422, "idempotency_conflict", "This Idempotency-Key was used for another payload.")
-        if record.response_status is None:
-            return error(request, 409, "in_progress", "The first request with this Idempotency-Key is still running.")
-        return Status(record.response_status, record.response_body)
+        record = IdempotencyRecord.objects.get(account=request.auth, key=key)
+        # A request that died (a killed web server) never answers: its lease runs out and this one takes over.
+        if not record.take_over_if_abandoned(staged.sha256):
+            staged.path.unlink(missing_ok=True)
+            return _answered_before(request, record, staged)
     try:
         answer = handle()
     except BaseException:
@@ -127,18 +142,65 @@ def _idempotent(request, key: str, staged, handle):
     return answer
 
 
+def _answered_before(request, record, staged):
+    if record.request_sha256 != staged.sha256:
+        return error(request, 422, "idempotency_conflict", "This Idempotency-Key was used for another payload.")
+    if record.response_status is None:
+        return error(request, 409, "in_progress", "The first request with this Idempotency-Key is still running.")
+    return Status(record.response_status, record.response_body)
+
+
+class JobPage(Schema):
+    count: int
+    next: str | None
+    items: list[JobOut]
+
+
+PAGE_MAX = 200
+
+
+@router.get("/jobs", response={200: JobPage, **ERRORS}, summary="The caller's jobs, newest first")
+def list_jobs(request, state: Job.Status | None = None, correlation_id: str = "", since: str = "",
+              limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = 50, offset: Annotated[int, Query(ge=0)] = 0):
+    """Only jobs of bundles this service account submitted; filter by `state`, `correlation_id` and
+    `since` (enqueued at or after, ISO 8601); `next` is the URL of the following page, or null."""
+    if unknown := unknown_parameters(request, {"state", "correlation_id", "since", "limit", "offset"}):
+        return unknown
+    enqueued_from = parse_datetime(since) if since else None
+    if since and enqueued_from is None:
+        return error(request, 400, "bad_request", "`since` must be an ISO 8601 date and time, e.g. 2026-11-30T12:00Z.")
+    jobs = Job.objects.filter(bundle__submitted_by=_who(request)).select_related("bundle").order_by("-pk")
+    if state:
+        jobs = jobs.filter(status=state)
+    if correlation_id:
+        jobs = jobs.filter(bundle__correlation_id=correlation_id)
+    if enqueued_from:
+        jobs = jobs.filter(enqueued_at__gte=enqueued_from)
+    count = jobs.count()
+    page = jobs.annotate(attempt_count=Count("attempts"),
+                         retry_count=Count("attempts", filter=Q(attempts__outcome="retry")))[offset:offset + limit]
+    following = request.GET.copy()
+    following["offset"] = offset + limit
+    return {"count": count, "items": [job_document(job) for job in page],
+            "next": f"{request.path}?{following.urlencode()}" if offset + limit < count else None}
+
+
 @router.get("/jobs/{job_id}", response={200: JobOut, **ERRORS}, summary="A job's state and timings")
 def get_job(request, job_id: RowId):
     return job_document(get_object_or_404(Job.objects.select_related("bundle"), pk=job_id))
 
 
 def job_document(job: Job) -> dict:
-    attempts = list(job.attempts.values_list("outcome", flat=True))
+    if hasattr(job, "attempt_count"):  # counted in the list's one query
+        attempts, retries = job.attempt_count, job.retry_count
+    else:
+        outcomes = list(job.attempts.values_list("outcome", flat=True))
+        attempts, retries = len(outcomes), outcomes.count("retry")
     return {
         "id": job.pk, "state": job.status, "provider": job.provider, "correlation_id": job.bundle.correlation_id,
         "pages": job.bundle.page_count, "enqueued_at": job.enqueued_at.isoformat(),
         "queue_wait_s": _seconds(job.queue_wait), "extraction_s": _seconds(job.extraction_time),
-        "attempts": len(attempts), "retries": attempts.count("retry"),
+        "attempts": attempts, "retries": retries,
         "error": {"code": job.error_code, "message": job.error_message} if job.error_code else None,
         "status_url": f"/api/v1/jobs/{job.pk}",
         "manifest_url": f"/api/v1/jobs/{job.pk}/manifest" if job.status == Job.Status.COMPLETED else None,

@@ -1,7 +1,10 @@
 """The upstream services' API at /api/v1/: token auth, rate limits, JSON errors, a generated OpenAPI document."""
 
+import logging
+
 from django.conf import settings
-from django.http import Http404
+from django.http import Http404, JsonResponse
+from django.http.multipartparser import MultiPartParserError
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
@@ -17,6 +20,7 @@ class TokenAuth(HttpBearer):
         return ServiceAccount.for_token(token)
 
 
+log = logging.getLogger(__name__)
 THROTTLE = AuthRateThrottle(settings.PAGETRAIL_API_RATE)  # per service account, in Django's cache
 api = NinjaAPI(title="Pagetrail API", version="1", urls_namespace="api", auth=TokenAuth(), throttle=[THROTTLE],
                description="Submit PDF bundles for image extraction, follow their jobs, fetch their manifests.")
@@ -48,3 +52,20 @@ def http_error(request, exc):
 @api.exception_handler(ValidationError)
 def invalid(request, exc):
     return error(request, 400, "bad_request", f"The request is not well-formed: {exc.errors}"[:500])
+
+
+@api.exception_handler(MultiPartParserError)
+def malformed_multipart(request, exc):
+    return error(request, 400, "bad_request", "The multipart body is malformed; send one 'file' part, or the raw PDF.")
+
+
+@api.exception_handler(Exception)
+def internal(request, exc):
+    """Our own bug: logged with its traceback (scrubbed), answered as JSON without one."""
+    log.exception("API request %s %s failed", request.method, request.path)
+    return error(request, 500, "internal_error", "Pagetrail failed to handle this request; it has been logged.")
+
+
+def unknown_route(request, rest=""):
+    """Everything under /api/ answers JSON, also paths no operation has."""
+    return JsonResponse({"error": {"code": "not_found", "message": f"No API operation at {request.path}."}}, status=404)

@@ -181,6 +181,8 @@ PAGETRAIL_MAX_STREAM_BYTES = env.int("PAGETRAIL_MAX_STREAM_BYTES", default=512 *
 PAGETRAIL_CHILD_CPU_SECONDS = env.int("PAGETRAIL_CHILD_CPU_SECONDS", default=60)
 PAGETRAIL_CHILD_MEMORY_BYTES = env.int("PAGETRAIL_CHILD_MEMORY_BYTES", default=2 * 1024**3)
 PAGETRAIL_CHILD_WALL_SECONDS = env.int("PAGETRAIL_CHILD_WALL_SECONDS", default=120)
+# How long a request with an Idempotency-Key holds its key before a retry may take it over (it died unanswered).
+PAGETRAIL_IDEMPOTENCY_LEASE_SECONDS = env.int("PAGETRAIL_IDEMPOTENCY_LEASE_SECONDS", default=300)
 # A warm child reads this many PDFs before it is replaced; 1 gives every PDF a fresh process.
 PAGETRAIL_CHILD_REUSE = env.int("PAGETRAIL_CHILD_REUSE", default=1000)
 

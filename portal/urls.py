@@ -1,10 +1,10 @@
 from django.contrib import admin
-from django.urls import path
+from django.urls import path, re_path
 from django.views.generic import RedirectView
 
 from audit import dashboard
 from audit import views as audit_views
-from portal.api import api
+from portal.api import api, unknown_route
 from extraction import views as extraction_views
 
 admin.site.site_header = "Pagetrail"
@@ -19,6 +19,7 @@ urlpatterns = [
     path("files/previews/<int:preview_id>/", audit_views.page_preview, name="page-preview"),
     path("review/<int:manifest_id>/", audit_views.review_page, name="review-manifest"),
     path("api/v1/", api.urls),
+    re_path(r"^api/(?P<rest>.*)$", unknown_route),
     path("admin/dashboard/", dashboard.dashboard, name="dashboard"),
     path("metrics", dashboard.prometheus, name="metrics"),
     path("signing-keys.json", audit_views.signing_keys, name="signing-keys"),

@@ -2,9 +2,11 @@
 
 import hashlib
 import json
+from datetime import timedelta
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
 
 from audit.models import Manifest
 from extraction.accounts import IdempotencyRecord, ServiceAccount
@@ -164,3 +166,60 @@ def test_a_file_that_could_not_be_checked_is_a_json_503_and_its_key_may_be_used_
     assert response.status_code == 503 and response["Content-Type"].startswith("application/json")
     assert response.json()["error"]["code"] == "child_unavailable" and not Rejection.objects.exists()
     assert post_pdf(client, token, data, key="k-1").status_code == 201
+
+
+# ---------- JSON everywhere, keys that survive crashes, the caller's job list ----------
+
+def test_an_unknown_api_route_is_a_json_404(client, token):
+    for path in ("/api/v1/nope", "/api/v2/jobs", "/api/"):
+        response = client.get(path, HTTP_AUTHORIZATION=f"Bearer {token}")
+        assert response.status_code == 404 and response.json()["error"]["code"] == "not_found", path
+
+
+def test_a_malformed_multipart_body_is_a_json_400(client, token):
+    response = client.post("/api/v1/bundles", data=b"--x\r\nContent-Disposition: form-data; name=\"file\"; filename=",
+                           content_type="multipart/form-data; boundary=x", HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert response.status_code == 400 and response.json()["error"]["code"] == "bad_request"
+
+
+def test_an_empty_body_is_refused_like_every_intake_refusal_with_422(client, token):
+    response = post_pdf(client, token, b"")
+    assert response.status_code == 422 and response.json()["error"]["code"] == "empty"
+
+
+def test_an_idempotency_key_longer_than_the_maximum_is_400_never_cut(client, token, tmp_path):
+    data = pdfs.jpeg_rgb(tmp_path).read_bytes()
+    response = post_pdf(client, token, data, key="k" * (IdempotencyRecord.KEY_MAX + 1))
+    assert response.status_code == 400 and response.json()["error"]["code"] == "bad_idempotency_key"
+    assert not IdempotencyRecord.objects.exists() and not Bundle.objects.exists()
+
+
+def test_a_key_whose_request_died_is_taken_over_when_its_lease_ends(client, token, tmp_path, settings):
+    data = pdfs.jpeg_rgb(tmp_path).read_bytes()
+    stale = timezone.now() - timedelta(seconds=settings.PAGETRAIL_IDEMPOTENCY_LEASE_SECONDS + 1)
+    IdempotencyRecord.objects.create(account=ServiceAccount.objects.get(), key="order-4711",
+                                     request_sha256=hashlib.sha256(data).hexdigest(), created_at=stale)
+    response = post_pdf(client, token, data, key="order-4711")
+    assert response.status_code == 201 and IdempotencyRecord.objects.get().response_status == 201
+    assert post_pdf(client, token, data, key="order-4711").json() == response.json()  # and replays from then on
+
+
+def test_it_lists_only_the_callers_jobs_with_filters_and_pages(client, token, tmp_path):
+    mine = [post_pdf(client, token, factory(tmp_path).read_bytes()).json()["job"]["id"]
+            for factory in (pdfs.jpeg_rgb, pdfs.cmyk, pdfs.mixed)]
+    other = ServiceAccount(name="contracts")
+    other_token = other.issue_token()
+    other.save()
+    post_pdf(client, other_token, pdfs.reused_on_three_pages(tmp_path).read_bytes())
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {token}"}
+    first = client.get("/api/v1/jobs?limit=2", **auth).json()
+    assert first["count"] == 3 and [j["id"] for j in first["items"]] == mine[::-1][:2]
+    second = client.get(first["next"], **auth).json()
+    assert [j["id"] for j in second["items"]] == mine[:1] and second["next"] is None
+    assert client.get("/api/v1/jobs?state=completed", **auth).json()["count"] == 0
+    assert client.get("/api/v1/jobs?limit=0", **auth).status_code == 400
+
+
+def test_a_misspelt_filter_is_a_400_naming_it(client, token):
+    response = client.get("/api/v1/jobs?status=failed", HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert response.status_code == 400 and "status" in response.json()["error"]["message"]
