@@ -10,7 +10,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, models, transaction
-from django.db.models import ExpressionWrapper
+from django.db.models import ExpressionWrapper, F, Q
 from django.db.models.functions import Coalesce, Now
 from django.utils import timezone
 
@@ -260,6 +260,7 @@ class Attempt(models.Model):
         RETRY = "retry"
         FAILED = "failed"
         UNKNOWN = "unknown"
+        ABANDONED = "abandoned"  # its worker died mid-try; closed by the reconciler
 
     job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="attempts")
     number = models.PositiveIntegerField()
@@ -307,6 +308,17 @@ class Attempt(models.Model):
         self.finished_at = at or timezone.now()
         self.save(update_fields=["outcome", "http_status", "retry_after_s", "error_code",
                                  "error_message", "finished_at"])
+
+    @classmethod
+    def close_abandoned(cls, at=None) -> int:
+        """Close tries left `started` by a worker that no longer holds their job: its claim ran out, or
+        another worker has it. A live worker's try is never touched (its claim is current and its own)."""
+        now = at or timezone.now()
+        still_held = Q(job__claimed_until__gte=now, job__claimed_by=F("worker"))
+        lost = cls.objects.filter(outcome=cls.Outcome.STARTED).exclude(still_held)
+        return cls.objects.filter(pk__in=list(lost.values_list("pk", flat=True)), outcome=cls.Outcome.STARTED).update(
+            outcome=cls.Outcome.ABANDONED, finished_at=now, error_code="worker_lost",
+            error_message="The worker stopped (killed or crashed) before this try finished.")
 
     @property
     def latency(self) -> timedelta | None:

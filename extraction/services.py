@@ -15,7 +15,7 @@ from extraction import pdf
 from portal.logs import job_context
 
 from . import intake, stores
-from .models import Bundle, Job, Rejection, SubmissionSwitch, idempotency_key, input_storage_name
+from .models import Attempt, Bundle, Job, Rejection, SubmissionSwitch, idempotency_key, input_storage_name
 from .providers import get_provider
 from .runner import job_link
 from .signals import activity, alert
@@ -142,11 +142,12 @@ def reconcile(at=None) -> dict:
     Times are the database's clock unless a test passes `at`.
     """
     quiet = timedelta(seconds=settings.PAGETRAIL_REQUEUE_AFTER_SECONDS)
+    abandoned = Attempt.close_abandoned(at)
     _alert_newly_late(at)
     due = Job.objects.with_claim_expired(at) | Job.objects.unknown_and_quiet(quiet, at)
     if SubmissionSwitch.submissions_open():
         due = due | Job.objects.never_picked_up(quiet, at)
-    return {"woken": wake(due, at)}
+    return {"woken": wake(due, at), "abandoned_attempts": abandoned}
 
 
 def _alert_newly_late(at=None) -> None:
