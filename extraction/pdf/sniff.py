@@ -1,5 +1,7 @@
 """Cheap checks on the head and tail of a file, done before any PDF parser sees it."""
 import os
+import re
+import zipfile
 from pathlib import Path
 
 from .errors import Refusal
@@ -28,6 +30,9 @@ MAGIC = [
 ]
 ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08")
 PADDING = b" \t\r\n\f\x00"
+ZIP_END = b"PK\x05\x06"  # a ZIP's end-of-central-directory record: 22 bytes, then a comment
+ZIP_END_SIZE = 22
+CROSS_REFERENCE = re.compile(rb"(?<![A-Za-z])xref\b|/XRef\b")  # a section's keyword, or an xref stream's type
 
 
 def describe(head: bytes) -> str:
@@ -84,7 +89,8 @@ def precheck(path: str | Path, limits: Limits) -> None:
     start = head.find(PDF_HEADER, 0, limits.head_slack + len(PDF_HEADER))
     if start < 0 or (start > 0 and other_format(head)):
         raise Refusal("not_pdf", f"The file is not a PDF; it looks like {describe(head)}.")
-    _check_tail(tail, limits)
+    _check_last_update(tail, _check_tail(tail, limits))
+    _check_not_zip(path, tail)
 
 
 def leading_bytes(path: str | Path) -> int:
@@ -93,7 +99,8 @@ def leading_bytes(path: str | Path) -> int:
         return max(0, f.read(HEAD_BYTES).find(PDF_HEADER))
 
 
-def _check_tail(tail: bytes, limits: Limits) -> None:
+def _check_tail(tail: bytes, limits: Limits) -> int:
+    """Where the final `%%EOF` is in the tail; refuses a missing one and anything but padding after it."""
     end = tail.rfind(b"%%EOF")
     if end < 0:
         raise Refusal(
@@ -115,3 +122,36 @@ def _check_tail(tail: bytes, limits: Limits) -> None:
             f"The file has {len(after)} bytes of padding after its PDF end-of-file marker; "
             f"only up to {limits.eof_slack} bytes are accepted.",
         )
+    return end
+
+
+def _check_last_update(tail: bytes, end: int) -> None:
+    """A second-to-last `%%EOF` ends an earlier revision (an incremental update, a linearized file's first
+    page) or data inside a stream (an embedded PDF). Either way, what follows it up to the last `%%EOF`
+    holds a cross-reference section or stream and a `startxref`; a payload followed by a second `%%EOF` does not."""
+    previous = tail.rfind(b"%%EOF", 0, end)
+    if previous < 0:
+        return
+    update = tail[previous + len(b"%%EOF"):end]
+    if not (CROSS_REFERENCE.search(update) and b"startxref" in update):
+        raise Refusal(
+            "trailing_data",
+            f"The file has {len(update)} bytes between its last two end-of-file markers that are not an "
+            "incremental update of the PDF (data appended after the document, then another marker).",
+        )
+
+
+def _check_not_zip(path: str | Path, tail: bytes) -> None:
+    """A ZIP reader finds its archive from the end of the file: a PDF whose tail holds a ZIP's end record
+    (its comment running over the rest of the file) is a ZIP archive too, a polyglot."""
+    if zipfile.is_zipfile(path) or any(
+            at + ZIP_END_SIZE + int.from_bytes(tail[at + 20:at + 22], "little") >= len(tail)
+            for at in _all(tail, ZIP_END) if at + ZIP_END_SIZE <= len(tail)):
+        raise Refusal("polyglot", "The file is both a PDF and a ZIP archive; Pagetrail accepts only plain PDFs.")
+
+
+def _all(data: bytes, needle: bytes):
+    at = data.find(needle)
+    while at >= 0:
+        yield at
+        at = data.find(needle, at + 1)

@@ -24,7 +24,14 @@ ACTIVE_KEYS = {
     "/JS": "JavaScript", "/JavaScript": "JavaScript", "/EmbeddedFiles": "embedded files",
     "/EF": "an embedded file", "/RichMediaContent": "rich media", "/XFA": "an XFA form",
 }
-ACTIVE_ACTIONS = {"/Launch": "a Launch action", "/JavaScript": "a JavaScript action"}
+# Actions that run code, send data or open other files. URI links are not here: most real documents
+# carry them, and Pagetrail never follows one (extraction and previews run no actions).
+ACTIVE_ACTIONS = {
+    "/Launch": "a Launch action", "/JavaScript": "a JavaScript action",
+    "/SubmitForm": "a SubmitForm action (it sends form data to a server)",
+    "/ImportData": "an ImportData action (it reads data from another file)",
+    "/GoToR": "a GoToR action (it opens another file)", "/GoToE": "a GoToE action (it opens an embedded file)",
+}
 CONTAINERS = (pikepdf.Dictionary, pikepdf.Array)
 ACTIVE_TYPES = {("/Type", "/EmbeddedFile"): "an embedded file", ("/Subtype", "/RichMedia"): "rich media"}
 # Every name above, as a whole name token in qpdf's serialisation of an object.

@@ -5,7 +5,7 @@ Every hostile file is small, or read under a small limit, so each refusal is qui
 import pytest
 
 from extraction.pdf import Inspection, Limits, Refusal, inspect_pdf
-from tests import pdfs, pdfs_intake
+from tests import pdfs, pdfs_hostile, pdfs_intake
 
 
 
@@ -220,3 +220,21 @@ def test_it_accepts_a_pdf_whose_text_merely_mentions_active_names(tmp_path):
     path = pdfs.write(tmp_path / "mentions.pdf", pdfs.raw_pdf(pdfs.ONE_PAGE[:2] + [page, pdfs.raw_stream(b"0 0 m")]))
 
     assert inspect_pdf(path).pages == 1
+
+
+# ---------- the hostile-input policy (README: Intake) ----------
+
+@pytest.mark.parametrize("factory, code", [
+    (pdfs_hostile.zip_polyglot, "polyglot"),
+    (pdfs_hostile.fake_incremental_update, "trailing_data"),
+    (pdfs_hostile.submit_form, "active_content"),
+    (pdfs_hostile.import_data, "active_content"),
+    (pdfs_hostile.goto_remote, "active_content"),
+], ids=lambda x: getattr(x, "__name__", x))
+def test_it_refuses_what_the_hostile_input_policy_refuses(tmp_path, factory, code):
+    assert refusal(factory(tmp_path)).code == code
+
+
+@pytest.mark.parametrize("factory", [pdfs_hostile.real_incremental_update, pdfs_hostile.uri_link])
+def test_it_accepts_a_real_incremental_update_and_a_plain_link(tmp_path, factory):
+    assert inspect_pdf(factory(tmp_path)).pages == 1
