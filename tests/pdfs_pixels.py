@@ -60,6 +60,18 @@ def separation(pdf) -> tuple[pikepdf.Stream, bytes]:
     return stream(pdf, zlib.compress(data), 11, 6, space, Filter=Name.FlateDecode), data
 
 
+def run_length(data: bytes) -> bytes:
+    """RunLengthDecode data: literal runs of up to 128 bytes, then the end-of-data marker."""
+    runs = [data[i:i + 128] for i in range(0, len(data), 128)]
+    return b"".join(bytes([len(run) - 1]) + run for run in runs) + b"\x80"
+
+
+def separation_run_length(pdf) -> tuple[pikepdf.Stream, bytes]:
+    image, data = separation(pdf)
+    image.write(run_length(data), filter=Name.RunLengthDecode)
+    return image, data
+
+
 def device_n(pdf, inks: int) -> tuple[pikepdf.Stream, bytes]:
     tint = pdf.make_stream({2: b"{pop pop 0 0 0 0}", 3: b"{pop pop pop 0 0 0 0}"}.get(inks, b"{}"))
     tint.FunctionType, tint.Domain, tint.Range = 4, Array([0, 1] * inks), Array([0, 1] * 4)

@@ -53,7 +53,9 @@ def from_samples(image: pikepdf.Stream, space: colour.Space, width: int, height:
     n = space.components
     bits = 1 if space.family == "ImageMask" else int(image.BitsPerComponent)
     row = (width * n * bits + 7) // 8
-    data = image.read_bytes()[: row * height].ljust(row * height, b"\0")
+    # "specialized" adds RunLength to the filters qpdf decodes; image codecs never get here.
+    data = image.read_bytes(decode_level=pikepdf.StreamDecodeLevel.specialized)[: row * height]
+    data = data.ljust(row * height, b"\0")
     pairs = None if space.family in ("Lab",) else colour.decode_pairs(image, n)
     if space.family == "ImageMask":
         return _bilevel(data, width, height, colour.is_inversion(pairs))

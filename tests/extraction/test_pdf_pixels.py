@@ -206,3 +206,9 @@ def test_it_applies_an_inverting_decode_array_to_16_bit_samples():
     image.Decode = pikepdf.Array([1, 0] * 3)
 
     assert png_samples16(encode(image, MAX_PIXELS).data) == samples.translate(bytes(255 - b for b in range(256)))
+
+
+def test_it_decodes_run_length_samples_of_a_separation():
+    image, tints = px.separation_run_length(pdf := pikepdf.Pdf.new())
+
+    assert opened(encode(image, MAX_PIXELS)).tobytes() == tints
