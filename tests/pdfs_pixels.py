@@ -49,7 +49,8 @@ def rgb16(pdf, width: int = 7, height: int = 5) -> tuple[pikepdf.Stream, bytes]:
 
 
 def tints(width: int, height: int, components: int) -> bytes:
-    return bytes((x * 17 + y * 29 + c * 71) % 256 for y in range(height) for x in range(width) for c in range(components))
+    return bytes((x * 17 + y * 29 + c * 71) % 256
+                 for y in range(height) for x in range(width) for c in range(components))
 
 
 def separation(pdf) -> tuple[pikepdf.Stream, bytes]:

@@ -6,7 +6,6 @@ container ("wrapped", see wrap.py), a JPEG with its leading junk cut off ("adjus
 decoded and written losslessly ("decoded", see samples.py, jpeg.py and pdfium.py for what is written).
 """
 import hashlib
-import io
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -87,12 +86,6 @@ SIMPLE = {"FlateDecode", "LZWDecode", "RunLengthDecode", "ASCIIHexDecode", "ASCI
 def _decoded(picture: "Image.Image", bits: int) -> Encoded:
     data, extension = samples.written(picture)
     return Encoded(data, extension, *picture.size, bits=bits, method="decoded")
-
-
-def from_pixels(image: "Image.Image") -> Encoded:
-    """A Pillow picture written losslessly (kept for callers outside this module)."""
-    data, extension = samples.written(image)
-    return Encoded(data, extension, *image.size)
 
 
 def as_stream(inline: pikepdf.PdfInlineImage) -> tuple[pikepdf.Stream, pikepdf.Pdf]:
