@@ -89,5 +89,5 @@ def hmac_sign(body: bytes, key: str) -> str:
 def hmac_key(key_id: str) -> str | None:
     """The secret of an HMAC key id: the configured one or a retired one."""
     if key_id == settings.PAGETRAIL_MANIFEST_KEY_ID:
-        return settings.PAGETRAIL_MANIFEST_KEY
+        return settings.PAGETRAIL_MANIFEST_KEY or None
     return settings.PAGETRAIL_MANIFEST_OLD_KEYS.get(key_id)

@@ -39,10 +39,14 @@ class ContextFilter(logging.Filter):
         context = _context.get()
         record.correlation_id = context.get("correlation_id", "")
         record.job_id = context.get("job_id")
-        message = record.getMessage()
-        if record.exc_info and not record.exc_text:
-            record.exc_text = logging.Formatter().formatException(record.exc_info)
-        record.msg, record.args = scrub(message), ()
+        record.msg, record.args = scrub(record.getMessage()), ()
+        if record.exc_info:
+            record.exc_text = record.exc_text or logging.Formatter().formatException(record.exc_info)
+            # Formatters that format the exception again from exc_info (python-json-logger) would print it
+            # unscrubbed: they get only the scrubbed text.
+            record.exc_info = None
         if record.exc_text:
             record.exc_text = scrub(record.exc_text)
+        if record.stack_info:
+            record.stack_info = scrub(record.stack_info)
         return True

@@ -32,8 +32,24 @@ def local_secret(name: str, generate=lambda: secrets.token_urlsafe(48)) -> str:
     return path.read_text().strip()
 
 
+# Several hosts share a queue or stores: every secret they must agree on is then set, never generated per host.
+SHARED_DEPLOYMENT = bool(env.str("REDIS_URL", default="") or env.str("PAGETRAIL_INPUT_BUCKET", default=""))
+MISSING_SHARED_SECRETS = []
+
+
+def shared_secret(name: str, file_name: str, generate=lambda: secrets.token_urlsafe(48), needed: bool = True) -> str:
+    """A secret every host must hold alike: from the environment; generated into the data dir only on one host."""
+    value = env.str(name, default="")
+    if value or not needed:
+        return value
+    if SHARED_DEPLOYMENT:
+        MISSING_SHARED_SECRETS.append(name)
+        return ""
+    return local_secret(file_name, generate)
+
+
 DEBUG = env.bool("PAGETRAIL_DEBUG", default=False)
-SECRET_KEY = env.str("SECRET_KEY", default="") or local_secret("django_secret_key")
+SECRET_KEY = shared_secret("SECRET_KEY", "django_secret_key")
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
@@ -216,10 +232,11 @@ PAGETRAIL_DOWNLOAD_TRIES = env.int("PAGETRAIL_DOWNLOAD_TRIES", default=3)
 
 # --- Signing: manifests, case maps and checkpoints are signed with Ed25519 (audit/signing.py); the public
 # keys are published. The HMAC keys only verify what was signed before Ed25519 (key id in each manifest). ---
-PAGETRAIL_SIGNING_KEY = env.str("PAGETRAIL_SIGNING_KEY", default="") or local_secret(
-    "signing_key", lambda: base64.b64encode(secrets.token_bytes(32)).decode())  # an Ed25519 seed is 32 random bytes
+PAGETRAIL_SIGNING_KEY = shared_secret(
+    "PAGETRAIL_SIGNING_KEY", "signing_key", lambda: base64.b64encode(secrets.token_bytes(32)).decode())  # 32-byte seed
 PAGETRAIL_MANIFEST_KEY_ID = env.str("PAGETRAIL_MANIFEST_KEY_ID", default="local-1")
-PAGETRAIL_MANIFEST_KEY = env.str("PAGETRAIL_MANIFEST_KEY", default="") or local_secret("manifest_key")
+# Only verifies: a shared deployment without HMAC-signed manifests from before Ed25519 needs none.
+PAGETRAIL_MANIFEST_KEY = shared_secret("PAGETRAIL_MANIFEST_KEY", "manifest_key", needed=not SHARED_DEPLOYMENT)
 # Retired keys, still used to verify what they signed: "old-id=key,older-id=key".
 PAGETRAIL_MANIFEST_OLD_KEYS = env.dict("PAGETRAIL_MANIFEST_OLD_KEYS", default={})
 
@@ -232,7 +249,12 @@ PAGETRAIL_ALERT_DEFAULT_EMAILS = env.list("PAGETRAIL_ALERT_DEFAULT_EMAILS", defa
 # Per kind, several addresses separated by ";": "verification_findings=a@x;b@x,job_unknown=ops@x"
 PAGETRAIL_ALERT_EMAILS = env.dict("PAGETRAIL_ALERT_EMAILS", default={})
 PAGETRAIL_ALERT_WEBHOOK_URL = env.str("PAGETRAIL_ALERT_WEBHOOK_URL", default="")
-PAGETRAIL_ALERT_WEBHOOK_SECRET = env.str("PAGETRAIL_ALERT_WEBHOOK_SECRET", default="") or local_secret("webhook_secret")
+PAGETRAIL_ALERT_WEBHOOK_SECRET = shared_secret("PAGETRAIL_ALERT_WEBHOOK_SECRET", "webhook_secret",
+                                               needed=bool(PAGETRAIL_ALERT_WEBHOOK_URL) or not SHARED_DEPLOYMENT)
+if MISSING_SHARED_SECRETS:
+    raise ImproperlyConfigured(
+        f"This deployment shares a queue or stores between hosts, so {', '.join(MISSING_SHARED_SECRETS)} must be set "
+        "in the environment, the same on every host (a secret generated per host would differ between them).")
 PAGETRAIL_ALERT_WEBHOOK_TRIES = env.int("PAGETRAIL_ALERT_WEBHOOK_TRIES", default=5)
 
 REDIS_URL = env.str("REDIS_URL", default="")
@@ -278,5 +300,7 @@ LOGGING = {
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["context"]}},
     "root": {"handlers": ["console"], "level": env.str("PAGETRAIL_LOG_LEVEL", default="INFO")},
-    "loggers": {"pikepdf": {"level": "WARNING"}},
+    # runserver's access log too (Django gives it a handler of its own): request lines are scrubbed like the rest.
+    "loggers": {"pikepdf": {"level": "WARNING"},
+                "django.server": {"handlers": ["console"], "level": "INFO", "propagate": False}},
 }

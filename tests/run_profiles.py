@@ -7,7 +7,9 @@ without PostgreSQL or Redis the production run is skipped with the reason; with 
     python -m tests.run_profiles [pytest args...]
 """
 
+import base64
 import os
+import secrets
 import socket
 import subprocess
 import sys
@@ -70,7 +72,9 @@ def production_env(endpoint: str) -> dict:
     return {**os.environ, "DATABASE_URL": DATABASE_URL, "REDIS_URL": REDIS_URL,
             "PAGETRAIL_INPUT_BUCKET": f"pagetrail-inputs-{run}", "PAGETRAIL_OUTPUT_BUCKET": f"pagetrail-outputs-{run}",
             "AWS_S3_ENDPOINT_URL": endpoint, "AWS_S3_REGION_NAME": "us-east-1",
-            "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"}
+            "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
+            # what every host of a shared deployment must be given alike (settings refuse to start without)
+            "SECRET_KEY": secrets.token_urlsafe(48), "PAGETRAIL_SIGNING_KEY": base64.b64encode(os.urandom(32)).decode()}
 
 
 def main(args: list[str]) -> int:

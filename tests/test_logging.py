@@ -52,3 +52,34 @@ def test_secrets_are_scrubbed_from_every_line(json_lines, secret, line):
     with job_context("abc", 1):
         logging.getLogger("pagetrail.test").error(line)
     assert secret not in json.dumps(json_lines()) and "[redacted]" in scrub(line)
+
+
+def test_a_traceback_is_scrubbed_in_json_too(json_lines):
+    try:
+        raise RuntimeError("upstream said: Authorization: Bearer pt_AbCdEfGhIjKlMnOpQrStUv rejected")
+    except RuntimeError:
+        logging.getLogger("pagetrail.test").exception("the call failed")
+    [line] = [l for l in json_lines() if l["name"] == "pagetrail.test"]
+    assert "pt_AbCdEfGhIjKlMnOpQrStUv" not in json.dumps(line) and "Traceback" in line["exc_info"]
+
+
+def test_the_access_log_of_runserver_is_scrubbed(caplog):
+    from django.conf import settings
+
+    config = settings.LOGGING["loggers"]["django.server"]
+    assert config["handlers"] == ["console"] and "context" in settings.LOGGING["handlers"]["console"]["filters"]
+    record = logging.LogRecord("django.server", logging.INFO, __file__, 1, '"%s" %s %s',
+                               ("GET /api/v1/jobs?token=pt_AbCdEfGhIjKlMnOpQrStUv HTTP/1.1", "401", "80"), None)
+    ContextFilter().filter(record)
+    assert "pt_AbCdEfGhIjKlMnOpQrStUv" not in record.getMessage()
+
+
+@pytest.mark.django_db
+def test_a_token_in_the_query_string_is_never_accepted(client):
+    from extraction.accounts import ServiceAccount
+
+    account = ServiceAccount(name="query")
+    token = account.issue_token()
+    account.save()
+    for query in (f"token={token}", f"access_token={token}", f"Authorization=Bearer%20{token}"):
+        assert client.get(f"/api/v1/jobs?{query}").status_code == 401

@@ -65,6 +65,7 @@ def shared_env(database_url):
         "PAGETRAIL_CLAIM_LEASE_SECONDS": 5, "PAGETRAIL_REQUEUE_AFTER_SECONDS": 10,
         # Every host shares these secrets: django-q2 signs tasks with SECRET_KEY.
         "SECRET_KEY": uuid.uuid4().hex * 2, "PAGETRAIL_MANIFEST_KEY": uuid.uuid4().hex,
+        "PAGETRAIL_SIGNING_KEY": settings.PAGETRAIL_SIGNING_KEY,
     }
 
 

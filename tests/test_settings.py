@@ -12,6 +12,7 @@ PRODUCTION_ENV = {
     "SECRET_KEY": "a-long-random-production-secret-key-0123456789abcdefghijklmnopqrstuvwxyz",
     "PAGETRAIL_MANIFEST_KEY": "another-long-random-secret", "ALLOWED_HOSTS": "pagetrail.example.org",
     "PAGETRAIL_HTTPS": "true", "PAGETRAIL_INPUT_BUCKET": "in", "PAGETRAIL_OUTPUT_BUCKET": "out",
+    "PAGETRAIL_SIGNING_KEY": "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
 }
 
 
@@ -44,3 +45,11 @@ def test_the_readme_documents_every_environment_variable_the_settings_read():
     readme = (root / "README.md").read_text()
 
     assert len(read) > 40 and sorted(name for name in read if f"`{name}`" not in readme) == []
+
+
+def test_a_shared_deployment_refuses_to_start_without_the_secrets_every_host_must_share(tmp_path):
+    done = run(tmp_path, "check", REDIS_URL="redis://127.0.0.1:6379/15", PAGETRAIL_ALERT_WEBHOOK_URL="https://x.example/")
+    assert done.returncode != 0
+    for name in ("SECRET_KEY", "PAGETRAIL_SIGNING_KEY", "PAGETRAIL_ALERT_WEBHOOK_SECRET"):
+        assert name in done.stderr, done.stderr
+    assert not (tmp_path / "secrets").exists()  # nothing generated for this host alone
