@@ -48,7 +48,9 @@ def test_the_readme_documents_every_environment_variable_the_settings_read():
 
 
 def test_a_shared_deployment_refuses_to_start_without_the_secrets_every_host_must_share(tmp_path):
-    done = run(tmp_path, "check", REDIS_URL="redis://127.0.0.1:6379/15", PAGETRAIL_ALERT_WEBHOOK_URL="https://x.example/")
+    unset = dict.fromkeys(("SECRET_KEY", "PAGETRAIL_SIGNING_KEY", "PAGETRAIL_ALERT_WEBHOOK_SECRET"), "")
+    done = run(tmp_path, "check", REDIS_URL="redis://127.0.0.1:6379/15", PAGETRAIL_ALERT_WEBHOOK_URL="https://x.example/",
+               **unset)
     assert done.returncode != 0
     for name in ("SECRET_KEY", "PAGETRAIL_SIGNING_KEY", "PAGETRAIL_ALERT_WEBHOOK_SECRET"):
         assert name in done.stderr, done.stderr
