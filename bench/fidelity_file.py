@@ -172,6 +172,7 @@ class Oracles:
     def __init__(self, path: Path, work: Path):
         self.path, self.work = path, work
         self.decoded: dict[bool, dict] = {}
+        self.externalized: tuple[Path | None, dict] | None = None
 
     def judge(self, mine: Path, row) -> str:
         """'equal', or the class of the difference from poppler when MuPDF does not agree either."""
@@ -182,11 +183,20 @@ class Oracles:
         if reference is None:
             return "no_oracle"
         difference = compare(mine, reference, row.enc == "jpeg")
-        if difference and row.object is not None and not cmyk:
-            second = oracle.mupdf_decode(self.path, row.object, self.work / f"mupdf-{row.object}")
-            if second is not None and not compare(mine, second, row.enc == "jpeg"):
+        if difference and not cmyk and (second := self._mupdf(row)) is not None:
+            if not compare(mine, second, row.enc == "jpeg"):
                 return "equal"
         return difference or "equal"
+
+    def _mupdf(self, row) -> Path | None:
+        source, number = self.path, row.object
+        if number is None:  # an inline image: MuPDF reads it once qpdf has made it an object
+            if self.externalized is None:
+                self.externalized = oracle.externalized(self.path, self.work / "externalized") or (None, {})
+            source, number = self.externalized[0], self.externalized[1].get(row.num)
+        if source is None or number is None:
+            return None
+        return oracle.mupdf_decode(source, number, self.work / f"mupdf-{source.stem}-{number}")
 
 
 def _last_line(exc: BaseException) -> str:

@@ -1,7 +1,9 @@
 """Poppler as the oracle: does it open the file, which images does it draw, and their decoded samples.
 
 MuPDF (`mutool extract`) is the second opinion on samples: poppler passes ICCBased images through
-its colour management, which moves some samples by a level, where MuPDF writes them as they are.
+its colour management, which moves some samples by a level, where MuPDF writes them as they are;
+and poppler misreads some Flate inline images. `mutool extract` takes objects only, so an inline
+image is first made an object by `qpdf --externalize-inline-images`, which keeps the drawing order.
 
 `pdfimages -list` prints one row per image drawn, page by page in drawing order (an image's soft
 mask or explicit mask is the row after it); `pdfimages -png` writes one file per row, named by the
@@ -92,3 +94,12 @@ def mupdf_decode(path: Path, number: int, into: Path) -> Path | None:
     done = _run(["mutool", "extract", "-N", str(path.resolve()), str(number)], cwd=into)
     pngs = sorted(into.glob(f"image-{number:04d}.png")) if done and done.returncode == 0 else []
     return pngs[0] if pngs else None
+
+
+def externalized(path: Path, into: Path) -> tuple[Path, dict[int, int]] | None:
+    """The file with its inline images made objects, and the object of each row by row number."""
+    into.mkdir(parents=True, exist_ok=True)
+    copy = into / "externalized.pdf"
+    done = _run(["qpdf", "--externalize-inline-images", "--ii-min-bytes=0", str(path), str(copy)])
+    rows = image_rows(copy) if done is not None and done.returncode in (0, 3) else None
+    return (copy, {row.num: row.object for row in rows if row.object is not None}) if rows else None
