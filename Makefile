@@ -62,9 +62,11 @@ bench: $(STAMP)
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
 # Fidelity: intake and extraction over a directory of real-world PDFs against poppler (pdfinfo, pdfimages)
-# as the oracle; bench/corpus_sources.md says how to build var/corpus. FIDELITY_ARGS, e.g. "--jobs 4".
+# as the oracle, MuPDF (mutool, with qpdf for inline images) as a second opinion on samples; bench/corpus_sources.md says how to build var/corpus. FIDELITY_ARGS, e.g. "--jobs 4".
 CORPUS ?= var/corpus
 fidelity: $(STAMP)
 	command -v pdfimages >/dev/null || apt-get install -y poppler-utils >/dev/null || \
 		{ echo "pdfimages is needed as the oracle (install poppler-utils)"; exit 1; }
+	command -v mutool >/dev/null && command -v qpdf >/dev/null || apt-get install -y mupdf-tools qpdf >/dev/null || \
+		echo "mutool or qpdf unavailable: samples are judged by poppler alone"
 	$(BIN)/python -m bench.fidelity $(CORPUS) $(FIDELITY_ARGS)
