@@ -62,7 +62,8 @@ bench: $(STAMP)
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
 # Fidelity: intake and extraction over a directory of real-world PDFs against poppler (pdfinfo, pdfimages)
-# as the oracle, MuPDF (mutool, with qpdf for inline images) as a second opinion on samples; bench/corpus_sources.md says how to build var/corpus. FIDELITY_ARGS, e.g. "--jobs 4".
+# as the oracle, MuPDF (mutool, with qpdf for inline images) as a second opinion on samples.
+# bench/corpus_sources.md says how to build var/corpus. FIDELITY_ARGS, e.g. "--jobs 4".
 CORPUS ?= var/corpus
 fidelity: $(STAMP)
 	command -v pdfimages >/dev/null || apt-get install -y poppler-utils >/dev/null || \
