@@ -38,7 +38,7 @@ class Row:
 def _run(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess | None:
     try:
         return subprocess.run(args, capture_output=True, timeout=POPPLER_SECONDS, preexec_fn=_limit_memory, cwd=cwd)
-    except subprocess.TimeoutExpired:
+    except (subprocess.TimeoutExpired, FileNotFoundError):  # a tool that hangs, or is not installed
         return None
 
 
