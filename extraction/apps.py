@@ -9,7 +9,8 @@ class ExtractionConfig(AppConfig):
         from django.db.models.signals import post_migrate
         from django_q.signals import post_spawn
 
-        from . import signals
+        from . import cluster_watch, signals
 
         post_migrate.connect(signals.ensure_schedules, sender=self)
         post_spawn.connect(signals.sweep_on_worker_start)
+        post_spawn.connect(cluster_watch.watch_master)

@@ -1,6 +1,8 @@
 """End to end with real processes: `manage.py` commands and `qcluster` workers that we SIGKILL."""
 
 import json
+import os
+import signal
 import random
 import subprocess
 import sys
@@ -181,3 +183,31 @@ def pdf_children_under(root: int) -> list[int]:
             pid = parents[pid]
         return pid == root
     return [pid for pid, cmd in commands.items() if b"extraction.pdf.child\0serve" in cmd and under(pid)]
+
+
+def processes_in_group(group: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == group and fields[0] != "Z":
+            found.append(int(stat.parent.name))
+    return found
+
+
+def test_a_cluster_whose_master_is_killed_stops_its_sentinel_and_workers(portal):
+    p = portal(PAGETRAIL_WORKERS=2)
+    cluster = p.start_worker()
+    deadline = time.monotonic() + 60
+    while len(pdf_children_under(cluster.pid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)  # both workers are up once each has started its PDF child
+    assert len(processes_in_group(cluster.pid)) > 3  # master, sentinel, workers, children
+
+    os.kill(cluster.pid, signal.SIGKILL)  # the master only
+    cluster.wait(timeout=30)
+    deadline = time.monotonic() + 60
+    while processes_in_group(cluster.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert processes_in_group(cluster.pid) == []
