@@ -20,9 +20,9 @@ from .fidelity_pixels import compare, is_cmyk, opens_in_pillow
 
 # Refusals a policy asks for; `encrypted` only when poppler, too, needs a password.
 POLICY = {"active_content", "encrypted", "too_large", "too_many_pages", "image_too_large", "stream_too_large",
-          "timeout", "resource_limit"}
+          "timeout", "resource_limit", "polyglot"}
 # Codes that mean our own code failed, not the input: the child crashed or died in Python.
-CRASH_CODES = {"crashed", "child_failed"}
+CRASH_CODES = {"crashed", "child_failed", "validator_crashed", "extractor_crashed"}
 _ROW_STREAMS: dict[Path, dict] = {}
 MASK_KEYS = {"smask": "/SMask", "mask": "/Mask"}
 
