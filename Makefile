@@ -7,15 +7,31 @@ STAMP  := $(VENV)/.installed
 # The cluster serving page previews (their own queue, so jobs never wait behind them), at a lower CPU priority.
 PREVIEWS := Q_CLUSTER_NAME=$${PAGETRAIL_QUEUE_NAME:-pagetrail}-previews nice -n 10 $(MANAGE) qcluster
 
-.PHONY: run run-managed test install browser clean bench fidelity
+.PHONY: run run-managed test install lock browser clean bench fidelity
 
-$(STAMP): pyproject.toml
+# Every dependency and extra at the version and hashes of requirements.lock, then the project itself
+# (no dependencies of its own to fetch, no build environment to download); pip check proves the lock
+# held everything pyproject.toml asks for.
+$(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[production,test]'
+	$(BIN)/python -m pip install --quiet --require-hashes -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(BIN)/python -m pip check
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# Upgrades requirements.lock on purpose: every package to its newest release within pyproject.toml's
+# bounds, for Linux, macOS and Windows and every Python the project supports, with the hashes of every
+# file. LOCK_ARGS= keeps the current pins and only follows pyproject.toml; LOCK_ARGS='--upgrade-package
+# pikepdf' upgrades one package. Then run `make test`: a changed output needs EXTRACTOR_VERSION bumped.
+LOCK_ARGS ?= --upgrade
+lock:
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	test -x $(BIN)/uv || $(BIN)/python -m pip install --quiet "$$(grep -o '^uv==[^ ]*' requirements.lock)"
+	$(BIN)/uv pip compile pyproject.toml requirements-tools.in --all-extras --universal --python-version 3.11 \
+	  --generate-hashes --quiet --custom-compile-command 'make lock' $(LOCK_ARGS) -o requirements.lock
+	$(BIN)/python -m tests.lockfile stamp
 
 # Embedded profile: SQLite, ORM broker, private file storage under $${PAGETRAIL_DATA_DIR:-var/}.
 # One shell runs the web server and both worker clusters; Ctrl-C stops them all.
