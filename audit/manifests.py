@@ -5,7 +5,10 @@ import re
 from datetime import datetime
 
 # 2: assets say how they were made (colour space, bits, method, stream sha256); input says how it was read.
-SCHEMA_VERSION = 2
+# 3: extractor.version is the extractor's own version alone (it named pikepdf's too: "3.0+pikepdf.10.18.0");
+#    extractor.libraries has the version of every library that wrote the assets (pikepdf, qpdf, Pillow and
+#    its codecs, pypdfium2, PDFium, zlib-ng).
+SCHEMA_VERSION = 3
 
 EXTENSIONS = {"image/jpeg": "jpg", "image/png": "png", "image/tiff": "tif", "image/jp2": "jp2"}
 

@@ -64,7 +64,8 @@ def _document(job, report, ordered, names, chain, attempt_number, at) -> dict:
         "correlation_id": bundle.correlation_id,
         "input": {"sha256": bundle.correlation_id, "size": bundle.size, "page_count": bundle.page_count,
                   **report.meta.get("input", {})},
-        "extractor": {"name": job.extractor, "version": job.extractor_version, "provider": job.provider},
+        "extractor": {"name": job.extractor, "version": job.extractor_version, "provider": job.provider,
+                      **_libraries(report)},
         "job": {
             "id": job.pk, "idempotency_key": job.idempotency_key, "provider_job_id": job.provider_job_id,
             "enqueued_at": manifests.timestamp(job.enqueued_at), "picked_up_at": manifests.timestamp(job.picked_up_at),
@@ -75,6 +76,12 @@ def _document(job, report, ordered, names, chain, attempt_number, at) -> dict:
         "warnings": list(report.warnings),
         "created_at": manifests.timestamp(at),
     }
+
+
+def _libraries(report: JobReport) -> dict:
+    """The versions of the libraries that wrote the assets, when the provider says: a managed provider may not."""
+    libraries = report.meta.get("libraries")
+    return {"libraries": dict(libraries)} if libraries else {}
 
 
 def _asset_entry(asset: RemoteAsset, name: str, attempt_number: int, at) -> dict:

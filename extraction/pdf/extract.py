@@ -11,6 +11,7 @@ from .errors import raise_if_out_of_memory, reason
 from .limits import ExtractedAsset, Extraction, Limits
 from .protocol import PARTIAL
 from .validate import opened, unreadable
+from .versions import libraries
 
 # A hostile file can draw a broken image a million times; the report stays readable.
 MAX_WARNINGS = 1000
@@ -31,7 +32,7 @@ def extract(path: str | Path, out_dir: str | Path, limits: Limits) -> Extraction
         read = source.flags()  # after every page was read: qpdf may repair the file while reading objects
     if len(warnings) > MAX_WARNINGS:
         warnings[MAX_WARNINGS:] = [f"... and {len(warnings) - MAX_WARNINGS} more warnings."]
-    return Extraction(pages=len(pages), assets=store.assets(), warnings=warnings, **read)
+    return Extraction(pages=len(pages), assets=store.assets(), warnings=warnings, libraries=libraries(), **read)
 
 
 class AssetStore:

@@ -70,3 +70,5 @@ class Extraction:
     encrypted: bool = False
     repaired: bool = False
     leading_bytes: int = 0
+    # The versions of the libraries that wrote the files (versions.libraries(), in the child).
+    libraries: dict[str, str] = field(default_factory=dict)

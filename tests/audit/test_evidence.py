@@ -207,7 +207,7 @@ def test_it_fails_on_edited_manifest_bytes(chain, out):
     name = index_of(package)["manifests"][1]["file"]
 
     def edit(members):
-        members[name] = members[name].replace(b'"schema_version":2', b'"schema_version":1')
+        members[name] = members[name].replace(b'"schema_version":3', b'"schema_version":1')
     failed(verify(rewrite(package, edit)), name, "hashes to")
 
 
@@ -294,7 +294,7 @@ def test_it_fails_on_a_manifest_row_edited_in_the_database(chain, out):
 
 def test_it_fails_when_the_stored_manifest_file_differs_from_the_database(chain, out):
     name = chain.get(sequence=3).storage_name
-    write_stored("outputs", name, read_stored("outputs", name).replace(b'"schema_version":2', b'"schema_version":1'))
+    write_stored("outputs", name, read_stored("outputs", name).replace(b'"schema_version":3', b'"schema_version":1'))
     failed(verify(export(out)), "manifests/000003-", "output store differed from the database copy")
 
 

@@ -63,7 +63,7 @@ def test_it_finds_an_edited_manifest_row(completed):
 
 def test_it_finds_edited_manifest_bytes_in_the_output_store(completed):
     name = completed.first().storage_name
-    write_stored("outputs", name, read_stored("outputs", name).replace(b'"schema_version":2', b'"schema_version":1'))
+    write_stored("outputs", name, read_stored("outputs", name).replace(b'"schema_version":3', b'"schema_version":1'))
     assert kinds() == ["manifest_changed"]
 
 

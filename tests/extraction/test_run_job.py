@@ -2,12 +2,15 @@ import hashlib
 import json
 import threading
 
+import pikepdf
 import pytest
 from django.db import connections
 
 from audit.models import Asset, Manifest, Placement, ReviewFlag
 from audit.verify import verify_all
-from extraction.models import Attempt, Job
+from extraction.models import Attempt, Job, idempotency_key
+from extraction.pdf import versions
+from extraction.providers.local import EXTRACTOR_VERSION
 from extraction.runner import run_job
 from extraction.services import submit_bundle, sweep_temp
 from extraction.stores import job_work_dir
@@ -40,8 +43,26 @@ def test_it_completes_a_job_with_its_manifest_assets_and_placements(tmp_path):
     assert document["assets"][0]["pages"] == [1, 2, 3]
     assert document["input"] == {"sha256": job.bundle.correlation_id, "size": job.bundle.size, "page_count": 3,
                                  "encrypted": False, "repaired": False, "leading_bytes": 0}
-    assert (document["schema_version"], document["correlation_id"]) == (2, job.bundle.correlation_id)
+    assert (document["schema_version"], document["correlation_id"]) == (3, job.bundle.correlation_id)
 
+
+
+def test_it_records_the_versions_of_the_libraries_that_wrote_the_assets(tmp_path):
+    job = accepted_job(pdfs.mixed(tmp_path))
+    run_job(job.pk)
+
+    libraries = manifest_document(job)["extractor"]["libraries"]
+    assert libraries == versions.libraries()
+    assert (libraries["pikepdf"], libraries["qpdf"]) == (pikepdf.__version__, pikepdf.__libqpdf_version__)
+    assert {"pillow", "pypdfium2", "pdfium", "zlib-ng"} <= libraries.keys()
+
+
+def test_it_keys_a_job_by_the_extractors_own_version_not_its_libraries(tmp_path):
+    job = accepted_job(pdfs.jpeg_rgb(tmp_path))
+    run_job(job.pk)
+
+    assert job.extractor_version == manifest_document(job)["extractor"]["version"] == EXTRACTOR_VERSION
+    assert job.idempotency_key == idempotency_key(job.bundle.correlation_id, "pagetrail-pikepdf", EXTRACTOR_VERSION)
 
 def test_it_names_assets_from_correlation_id_version_page_and_index(tmp_path):
     job = accepted_job(pdfs.mixed(tmp_path))
