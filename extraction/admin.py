@@ -9,7 +9,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 
 from .accounts import ServiceAccount
-from .models import Attempt, Bundle, Job, Rejection, SubmissionSwitch
+from .models import Attempt, Bundle, Job, Rejection, SubmissionSwitch, WorkerVersions
 from .services import refuse_oversized_upload, replay_unknown, set_submissions, submit_bundle
 
 
@@ -179,3 +179,20 @@ class ServiceAccountAdmin(admin.ModelAdmin):
     def revoke(self, request, queryset):
         done = sum(account.revoke() for account in queryset)
         self.message_user(request, f"Revoked {done} token(s).")
+
+
+@admin.register(WorkerVersions)
+class WorkerVersionsAdmin(ReadOnlyAdmin):
+    """What each host's workers extract with. Deleting the row of a host that left the deployment lets
+    a host with other versions start without waiting for the row to age out (worker_versions.RECENT)."""
+
+    list_display = ("host", "seen_at", "extractor_version")
+    readonly_fields = ("host", "versions", "seen_at")
+    ordering = ("-seen_at",)
+
+    @admin.display(description="extractor version")
+    def extractor_version(self, obj):
+        return obj.versions.get("extractor_version", "")
+
+    def has_delete_permission(self, request, obj=None):
+        return request.user.is_superuser

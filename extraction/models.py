@@ -344,3 +344,4 @@ class Rejection(models.Model):
 
 
 from .accounts import IdempotencyRecord, ServiceAccount  # noqa: E402,F401  (models of the upstream API)
+from .worker_versions import WorkerVersions  # noqa: E402,F401  (its own module: the start-up check)

@@ -60,8 +60,8 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "extraction",  # before django_q: its `qcluster` checks the extractor versions, then runs django_q's
     "django_q",
-    "extraction",
     "audit",
 ]
 
@@ -204,6 +204,9 @@ PAGETRAIL_CHILD_REUSE = env.int("PAGETRAIL_CHILD_REUSE", default=1000)
 
 # --- Jobs and workers. ---
 PAGETRAIL_PROVIDER = env.str("PAGETRAIL_PROVIDER", default="local")
+# A worker whose extractor or library versions differ from the ones another host of the deployment recorded
+# refuses to start (extraction/worker_versions.py); true lets it, for the length of a rolling upgrade.
+PAGETRAIL_ALLOW_MIXED_EXTRACTORS = env.bool("PAGETRAIL_ALLOW_MIXED_EXTRACTORS", default=False)
 PAGETRAIL_CLAIM_LEASE_SECONDS = env.int("PAGETRAIL_CLAIM_LEASE_SECONDS", default=300)
 PAGETRAIL_JOB_DEADLINE_SECONDS = env.int("PAGETRAIL_JOB_DEADLINE_SECONDS", default=3600)
 PAGETRAIL_REQUEUE_AFTER_SECONDS = env.int("PAGETRAIL_REQUEUE_AFTER_SECONDS", default=120)

@@ -4,6 +4,7 @@ import json
 import os
 import signal
 import random
+import sqlite3
 import subprocess
 import sys
 import time
@@ -211,3 +212,35 @@ def test_a_cluster_whose_master_is_killed_stops_its_sentinel_and_workers(portal)
     while processes_in_group(cluster.pid) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert processes_in_group(cluster.pid) == []
+
+
+def record_other_host(p, extractor_version: str) -> None:
+    """Another host of the deployment, which started its workers with other versions a minute ago."""
+    seen = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(time.time() - 60))
+    with sqlite3.connect(p.data_dir / "pagetrail.sqlite3") as db:
+        db.execute("insert into extraction_workerversions (host, versions, seen_at) values (?, ?, ?)",
+                   ("other-host", json.dumps({"extractor_version": extractor_version}), seen))
+
+
+def test_a_cluster_beside_a_host_with_other_extractor_versions_refuses_to_start(portal, tmp_path):
+    p = portal(PAGETRAIL_WORKERS=1)
+    record_other_host(p, "2.9")
+    [submitted] = p.manage_json("submit_bundle", pdfs.jpeg_rgb(tmp_path))
+
+    cluster = p.start_worker()
+
+    assert cluster.wait(timeout=60) == 3
+    assert job_state(p, submitted["job_id"]) == "queued"
+    assert "refuses to start" in (p.data_dir / "worker-0.log").read_text()
+    assert p.query("select host from extraction_workerversions") == [("other-host",)]
+
+
+def test_a_worker_told_to_allow_mixed_extractors_starts_and_records_its_versions(portal, tmp_path):
+    p = portal(PAGETRAIL_WORKERS=1, PAGETRAIL_ALLOW_MIXED_EXTRACTORS="true")
+    record_other_host(p, "2.9")
+    [submitted] = p.manage_json("submit_bundle", pdfs.jpeg_rgb(tmp_path))
+
+    p.start_worker()
+
+    p.wait_for("select status = 'completed' from extraction_job where id = ?", submitted["job_id"])
+    assert p.query("select count(*) from extraction_workerversions")[0][0] == 2
