@@ -23,14 +23,16 @@ install: $(STAMP)
 
 # Upgrades requirements.lock on purpose: every package to its newest release within pyproject.toml's
 # bounds, for Linux, macOS and Windows and every Python the project supports, with the hashes of every
-# file. LOCK_ARGS= keeps the current pins and only follows pyproject.toml; LOCK_ARGS='--upgrade-package
+# file; requirements-production.lock (no test tools) takes the same pins. LOCK_ARGS= keeps the current pins and only follows pyproject.toml; LOCK_ARGS='--upgrade-package
 # pikepdf' upgrades one package. Then run `make test`: a changed output needs EXTRACTOR_VERSION bumped.
 LOCK_ARGS ?= --upgrade
+UV_LOCK := --universal --python-version 3.11 --generate-hashes --quiet --custom-compile-command 'make lock'
 lock:
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	test -x $(BIN)/uv || $(BIN)/python -m pip install --quiet "$$(grep -o '^uv==[^ ]*' requirements.lock)"
-	$(BIN)/uv pip compile pyproject.toml requirements-tools.in --all-extras --universal --python-version 3.11 \
-	  --generate-hashes --quiet --custom-compile-command 'make lock' $(LOCK_ARGS) -o requirements.lock
+	$(BIN)/uv pip compile pyproject.toml requirements-tools.in --all-extras $(UV_LOCK) $(LOCK_ARGS) -o requirements.lock
+	$(BIN)/uv pip compile pyproject.toml requirements-tools.in --extra production $(UV_LOCK) \
+	  -c requirements.lock -o requirements-production.lock
 	$(BIN)/python -m tests.lockfile stamp
 
 # Embedded profile: SQLite, ORM broker, private file storage under $${PAGETRAIL_DATA_DIR:-var/}.

@@ -1,6 +1,9 @@
-"""requirements.lock against pyproject.toml: what the lock was made from, and whether it still matches.
+"""The locks against pyproject.toml: what they were made from, and whether they still match.
 
-    python -m tests.lockfile stamp   (run by `make lock`, after uv has written the lock)
+    python -m tests.lockfile stamp   (run by `make lock`, after uv has written the locks)
+
+requirements.lock has every dependency and extra (`make install`, CI); requirements-production.lock
+the dependencies and the production extra only, at the same versions (a production host).
 
 The stamp is the sha256 of everything the lock was resolved from (pyproject.toml's requires-python,
 dependencies and extras, and requirements-tools.in), so any change to them without `make lock` is seen.
@@ -15,6 +18,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCK = ROOT / "requirements.lock"
+# lock -> the extras it holds (None: all of them)
+LOCKS = {LOCK: None, ROOT / "requirements-production.lock": ("production",)}
 TOOLS = ROOT / "requirements-tools.in"
 STAMP = "# resolved from sha256:"
 
@@ -32,8 +37,9 @@ def recorded_sha256(lock_text: str) -> str | None:
 
 
 def stamp() -> None:
-    text = "".join(line for line in LOCK.read_text().splitlines(keepends=True) if not line.startswith(STAMP))
-    LOCK.write_text(f"{STAMP}{inputs_sha256()}\n{text}")
+    for lock in LOCKS:
+        text = "".join(line for line in lock.read_text().splitlines(keepends=True) if not line.startswith(STAMP))
+        lock.write_text(f"{STAMP}{inputs_sha256()}\n{text}")
 
 
 if __name__ == "__main__":
