@@ -12,5 +12,5 @@ class ExtractionConfig(AppConfig):
         from . import cluster_watch, signals
 
         post_migrate.connect(signals.ensure_schedules, sender=self)
+        post_spawn.connect(cluster_watch.watch_master)  # first: the sweep and the PDF child's start take time
         post_spawn.connect(signals.sweep_on_worker_start)
-        post_spawn.connect(cluster_watch.watch_master)
