@@ -29,9 +29,14 @@ class RetentionPolicyAdmin(admin.ModelAdmin):
         newest = retention.effective().filter(name=OuterRef("name")).values("name").annotate(v=Max("version"))
         return super().get_queryset(request).annotate(in_force_version=Subquery(newest.values("v")))
 
+    shown = ("version", "standing", "status", "created_by", "created_at", "approved_by", "approved_at", "approval",
+             "activity")
+
+    def get_fields(self, request, obj=None):
+        return (*self.fields, *self.shown) if obj else self.fields
+
     def get_readonly_fields(self, request, obj=None):
-        return (*self.fields, "version", "standing", "status", "created_by", "created_at", "approved_by",
-                "approved_at", "approval", "activity") if obj else ()
+        return (*self.fields, *self.shown) if obj else ()
 
     def get_urls(self):
         return [path("<int:policy_id>/approve/", self.admin_site.admin_view(self.approve_view),

@@ -217,6 +217,12 @@ def test_the_list_says_draft_in_force_and_superseded(admin_client):
     assert [row.split('field-standing">')[1].split("<")[0] for row in rows] == ["draft", "in force", "superseded"]
 
 
+def test_a_drafts_page_links_to_its_approval(admin_client):
+    policy = retention.new_version("claims", "ra", **WINDOWS)
+    page = admin_client.get(reverse("admin:audit_retentionpolicy_change", args=[policy.pk])).content.decode()
+    assert reverse("admin:audit_retentionpolicy_approve", args=[policy.pk]) in page
+
+
 # ---------- dry runs ----------
 def test_a_dry_run_leaves_the_database_identical(completed):
     approved_policy(**{**WINDOWS, "input_days": 0, "output_days": 0})
@@ -232,3 +238,24 @@ def test_the_approval_page_leaves_the_database_identical(client, completed):
     before = whole_database()
     assert client.get(reverse("admin:audit_retentionpolicy_approve", args=[shorter.pk])).status_code == 200
     assert whole_database() == before
+
+
+# ---------- versions from before four-eyes approval ----------
+@pytest.mark.django_db(transaction=True)
+def test_versions_typed_in_before_four_eyes_stay_in_force_marked_as_recorded():
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    before, after = [("audit", "0011_alert_input_changed")], [("audit", "0012_retention_four_eyes_approval")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    old = executor.loader.project_state(before).apps.get_model("audit", "RetentionPolicy")
+    old.objects.create(name="claims", version=1, is_default=True, input_days=30, contract_owner="x",
+                       approved_by="Legal director", approved_at=timezone.now(), decision_note="z", created_by="ra")
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(after)
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+    policy = RetentionPolicy.objects.get()
+    assert (policy.status, policy.approved_by, retention.default_policy()) == ("recorded", "Legal director", policy)
