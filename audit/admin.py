@@ -14,7 +14,7 @@ from django_q.tasks import async_task
 from extraction.admin import ReadOnlyAdmin, ReadOnlyInline
 from extraction.models import Bundle
 
-from . import admin_people, verify  # noqa: F401  (admin_people registers the people workflows)
+from . import admin_people, admin_retention, verify  # noqa: F401  (they register the people workflows)
 from .admin_actions import export_evidence_action, export_evidence_with_assets_action
 from .models import ActivityEvent, Asset, Checkpoint, Finding, Manifest, RetentionEvent, SigningKey, VerificationRun
 

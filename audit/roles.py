@@ -1,4 +1,8 @@
-"""The three roles as groups of permissions. Superusers administer users and providers."""
+"""The roles as groups of permissions. Superusers administer users and providers.
+
+A retention policy change needs two people: a Retention admin drafts it, a Retention approver (someone
+else) approves it. One person may hold both roles; they still cannot approve their own drafts.
+"""
 
 ROLES = {
     "Compliance staff": [
@@ -18,6 +22,10 @@ ROLES = {
     "Retention admin": [
         "extraction.view_bundle", "audit.view_manifest", "audit.view_retentionpolicy", "audit.add_retentionpolicy",
         "audit.view_retentionevent", "audit.view_activityevent", "audit.run_retention",
+    ],
+    "Retention approver": [
+        "audit.view_retentionpolicy", "audit.approve_retentionpolicy", "audit.view_retentionevent",
+        "audit.view_activityevent",
     ],
 }
 

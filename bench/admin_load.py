@@ -76,8 +76,8 @@ class Loader:
         self.policy = RetentionPolicy.objects.filter(name="standard").order_by("-version").first() or \
             RetentionPolicy.objects.create(
                 name="standard", version=1, is_default=True, input_days=INPUT_DAYS, output_days=365,
-                contract_owner="legal", approved_by="dpo", approved_at=self.now, decision_note="bench",
-                created_by="bench")
+                contract_owner="legal", status=RetentionPolicy.Status.APPROVED, approved_by="dpo",
+                approved_at=self.now, decision_note="bench", created_by="bench")
         for name in ("claims-pipeline", "contracts-backend"):
             if not ServiceAccount.objects.filter(name=name).exists():
                 account = ServiceAccount(name=name, created_by="bench")

@@ -211,6 +211,8 @@ PAGETRAIL_RECONCILE_EVERY_MINUTES = env.int("PAGETRAIL_RECONCILE_EVERY_MINUTES",
 PAGETRAIL_CHECKPOINT_EVERY_MINUTES = env.int("PAGETRAIL_CHECKPOINT_EVERY_MINUTES", default=60)
 PAGETRAIL_VERIFY_EVERY_MINUTES = env.int("PAGETRAIL_VERIFY_EVERY_MINUTES", default=24 * 60)
 PAGETRAIL_RETENTION_EVERY_MINUTES = env.int("PAGETRAIL_RETENTION_EVERY_MINUTES", default=60)
+# A first retention policy with a window shorter than this shows what it would delete before it can be approved.
+PAGETRAIL_RETENTION_MIN_DAYS = env.int("PAGETRAIL_RETENTION_MIN_DAYS", default=30)
 
 # --- The upstream API: requests per service account (django-ninja throttling, e.g. "120/m"). ---
 PAGETRAIL_API_RATE = env.str("PAGETRAIL_API_RATE", default="120/m")
