@@ -60,6 +60,9 @@ class BundleAdmin(admin.ModelAdmin):
     readonly_fields = [f.name for f in Bundle._meta.fields]
     inlines = [JobInline]
 
+    def has_add_permission(self, request):
+        return request.user.has_perm("extraction.submit_bundle")
+
     def has_change_permission(self, request, obj=None):
         return False
 

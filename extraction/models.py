@@ -43,6 +43,9 @@ class Bundle(models.Model):
     class Meta:
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["created_at"])]  # the admin's default order, over 100k bundles
+        # Not add_bundle: a bundle is never typed in, it is uploaded through intake.
+        permissions = [("submit_bundle", "Can upload bundles through intake"),
+                       ("download_input", "Can download original input PDFs")]
 
     def __str__(self):
         return f"{self.original_filename or 'bundle'} ({self.correlation_id[:12]})"

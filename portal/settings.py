@@ -291,7 +291,8 @@ LOG_FORMAT = env.str("PAGETRAIL_LOG_FORMAT", default="plain")  # or "json": one 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"context": {"()": "portal.logs.ContextFilter"}},
+    "filters": {"context": {"()": "portal.logs.ContextFilter"},
+                "refusal": {"()": "portal.logs.RefusalWithoutTraceback"}},
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(correlation_id).16s job=%(job_id)s] %(message)s"},
         "json": {"()": "pythonjsonlogger.json.JsonFormatter",
@@ -302,5 +303,6 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("PAGETRAIL_LOG_LEVEL", default="INFO")},
     # runserver's access log too (Django gives it a handler of its own): request lines are scrubbed like the rest.
     "loggers": {"pikepdf": {"level": "WARNING"},
+                "django.request": {"filters": ["refusal"]},  # PermissionDenied is logged with its traceback
                 "django.server": {"handlers": ["console"], "level": "INFO", "propagate": False}},
 }
