@@ -13,6 +13,8 @@ ROLES = {
         "audit.view_retentionevent", "audit.view_activityevent", "audit.view_reviewflag",
         "audit.run_verification", "audit.export_evidence", "audit.view_casemap", "audit.view_case",
         "audit.view_signingkey", "audit.view_alert", "audit.view_webhookdelivery",
+        # Who may submit over the API, and what each account submitted (read-only; tokens are never shown).
+        "extraction.view_serviceaccount", "extraction.view_serviceaccounttoken", "extraction.view_submission",
     ],
     "Reviewer": [
         "extraction.view_bundle", "extraction.view_job", "extraction.view_attempt", "audit.view_manifest",

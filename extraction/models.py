@@ -59,6 +59,10 @@ def _later(now, delta: timedelta):
 
 
 class JobQuerySet(models.QuerySet):
+    def visible_to(self, account):
+        """The jobs of the bundles a service account submitted (another account's are not there for it)."""
+        return self.filter(bundle__submissions__account=account)
+
     def active(self):
         return self.filter(status__in=Job.ACTIVE)
 
@@ -346,4 +350,5 @@ class Rejection(models.Model):
         return f"{self.code}: {self.original_filename or self.sha256[:12]}"
 
 
-from .accounts import IdempotencyRecord, ServiceAccount  # noqa: E402,F401  (models of the upstream API)
+# The models of the upstream API, registered with this app.
+from .accounts import IdempotencyRecord, ServiceAccount, ServiceAccountToken, Submission  # noqa: E402,F401

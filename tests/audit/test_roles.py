@@ -12,6 +12,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from audit.models import Asset, Manifest
+from extraction.accounts import ServiceAccount, Submission
 from extraction.models import Bundle, Job
 from extraction.runner import run_job
 from extraction.services import submit_bundle
@@ -26,6 +27,9 @@ NOBODY = {role: 403 for role in ROLES}
 def world(tmp_path):
     with open(pdfs.mixed(tmp_path), "rb") as fh:
         run_job(submit_bundle(fh, filename="x.pdf", submitted_by="t").job_id)
+    account = ServiceAccount.objects.create(name="claims-ingest")
+    account.issue_token()
+    Submission.objects.create(account=account, bundle=Bundle.objects.get(), job=Job.objects.get())
     return {"asset": Asset.objects.first().pk, "manifest": Manifest.objects.get().pk,
             "bundle": Bundle.objects.get().pk, "job": Job.objects.get().pk}
 
@@ -64,6 +68,8 @@ ROUTES = [
     ("admin:audit_reviewflag_changelist", None, "get", None, only("Compliance staff", "Reviewer")),
     ("admin:audit_retentionevent_changelist", None, "get", None, only("Compliance staff", "Retention admin")),
     ("admin:audit_alert_changelist", None, "get", None, only("Compliance staff")),
+    ("admin:extraction_serviceaccount_changelist", None, "get", None, only("Compliance staff")),
+    ("admin:extraction_serviceaccount_add", None, "post", {"name": "x"}, NOBODY),
 ]
 
 
