@@ -80,9 +80,7 @@ class Loader:
                 approved_at=self.now, decision_note="bench", created_by="bench")
         for name in ("claims-pipeline", "contracts-backend"):
             if not ServiceAccount.objects.filter(name=name).exists():
-                account = ServiceAccount(name=name, created_by="bench")
-                account.issue_token()
-                account.save()
+                ServiceAccount.objects.create(name=name, created_by="bench").issue_token(by="bench")
 
     def _spread(self, assets: int) -> list[int]:
         """Assets per job: evenly over the completed jobs (about 10 each), the showcase's fixed."""

@@ -60,12 +60,13 @@ def test_each_role_logs_in_and_sees_its_own_menu(browser, live_server, role, see
     user("someone", role)
     page = log_in(browser, live_server, "someone")
     assert sees in page.content() and does_not_see not in page.content()
-    assert "/admin/extraction/bundle/add/" not in page.content()  # uploads are for admins and the API
+    assert "/admin/extraction/bundle/add/" not in page.content()  # uploads are for Submitters and the API
 
 
-def test_an_admin_uploads_a_bundle_and_sees_the_job_complete(browser, live_server, tmp_path):
-    user("boss", superuser=True)
-    page = log_in(browser, live_server, "boss")
+@pytest.mark.parametrize("who", ["superuser", "Submitter"])
+def test_an_uploader_uploads_a_bundle_and_sees_the_job_complete(browser, live_server, tmp_path, who):
+    user("feeder", **({"superuser": True} if who == "superuser" else {"role": who}))
+    page = log_in(browser, live_server, "feeder")
     page.goto(f"{live_server.url}/admin/extraction/bundle/add/")
     page.set_input_files("#id_file", str(pdfs.mixed(tmp_path)))
     page.click("input[name=_upload]")
