@@ -14,9 +14,10 @@ from django_q.tasks import async_task
 from extraction.admin import ReadOnlyAdmin, ReadOnlyInline
 from extraction.models import Bundle
 
-from . import admin_people, verify  # noqa: F401  (admin_people registers the people workflows)
+from . import admin_people, admin_retention, verify  # noqa: F401  (they register the people workflows)
 from .admin_actions import export_evidence_action, export_evidence_with_assets_action
 from .models import ActivityEvent, Asset, Checkpoint, Finding, Manifest, RetentionEvent, SigningKey, VerificationRun
+from .views import REVIEW_PAGE_PERMISSIONS
 
 
 class RetentionEventInline(ReadOnlyInline):
@@ -86,6 +87,17 @@ class ManifestAdmin(ReadOnlyAdmin):
 
     def has_export_evidence_permission(self, request):
         return request.user.has_perm("audit.export_evidence")
+
+    def get_list_display(self, request):
+        return [f for f in super().get_list_display(request) if f != "review_link" or self._may_review(request)]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [f for f in super().get_readonly_fields(request, obj) if f != "review_link" or self._may_review(request)]
+
+    @staticmethod
+    def _may_review(request) -> bool:
+        """A link is offered only to those whose page would render whole (thumbnails need view_asset)."""
+        return request.user.has_perms(REVIEW_PAGE_PERMISSIONS)
 
     @admin.action(description="Start a verification run for the selected manifests' bundles",
                   permissions=["run_verification"])

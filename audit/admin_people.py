@@ -1,4 +1,4 @@
-"""Admin for the people workflows: the review queue, retention policies and events, the activity record."""
+"""Admin for the people workflows: the review queue, retention events, the activity record (policies: admin_retention)."""
 
 from django.contrib import admin, messages
 from django.urls import reverse
@@ -7,9 +7,9 @@ from django.utils.html import format_html, format_html_join
 from extraction.admin import ReadOnlyAdmin, ReadOnlyInline
 from extraction.services import InputGone
 
-from . import retention, review
+from . import review
 from .admin_actions import export_case_evidence_action
-from .models import ActivityEvent, Alert, Case, CaseMap, RetentionEvent, RetentionPolicy, ReviewFlag, WebhookDelivery
+from .models import ActivityEvent, Alert, Case, CaseMap, RetentionEvent, ReviewFlag, WebhookDelivery
 
 
 def activity_of(obj):
@@ -75,44 +75,6 @@ class ReviewFlagAdmin(ReadOnlyAdmin):
 
     def has_reextract_permission(self, request):
         return request.user.has_perm("audit.request_reextraction")
-
-
-@admin.register(RetentionPolicy)
-class RetentionPolicyAdmin(admin.ModelAdmin):
-    """Adding is the only way to change a policy: each save is a new version, old versions stay."""
-
-    list_display = ("name", "version", "is_default", "input_days", "output_days", "manifest_days", "legal_hold",
-                    "contract_owner", "approved_by", "approved_at", "created_by")
-    list_filter = ("name", "legal_hold", "is_default")
-    fields = ("name",) + retention.POLICY_FIELDS
-    actions = ["place_legal_hold", "lift_legal_hold"]
-
-    def get_readonly_fields(self, request, obj=None):
-        return (*self.fields, "version", "created_by", "activity") if obj else ()
-
-    def save_model(self, request, obj, form, change):
-        values = {f: form.cleaned_data[f] for f in retention.POLICY_FIELDS}
-        created = retention.new_version(obj.name, request.user.get_username(), **values)
-        obj.pk, obj.version = created.pk, created.version
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-    def activity(self, policy):
-        return activity_of(policy)
-
-    @admin.action(description="Place a legal hold (new version of each selected policy)", permissions=["add"])
-    def place_legal_hold(self, request, queryset):
-        for name in sorted(set(queryset.values_list("name", flat=True))):
-            retention.set_legal_hold(name, True, request.user.get_username(), "Legal hold placed from the admin")
-
-    @admin.action(description="Lift the legal hold (new version of each selected policy)", permissions=["add"])
-    def lift_legal_hold(self, request, queryset):
-        for name in sorted(set(queryset.values_list("name", flat=True))):
-            retention.set_legal_hold(name, False, request.user.get_username(), "Legal hold lifted from the admin")
 
 
 @admin.register(RetentionEvent)

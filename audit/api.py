@@ -5,6 +5,7 @@ from django.shortcuts import get_object_or_404
 from ninja import Router
 
 from extraction.api import RowId
+from extraction.models import Job
 
 from .models import Manifest
 
@@ -14,7 +15,7 @@ BYTES = {"description": "The canonical manifest bytes. Headers: X-Manifest-SHA25
          "content": {"application/json": {"schema": {"type": "object"}}}}
 ERROR = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}}}
 RESPONSES = {200: BYTES, 400: {"description": "The id is not a number.", **ERROR}, 401: {"description": "No valid service-account token.", **ERROR},
-             404: {"description": "No such manifest (yet).", **ERROR},
+             404: {"description": "No such manifest (yet), or not one of this account's.", **ERROR},
              429: {"description": "Too many requests for this service account.", **ERROR}}
 
 
@@ -28,10 +29,15 @@ def manifest_response(manifest: Manifest) -> HttpResponse:
 @router.get("/manifests/{manifest_id}", summary="A manifest's canonical bytes",
             openapi_extra={"responses": RESPONSES})
 def get_manifest(request, manifest_id: RowId):
-    return manifest_response(get_object_or_404(Manifest, pk=manifest_id))
+    return manifest_response(get_object_or_404(visible_to(request.auth), pk=manifest_id))
 
 
 @router.get("/jobs/{job_id}/manifest", summary="The manifest of a completed job",
             openapi_extra={"responses": RESPONSES})
 def get_job_manifest(request, job_id: RowId):
-    return manifest_response(get_object_or_404(Manifest, job_id=job_id))
+    return manifest_response(get_object_or_404(visible_to(request.auth), job_id=job_id))
+
+
+def visible_to(account):
+    """Manifests of the jobs this account may read; another account's answer 404, like a missing one."""
+    return Manifest.objects.filter(job__in=Job.objects.visible_to(account))

@@ -104,8 +104,9 @@ def retention_events(scoped: QuerySet) -> list[dict]:
 def _policy(policy) -> dict:
     return {"name": policy.name, "version": policy.version, "legal_hold": policy.legal_hold,
             "input_days": policy.input_days, "output_days": policy.output_days,
-            "manifest_days": policy.manifest_days, "approved_by": policy.approved_by,
-            "approved_at": timestamp(policy.approved_at), "decision_note": policy.decision_note}
+            "manifest_days": policy.manifest_days, "status": policy.status, "created_by": policy.created_by,
+            "approved_by": policy.approved_by, "approved_at": timestamp(policy.approved_at),
+            "decision_note": policy.decision_note}
 
 
 def deleted_by_retention(scoped: QuerySet, what: str) -> set[int]:

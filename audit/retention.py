@@ -1,13 +1,15 @@
 """Retention: versioned policies and their enforcement, every deletion or block recorded.
 
-Windows come from the policy version a bundle was assigned; a legal hold comes from the newest
-version of that policy, so a hold placed today stops deletions today. Time is the database's clock.
+Only versions in effect count: a draft (a change no second person approved yet) deletes nothing
+(see retention_approval.py). Windows come from the version a bundle was assigned; a legal hold comes
+from the version of that policy in force, so a hold placed today stops deletions today. Time is the
+database's clock.
 """
 
 from datetime import UTC, datetime, timedelta
 
 from django.db import connection, models, transaction
-from django.utils import timezone
+from django.db.models import OuterRef, Subquery
 
 from extraction import stores
 from extraction.models import Bundle, Job
@@ -17,7 +19,12 @@ from .models import (ActivityEvent, Asset, Manifest, PagePreview, RetentionAssig
                      RetentionPolicy)
 
 POLICY_FIELDS = ("is_default", "input_days", "output_days", "manifest_days", "legal_hold", "contract_owner",
-                 "approved_by", "approved_at", "decision_note")
+                 "decision_note")
+WINDOWS = ("input_days", "output_days", "manifest_days")
+
+
+class Refused(Exception):
+    """A policy change that may not happen; the message says why, for the person who tried."""
 
 
 def database_now() -> datetime:
@@ -27,66 +34,138 @@ def database_now() -> datetime:
     return datetime.fromisoformat(value).replace(tzinfo=UTC) if isinstance(value, str) else value
 
 
+def effective() -> models.QuerySet:
+    return RetentionPolicy.objects.filter(status__in=RetentionPolicy.EFFECTIVE)
+
+
+def in_force() -> models.QuerySet:
+    """The version in force of each named policy: its newest version in effect."""
+    newest = effective().filter(name=OuterRef("name")).order_by("-version").values("pk")[:1]
+    return effective().filter(pk=Subquery(newest))
+
+
+def in_force_of(name: str) -> RetentionPolicy | None:
+    return effective().filter(name=name).order_by("-version").first()
+
+
+def _next_number(name: str) -> int:
+    latest = RetentionPolicy.objects.filter(name=name).order_by("-version").values_list("version", flat=True).first()
+    return (latest or 0) + 1
+
+
 def new_version(name: str, by: str, **fields) -> RetentionPolicy:
-    """A policy change: the next version, with what changed recorded in the activity record."""
+    """A policy change, drafted: the next version, from the one in force. It deletes nothing until
+    someone else approves it (`retention_approval.approve`)."""
     with transaction.atomic():
-        current = RetentionPolicy.objects.filter(name=name).order_by("-version").first()
+        current = in_force_of(name)
         values = {**({f: getattr(current, f) for f in POLICY_FIELDS} if current else {}), **fields}
-        policy = RetentionPolicy.objects.create(name=name, version=(current.version + 1 if current else 1),
-                                                created_by=by[:150], **values)
-        ActivityEvent.record(by, "retention_policy_changed", policy, before=_snapshot(current),
-                             after=_snapshot(policy))
+        policy = RetentionPolicy.objects.create(name=name, version=_next_number(name), created_by=by[:150],
+                                                status=RetentionPolicy.Status.DRAFT, **values)
+        ActivityEvent.record(by, "retention_policy_drafted", policy, before=snapshot(current), after=snapshot(policy))
     return policy
 
 
 def set_legal_hold(name: str, on: bool, by: str, note: str) -> RetentionPolicy:
-    return new_version(name, by, legal_hold=on, decision_note=note, approved_by=by, approved_at=timezone.now())
+    """Placing a hold takes effect at once (it only stops deletions); lifting one is a draft like any change."""
+    if not on:
+        return new_version(name, by, legal_hold=False, decision_note=note)
+    with transaction.atomic():
+        current = in_force_of(name)
+        if current is None:
+            raise Refused(f"{name} has no version in force, so nothing is deleted under it: there is nothing to hold.")
+        values = {**{f: getattr(current, f) for f in POLICY_FIELDS}, "legal_hold": True, "decision_note": note}
+        policy = RetentionPolicy.objects.create(
+            name=name, version=_next_number(name), created_by=by[:150], status=RetentionPolicy.Status.HOLD_PLACED,
+            approved_by=by[:150], approved_at=database_now(), **values)
+        ActivityEvent.record(by, "retention_legal_hold_placed", policy, before=snapshot(current),
+                             after=snapshot(policy), at=policy.approved_at)
+    return policy
 
 
-def _snapshot(policy) -> dict | None:
-    return {"version": policy.version, **{f: str(getattr(policy, f)) for f in POLICY_FIELDS}} if policy else None
+def snapshot(policy) -> dict | None:
+    return {"version": policy.version, "status": policy.status,
+            **{f: str(getattr(policy, f)) for f in POLICY_FIELDS}} if policy else None
+
+
+def _newest_default(policies) -> RetentionPolicy | None:
+    defaults = [p for p in policies if p.is_default and p.approved_at]
+    return max(defaults, key=lambda p: (p.approved_at, p.pk), default=None)
 
 
 def default_policy() -> RetentionPolicy | None:
-    latest = RetentionPolicy.objects.filter(is_default=True).order_by("-created_at", "-version").first()
-    return latest
+    """For bundles not yet under a policy: the in-force default version that took effect last."""
+    return _newest_default(in_force())
 
 
 def on_hold(policy: RetentionPolicy) -> bool:
-    return RetentionPolicy.objects.filter(name=policy.name).order_by("-version").values_list(
-        "legal_hold", flat=True).first()
+    current = in_force_of(policy.name)
+    return bool(current and current.legal_hold)
 
 
-def policy_for(bundle: Bundle) -> RetentionPolicy | None:
-    """The version in force for the bundle: assigned once, the default's newest version at that moment."""
-    assignment = RetentionAssignment.objects.filter(bundle=bundle).select_related("policy").first()
-    if assignment:
-        return assignment.policy
-    policy = default_policy()
-    if policy is None:
-        return None
+class Book:
+    """The versions retention reads, loaded once. Reading it writes nothing.
+
+    `assuming`: a draft read as if it were approved now, to count what approving it would delete.
+    """
+
+    def __init__(self, assuming: RetentionPolicy | None = None):
+        self.in_force = {p.name: p for p in in_force()}
+        if assuming is not None:
+            self.in_force[assuming.name] = assuming
+        others = [p for p in self.in_force.values() if p is not assuming]
+        self.default = assuming if assuming is not None and assuming.is_default else _newest_default(others)
+        policies = {p.pk: p for p in RetentionPolicy.objects.filter(pk__in=RetentionAssignment.objects.values("policy"))}
+        self.assigned = {b: policies[p] for b, p in RetentionAssignment.objects.values_list("bundle_id", "policy_id")}
+
+    def policy_for(self, bundle: Bundle) -> RetentionPolicy | None:
+        """The version assigned to the bundle, else the default in force (which a real run pins)."""
+        return self.assigned.get(bundle.pk) or self.default
+
+    def on_hold(self, policy: RetentionPolicy) -> bool:
+        return self.in_force.get(policy.name, policy).legal_hold
+
+
+def pin(bundle: Bundle, policy: RetentionPolicy) -> RetentionPolicy:
+    """Fix the version a bundle falls under, once: later versions do not change its windows."""
     return RetentionAssignment.objects.get_or_create(bundle=bundle, defaults={"policy": policy})[0].policy
 
 
 def apply_retention(at=None, dry_run: bool = False) -> list[dict]:
-    """Delete what is due for every bundle whose jobs are all terminal; returns what was (or would be) done."""
-    now, report = at or database_now(), []
+    """Delete what is due for every bundle whose jobs are all terminal; returns what was (or would be) done.
+
+    A dry run writes nothing at all: no assignment, no event, no alert.
+    """
+    return _run(Book(), at or database_now(), dry_run)
+
+
+def would_delete(assuming: RetentionPolicy | None = None, at=None) -> dict:
+    """What the next run would delete, with `assuming` in force: bundles, files and bytes, by a dry run."""
+    deleted = [e for e in _run(Book(assuming), at or database_now(), dry_run=True)
+               if e["outcome"] == RetentionEvent.Outcome.DELETED]
+    return {"bundles": len({e["bundle"] for e in deleted}), "files": sum(e["files"] for e in deleted),
+            "bytes": sum(e["bytes_freed"] for e in deleted)}
+
+
+def _run(book: Book, now, dry_run: bool) -> list[dict]:
+    report = []
     for bundle in Bundle.objects.exclude(jobs__status__in=Job.ACTIVE).order_by("pk"):
-        policy = policy_for(bundle)
+        policy = book.policy_for(bundle)
         if policy is not None:
-            report += _apply(bundle, policy, now, dry_run)
+            policy = policy if dry_run else pin(bundle, policy)
+            report += _apply(bundle, policy, now, dry_run, book.on_hold(policy))
     return report
 
 
-def _apply(bundle, policy, now, dry_run) -> list[dict]:
-    done = []
+def _apply(bundle, policy, now, dry_run, blocked) -> list[dict]:
+    due = []
     if _due(bundle.created_at, policy.input_days, now) and not bundle.input_deleted_at:
-        done.append(_decide(bundle, None, policy, RetentionEvent.What.INPUT, now, dry_run))
+        due.append((None, RetentionEvent.What.INPUT))
     for manifest in Manifest.objects.filter(job__bundle=bundle):
         if _due(manifest.created_at, policy.output_days, now) and not _deleted(manifest, "outputs"):
-            done.append(_decide(bundle, manifest, policy, RetentionEvent.What.OUTPUTS, now, dry_run))
+            due.append((manifest, RetentionEvent.What.OUTPUTS))
         if _due(manifest.created_at, policy.manifest_days, now) and not _deleted(manifest, "manifest_file"):
-            done.append(_decide(bundle, manifest, policy, RetentionEvent.What.MANIFEST_FILE, now, dry_run))
+            due.append((manifest, RetentionEvent.What.MANIFEST_FILE))
+    done = [_decide(bundle, manifest, policy, what, now, dry_run, blocked) for manifest, what in due]
     return [d for d in done if d]
 
 
@@ -98,10 +177,11 @@ def _deleted(manifest, what) -> bool:
     return manifest.retention_events.filter(what=what, outcome=RetentionEvent.Outcome.DELETED).exists()
 
 
-def _decide(bundle, manifest, policy, what, now, dry_run) -> dict | None:
-    blocked = on_hold(policy)
+def _decide(bundle, manifest, policy, what, now, dry_run, blocked) -> dict | None:
+    files = _files(bundle, manifest, what)
     entry = {"bundle": bundle.correlation_id, "manifest": manifest.sequence if manifest else None, "what": what,
-             "outcome": "blocked_by_legal_hold" if blocked else "deleted", "policy": str(policy)}
+             "outcome": "blocked_by_legal_hold" if blocked else "deleted", "policy": str(policy),
+             "files": len(files), "bytes_freed": sum(size for _, size in files)}
     if dry_run:
         return entry
     if blocked:
@@ -112,34 +192,39 @@ def _decide(bundle, manifest, policy, what, now, dry_run) -> dict | None:
                         message=f"Retention of {what} of bundle {bundle.correlation_id[:16]} is blocked by the legal "
                                 f"hold on {policy.name}.")
         return entry if new else None  # a block is recorded once per policy version, not every night
-    files, freed = _delete(bundle, manifest, what, now)
+    _delete(bundle, what, files, now)
     event = RetentionEvent.objects.create(bundle=bundle, manifest=manifest, policy=policy, what=what, at=now,
-                                          outcome=RetentionEvent.Outcome.DELETED, files=files, bytes_freed=freed)
-    ActivityEvent.record("retention", "retention_deleted", event, after=entry | {"bytes_freed": freed})
-    return entry | {"files": files, "bytes_freed": freed}
+                                          outcome=RetentionEvent.Outcome.DELETED, files=entry["files"],
+                                          bytes_freed=entry["bytes_freed"])
+    ActivityEvent.record("retention", "retention_deleted", event, after=entry)
+    return entry
 
 
-def _delete(bundle, manifest, what, now) -> tuple[int, int]:
+def _files(bundle, manifest, what) -> list[tuple[str, int]]:
+    """The stored files (name, size) one decision covers; previews share their outputs' window."""
     if what == RetentionEvent.What.INPUT:
-        stores.inputs().delete(bundle.input_name)
-        Bundle.objects.filter(pk=bundle.pk).update(input_deleted_at=now)
-        return 1, bundle.size
+        return [(bundle.input_name, bundle.size)]
     if what == RetentionEvent.What.OUTPUTS:
-        rows = list(Asset.objects.filter(manifest=manifest).values_list("name", "size"))
-        rows += PagePreview.objects.filter(manifest=manifest).values_list("storage_name", "size")  # same window
-        for name, _ in rows:
-            stores.outputs().delete(name)
-        return len(rows), sum(size for _, size in rows)
-    stores.outputs().delete(manifest.storage_name)
-    return 1, len(manifest.body)
+        return [*Asset.objects.filter(manifest=manifest).values_list("name", "size"),
+                *PagePreview.objects.filter(manifest=manifest).values_list("storage_name", "size")]
+    return [(manifest.storage_name, len(manifest.body))]
+
+
+def _delete(bundle, what, files, now) -> None:
+    store = stores.inputs() if what == RetentionEvent.What.INPUT else stores.outputs()
+    for name, _ in files:
+        store.delete(name)
+    if what == RetentionEvent.What.INPUT:
+        Bundle.objects.filter(pk=bundle.pk).update(input_deleted_at=now)
 
 
 def overdue_inputs(now=None):
     """Inputs kept past their window with no legal hold: a finding for verification runs."""
-    now = now or database_now()
+    now, book = now or database_now(), Book()
     for assignment in RetentionAssignment.objects.select_related("bundle", "policy").filter(
             bundle__input_deleted_at__isnull=True, policy__input_days__isnull=False):
-        if _due(assignment.bundle.created_at, assignment.policy.input_days, now) and not on_hold(assignment.policy):
+        if _due(assignment.bundle.created_at, assignment.policy.input_days, now) and not book.on_hold(
+                assignment.policy):
             yield assignment.bundle
 
 

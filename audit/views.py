@@ -16,6 +16,7 @@ from . import cases, previews, review
 from .models import Asset, Manifest, PagePreview, ReviewFlag, SigningKey
 
 THUMBNAIL = 240
+REVIEW_PAGE_PERMISSIONS = ("audit.view_manifest", "audit.view_asset")
 
 
 def signing_keys(request):
@@ -77,7 +78,7 @@ def page_preview(request, preview_id: int):
 @staff_member_required
 def review_page(request, manifest_id: int):
     """The bundle's pages in order, each with its assets; pages without one are marked. POST raises a flag."""
-    if not request.user.has_perm("audit.view_manifest"):
+    if not request.user.has_perms(REVIEW_PAGE_PERMISSIONS):  # view_asset: its thumbnails and previews
         raise PermissionDenied
     manifest = get_object_or_404(Manifest.objects.select_related("job__bundle"), pk=manifest_id)
     form = FlagForm(request.POST if "pages" in request.POST else None, page_count=manifest.page_count)

@@ -76,13 +76,11 @@ class Loader:
         self.policy = RetentionPolicy.objects.filter(name="standard").order_by("-version").first() or \
             RetentionPolicy.objects.create(
                 name="standard", version=1, is_default=True, input_days=INPUT_DAYS, output_days=365,
-                contract_owner="legal", approved_by="dpo", approved_at=self.now, decision_note="bench",
-                created_by="bench")
+                contract_owner="legal", status=RetentionPolicy.Status.APPROVED, approved_by="dpo",
+                approved_at=self.now, decision_note="bench", created_by="bench")
         for name in ("claims-pipeline", "contracts-backend"):
             if not ServiceAccount.objects.filter(name=name).exists():
-                account = ServiceAccount(name=name, created_by="bench")
-                account.issue_token()
-                account.save()
+                ServiceAccount.objects.create(name=name, created_by="bench").issue_token(by="bench")
 
     def _spread(self, assets: int) -> list[int]:
         """Assets per job: evenly over the completed jobs (about 10 each), the showcase's fixed."""

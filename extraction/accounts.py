@@ -1,11 +1,12 @@
-"""Service accounts of upstream systems, their tokens (stored hashed), and Idempotency-Key records."""
+"""Service accounts of upstream systems, their tokens (stored hashed, expiring), what each submitted,
+and Idempotency-Key records."""
 
 import hashlib
 import secrets
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import models
+from django.db import models, transaction
 from django.utils import timezone
 
 
@@ -14,11 +15,13 @@ def token_hash(token: str) -> str:
 
 
 class ServiceAccount(models.Model):
-    """An upstream service (a claims pipeline, a contracts backend). The token is shown once, then only its hash."""
+    """An upstream service (a claims pipeline, a contracts backend). It sees only what it submitted.
+
+    Its tokens expire; a new one can be issued while the older ones stay valid for an overlap, so the
+    service can roll its secret without downtime. Revoking the account refuses all its tokens at once.
+    """
 
     name = models.CharField(max_length=100, unique=True)
-    token_sha256 = models.CharField(max_length=64, unique=True, editable=False)
-    token_prefix = models.CharField(max_length=12, editable=False, help_text="To recognise a token, not to use it")
     created_by = models.CharField(max_length=150, blank=True, editable=False)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
@@ -27,12 +30,18 @@ class ServiceAccount(models.Model):
         ordering = ["name"]
 
     def __str__(self):
-        return f"{self.name} ({'revoked' if self.revoked_at else self.token_prefix + '…'})"
+        return f"{self.name}{' (revoked)' if self.revoked_at else ''}"
 
-    def issue_token(self) -> str:
-        """A new random token; only its hash is kept (call before saving)."""
+    def issue_token(self, by: str = "", at=None) -> str:
+        """A new random token, returned once (only its hash is kept); older tokens expire after the overlap."""
+        at = at or timezone.now()
         token = f"pt_{secrets.token_urlsafe(32)}"
-        self.token_sha256, self.token_prefix = token_hash(token), token[:10]
+        overlap_end = at + timedelta(days=settings.PAGETRAIL_TOKEN_OVERLAP_DAYS)
+        with transaction.atomic():
+            self.tokens.valid(at).filter(expires_at__gt=overlap_end).update(expires_at=overlap_end)
+            ServiceAccountToken.objects.create(
+                account=self, token_sha256=token_hash(token), prefix=token[:10], created_by=by[:150], created_at=at,
+                expires_at=at + timedelta(days=settings.PAGETRAIL_TOKEN_DAYS))
         return token
 
     def revoke(self, at=None) -> bool:
@@ -40,8 +49,60 @@ class ServiceAccount(models.Model):
             revoked_at=at or timezone.now()) == 1
 
     @classmethod
-    def for_token(cls, token: str) -> "ServiceAccount | None":
-        return cls.objects.filter(token_sha256=token_hash(token), revoked_at__isnull=True).first()
+    def for_token(cls, token: str, at=None) -> "ServiceAccount | None":
+        """The account whose unexpired, unrevoked token this is, or None."""
+        found = ServiceAccountToken.objects.valid(at).filter(
+            token_sha256=token_hash(token), account__revoked_at__isnull=True).select_related("account").first()
+        return found.account if found else None
+
+
+class TokenQuerySet(models.QuerySet):
+    def valid(self, at=None):
+        return self.filter(revoked_at__isnull=True, expires_at__gt=at or timezone.now())
+
+
+class ServiceAccountToken(models.Model):
+    """One secret of a service account, stored as its sha256; the prefix recognises it, never uses it."""
+
+    account = models.ForeignKey(ServiceAccount, on_delete=models.CASCADE, related_name="tokens")
+    token_sha256 = models.CharField(max_length=64, unique=True, editable=False)
+    prefix = models.CharField(max_length=12, editable=False, help_text="To recognise a token, not to use it")
+    created_by = models.CharField(max_length=150, blank=True, editable=False)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    expires_at = models.DateTimeField(editable=False)
+    revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    objects = TokenQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"{self.prefix}… of {self.account.name}"
+
+    def revoke(self, at=None) -> bool:
+        return ServiceAccountToken.objects.filter(pk=self.pk, revoked_at__isnull=True).update(
+            revoked_at=at or timezone.now()) == 1
+
+
+class Submission(models.Model):
+    """A service account's own submission of a bundle: what it may read.
+
+    The bundle (and its stored input and job) is shared when two accounts send the same bytes; the
+    visibility is not: each account has its submission, made when intake first accepted the bytes from it.
+    """
+
+    account = models.ForeignKey(ServiceAccount, on_delete=models.CASCADE, related_name="submissions")
+    bundle = models.ForeignKey("extraction.Bundle", on_delete=models.CASCADE, related_name="submissions")
+    job = models.ForeignKey("extraction.Job", on_delete=models.CASCADE, related_name="+",
+                            help_text="The job this account was given first")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["account", "bundle"], name="one_submission_per_account")]
+
+    def __str__(self):
+        return f"{self.bundle} by {self.account.name}"
 
 
 class IdempotencyRecord(models.Model):

@@ -8,35 +8,10 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
-from .accounts import ServiceAccount
+from .admin_accounts import SubmissionInline  # and registers service accounts and their tokens
+from .admin_base import ReadOnlyAdmin, ReadOnlyInline  # noqa: F401  (imported from here by audit's admin)
 from .models import Attempt, Bundle, Job, Rejection, SubmissionSwitch, WorkerVersions
 from .services import refuse_oversized_upload, replay_unknown, set_submissions, submit_bundle
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Evidence rows: visible, never added, changed or deleted through the admin."""
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-
-class ReadOnlyInline(admin.TabularInline):
-    """Rows shown on their parent's page, never added, changed or deleted there."""
-
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
 
 
 class UploadForm(forms.Form):
@@ -58,7 +33,10 @@ class BundleAdmin(admin.ModelAdmin):
     list_filter = ("created_at", "mime")
     search_fields = ("=correlation_id", "original_filename", "case_label")
     readonly_fields = [f.name for f in Bundle._meta.fields]
-    inlines = [JobInline]
+    inlines = [JobInline, SubmissionInline]
+
+    def has_add_permission(self, request):
+        return request.user.has_perm("extraction.submit_bundle")
 
     def has_change_permission(self, request, obj=None):
         return False
@@ -156,29 +134,6 @@ class SubmissionSwitchAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
-
-
-@admin.register(ServiceAccount)
-class ServiceAccountAdmin(admin.ModelAdmin):
-    """Tokens of upstream services: shown once when made, stored only as a hash, revocable."""
-
-    list_display = ("name", "token_prefix", "created_by", "created_at", "revoked_at")
-    list_filter = ("revoked_at",)
-    fields = ("name", "token_prefix", "created_by", "created_at", "revoked_at")
-    readonly_fields = ("token_prefix", "created_by", "created_at", "revoked_at")
-    actions = ["revoke"]
-
-    def save_model(self, request, obj, form, change):
-        if not change:
-            token = obj.issue_token()
-            obj.created_by = request.user.get_username()
-            messages.warning(request, f"Token for {obj.name} (shown once): {token} - store it now.")
-        super().save_model(request, obj, form, change)
-
-    @admin.action(description="Revoke the selected tokens", permissions=["change"])
-    def revoke(self, request, queryset):
-        done = sum(account.revoke() for account in queryset)
-        self.message_user(request, f"Revoked {done} token(s).")
 
 
 @admin.register(WorkerVersions)

@@ -66,7 +66,8 @@ def error(request, status: int, code: str, message: str) -> Status:
 @router.post("/bundles", response={200: SubmitOut, 201: SubmitOut, **ERRORS}, summary="Submit a PDF bundle")
 def submit(request, file: File[UploadedFile] = None, case_label: str = ""):
     """A multipart `file` part, or the raw PDF as the body with `Content-Type: application/pdf`.
-    The same bytes again return the existing job (200). With an `Idempotency-Key`, the same key and
+    The same bytes again from this account return its existing job (200); from another account they are
+    a new submission of that account (201), which then sees the job too. With an `Idempotency-Key`, the same key and
     payload replay the first answer, another payload is 422, and 409 while the first is in progress."""
     if unknown := unknown_parameters(request, {"case_label"}):
         return unknown
@@ -105,7 +106,7 @@ def _who(request) -> str:
 
 def _submitted(request, staged, file, case_label):
     result = services.submit_staged(staged, filename=getattr(file, "name", "") or "", submitted_by=_who(request),
-                                    case_label=case_label)
+                                    case_label=case_label, account=request.auth)
     if result.retryable:
         return error(request, 503, result.error_code, result.message)
     if not result.accepted:
@@ -169,7 +170,7 @@ def list_jobs(request, state: Job.Status | None = None, correlation_id: str = ""
     enqueued_from = parse_datetime(since) if since else None
     if since and enqueued_from is None:
         return error(request, 400, "bad_request", "`since` must be an ISO 8601 date and time, e.g. 2026-11-30T12:00Z.")
-    jobs = Job.objects.filter(bundle__submitted_by=_who(request)).select_related("bundle").order_by("-pk")
+    jobs = Job.objects.visible_to(request.auth).select_related("bundle").order_by("-pk")
     if state:
         jobs = jobs.filter(status=state)
     if correlation_id:
@@ -187,7 +188,8 @@ def list_jobs(request, state: Job.Status | None = None, correlation_id: str = ""
 
 @router.get("/jobs/{job_id}", response={200: JobOut, **ERRORS}, summary="A job's state and timings")
 def get_job(request, job_id: RowId):
-    return job_document(get_object_or_404(Job.objects.select_related("bundle"), pk=job_id))
+    """404 also for another account's job: whether it exists is not the caller's to know."""
+    return job_document(get_object_or_404(Job.objects.visible_to(request.auth).select_related("bundle"), pk=job_id))
 
 
 def job_document(job: Job) -> dict:

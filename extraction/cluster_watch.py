@@ -31,13 +31,21 @@ def watch_master(proc_name=None, **kwargs) -> None:
     """django-q2's post_spawn hook, in each worker process: start the watch in a daemon thread."""
     sentinel = os.getppid()
     master = parent_of(sentinel)
-    if master is None or master <= 1:
-        return
+    if master is None or (master == 1 and is_qcluster(1)):
+        return  # no /proc, or the master is the container's init: it cannot die alone
+    # A master killed before this hook ran has left the sentinel to init already: stop at once.
     threading.Thread(target=_watch, args=(sentinel, master), name="cluster-watch", daemon=True).start()
 
 
+def is_qcluster(pid: int) -> bool:
+    try:
+        return b"qcluster" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
 def _watch(sentinel: int, master: int, sleep=time.sleep) -> None:
-    while parent_of(sentinel) == master and os.getppid() == sentinel:
+    while master != 1 and parent_of(sentinel) == master and os.getppid() == sentinel:
         sleep(CHECK_SECONDS)
     log.warning("the cluster's master (pid %s) is gone; stopping its sentinel (pid %s) and its processes",
                 master, sentinel)

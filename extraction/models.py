@@ -43,6 +43,9 @@ class Bundle(models.Model):
     class Meta:
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["created_at"])]  # the admin's default order, over 100k bundles
+        # Not add_bundle: a bundle is never typed in, it is uploaded through intake.
+        permissions = [("submit_bundle", "Can upload bundles through intake"),
+                       ("download_input", "Can download original input PDFs")]
 
     def __str__(self):
         return f"{self.original_filename or 'bundle'} ({self.correlation_id[:12]})"
@@ -56,6 +59,10 @@ def _later(now, delta: timedelta):
 
 
 class JobQuerySet(models.QuerySet):
+    def visible_to(self, account):
+        """The jobs of the bundles a service account submitted (another account's are not there for it)."""
+        return self.filter(bundle__submissions__account=account)
+
     def active(self):
         return self.filter(status__in=Job.ACTIVE)
 
@@ -343,5 +350,6 @@ class Rejection(models.Model):
         return f"{self.code}: {self.original_filename or self.sha256[:12]}"
 
 
-from .accounts import IdempotencyRecord, ServiceAccount  # noqa: E402,F401  (models of the upstream API)
+# The models of the upstream API, registered with this app.
+from .accounts import IdempotencyRecord, ServiceAccount, ServiceAccountToken, Submission  # noqa: E402,F401
 from .worker_versions import WorkerVersions  # noqa: E402,F401  (its own module: the start-up check)

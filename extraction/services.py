@@ -15,7 +15,8 @@ from extraction import pdf
 from portal.logs import job_context
 
 from . import intake, stores
-from .models import Attempt, Bundle, Job, Rejection, SubmissionSwitch, idempotency_key, input_storage_name
+from .models import (Attempt, Bundle, Job, Rejection, Submission, SubmissionSwitch, idempotency_key,
+                     input_storage_name)
 from .providers import get_provider
 from .runner import job_link
 from .signals import activity, alert
@@ -54,13 +55,16 @@ def submit_bundle(stream, *, filename: str, submitted_by: str, case_label: str =
 
 
 def submit_staged(staged: intake.StagedUpload, *, filename: str, submitted_by: str, case_label: str = "",
-                  at=None) -> IntakeResult:
-    """The rest of intake once the bytes are staged (the API stages first to check its Idempotency-Key)."""
+                  account=None, at=None) -> IntakeResult:
+    """The rest of intake once the bytes are staged (the API stages first to check its Idempotency-Key).
+
+    With a service `account`, the accepted bundle becomes its submission, and `created` says whether it is
+    new to that account (the bundle and job may exist already, from another account)."""
     display = os.path.basename(filename or "")[:255]
     try:
         with job_context(staged.sha256):
             accepted = intake.validate(staged)
-            return _accept(accepted, display, submitted_by, case_label, at or timezone.now())
+            return _accept(accepted, display, submitted_by, case_label, at or timezone.now(), account)
     except pdf.Refusal as refusal:
         return _reject(refusal, display, submitted_by, size=staged.size, sha256=staged.sha256, at=at)
     except pdf.SandboxError as exc:
@@ -86,7 +90,7 @@ def _reject(refusal, display, submitted_by, *, size, sha256, at) -> IntakeResult
     return IntakeResult(path=display, accepted=False, error_code=refusal.code, message=refusal.message)
 
 
-def _accept(accepted: intake.Accepted, display, submitted_by, case_label, at) -> IntakeResult:
+def _accept(accepted: intake.Accepted, display, submitted_by, case_label, at, account=None) -> IntakeResult:
     staged, provider = accepted.staged, get_provider(settings.PAGETRAIL_PROVIDER)
     name = input_storage_name(staged.sha256)
     stores.store_once(stores.inputs(), name, staged.path, staged.sha256)
@@ -100,6 +104,10 @@ def _accept(accepted: intake.Accepted, display, submitted_by, case_label, at) ->
             defaults=_job_fields(bundle, provider, at))
         if created:
             transaction.on_commit(lambda: enqueue_job(job.pk))
+        if account is not None:  # in the same transaction: no job an account cannot see
+            _, new_to_account = Submission.objects.get_or_create(
+                account=account, bundle=bundle, defaults={"job": job, "created_at": at})
+            created = created or new_to_account
     log.info("accepted %s as job %s (new: %s)", bundle.correlation_id, job.pk, created)
     return IntakeResult(path=display, accepted=True, correlation_id=bundle.correlation_id, job_id=job.pk,
                         created=created)

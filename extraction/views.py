@@ -4,6 +4,7 @@ from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 
 from . import stores
 from .models import Bundle
@@ -15,14 +16,16 @@ CHANGED = ("The stored input no longer matches its correlation id (sha256 {corre
 
 @staff_member_required
 def download_input(request, bundle_id: int):
-    if not request.user.has_perm("extraction.view_bundle"):
+    if not request.user.has_perm("extraction.download_input"):  # not implied by seeing the bundle
         raise PermissionDenied
     bundle = get_object_or_404(Bundle, pk=bundle_id)
     if bundle.input_deleted_at:
         raise Http404("The input was deleted under its retention policy.")
     # Hashed before it is served (a second read): bytes sent under the correlation id's name must be those bytes.
     if stores.sha256_of(stores.inputs(), bundle.input_name) != bundle.correlation_id:
-        alert.send(Bundle, kind="input_changed", key=f"input-changed-{bundle.pk}", link=request.path,
+        # The link goes to the bundle, which everyone told about the alert may open (not all may download).
+        alert.send(Bundle, kind="input_changed", key=f"input-changed-{bundle.pk}",
+                   link=reverse("admin:extraction_bundle_change", args=[bundle.pk]),
                    message=f"The stored input of bundle {bundle.correlation_id[:16]} no longer matches its hash.")
         return HttpResponse(CHANGED.format(correlation_id=bundle.correlation_id), status=409,
                             content_type="text/plain; charset=utf-8")

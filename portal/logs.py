@@ -32,6 +32,15 @@ def scrub(text: str) -> str:
     return text
 
 
+class RefusalWithoutTraceback(logging.Filter):
+    """A refused permission is an answer (403), not a failure: one warning line, no traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, "status_code", None) == 403:
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
 class ContextFilter(logging.Filter):
     """Adds correlation_id and job_id to each record and scrubs its message (for every handler)."""
 

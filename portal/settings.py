@@ -199,6 +199,10 @@ PAGETRAIL_CHILD_MEMORY_BYTES = env.int("PAGETRAIL_CHILD_MEMORY_BYTES", default=2
 PAGETRAIL_CHILD_WALL_SECONDS = env.int("PAGETRAIL_CHILD_WALL_SECONDS", default=120)
 # How long a request with an Idempotency-Key holds its key before a retry may take it over (it died unanswered).
 PAGETRAIL_IDEMPOTENCY_LEASE_SECONDS = env.int("PAGETRAIL_IDEMPOTENCY_LEASE_SECONDS", default=300)
+# A service-account token is valid this long from issue; issuing a new one leaves the older ones valid
+# for the overlap at most, so the upstream service can switch without downtime.
+PAGETRAIL_TOKEN_DAYS = env.int("PAGETRAIL_TOKEN_DAYS", default=90)
+PAGETRAIL_TOKEN_OVERLAP_DAYS = env.int("PAGETRAIL_TOKEN_OVERLAP_DAYS", default=7)
 # A warm child reads this many PDFs before it is replaced; 1 gives every PDF a fresh process.
 PAGETRAIL_CHILD_REUSE = env.int("PAGETRAIL_CHILD_REUSE", default=1000)
 
@@ -214,6 +218,8 @@ PAGETRAIL_RECONCILE_EVERY_MINUTES = env.int("PAGETRAIL_RECONCILE_EVERY_MINUTES",
 PAGETRAIL_CHECKPOINT_EVERY_MINUTES = env.int("PAGETRAIL_CHECKPOINT_EVERY_MINUTES", default=60)
 PAGETRAIL_VERIFY_EVERY_MINUTES = env.int("PAGETRAIL_VERIFY_EVERY_MINUTES", default=24 * 60)
 PAGETRAIL_RETENTION_EVERY_MINUTES = env.int("PAGETRAIL_RETENTION_EVERY_MINUTES", default=60)
+# A first retention policy with a window shorter than this shows what it would delete before it can be approved.
+PAGETRAIL_RETENTION_MIN_DAYS = env.int("PAGETRAIL_RETENTION_MIN_DAYS", default=30)
 
 # --- The upstream API: requests per service account (django-ninja throttling, e.g. "120/m"). ---
 PAGETRAIL_API_RATE = env.str("PAGETRAIL_API_RATE", default="120/m")
@@ -294,7 +300,8 @@ LOG_FORMAT = env.str("PAGETRAIL_LOG_FORMAT", default="plain")  # or "json": one 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"context": {"()": "portal.logs.ContextFilter"}},
+    "filters": {"context": {"()": "portal.logs.ContextFilter"},
+                "refusal": {"()": "portal.logs.RefusalWithoutTraceback"}},
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(correlation_id).16s job=%(job_id)s] %(message)s"},
         "json": {"()": "pythonjsonlogger.json.JsonFormatter",
@@ -305,5 +312,6 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("PAGETRAIL_LOG_LEVEL", default="INFO")},
     # runserver's access log too (Django gives it a handler of its own): request lines are scrubbed like the rest.
     "loggers": {"pikepdf": {"level": "WARNING"},
+                "django.request": {"filters": ["refusal"]},  # PermissionDenied is logged with its traceback
                 "django.server": {"handlers": ["console"], "level": "INFO", "propagate": False}},
 }

@@ -10,6 +10,7 @@ from extraction import views as extraction_views
 admin.site.site_header = "Pagetrail"
 admin.site.site_title = "Pagetrail"
 admin.site.index_title = "Extraction jobs and their evidence"
+handler403 = "portal.errors.forbidden"
 
 urlpatterns = [
     path("files/inputs/<int:bundle_id>/", extraction_views.download_input, name="download-input"),

@@ -104,3 +104,17 @@ def temp_files() -> list:
 
 def everything_stored() -> list:
     return [*stored_names("inputs"), *stored_names("outputs"), *temp_files()]
+
+
+def approved_policy(name: str = "claims", drafted_by: str = "retention-admin", **fields):
+    """A retention policy version drafted by one person and approved by another (four eyes), in force."""
+    from django.contrib.auth.models import Group, User
+
+    from audit import retention, retention_approval
+
+    draft = retention.new_version(name, drafted_by, **fields)
+    approver, created = User.objects.get_or_create(username="approver", defaults={"is_staff": True})
+    if created:
+        approver.groups.add(Group.objects.get(name="Retention approver"))
+    retention_approval.approve(draft, approver, seen_files=retention.would_delete(draft)["files"])
+    return draft

@@ -60,12 +60,13 @@ def test_each_role_logs_in_and_sees_its_own_menu(browser, live_server, role, see
     user("someone", role)
     page = log_in(browser, live_server, "someone")
     assert sees in page.content() and does_not_see not in page.content()
-    assert "/admin/extraction/bundle/add/" not in page.content()  # uploads are for admins and the API
+    assert "/admin/extraction/bundle/add/" not in page.content()  # uploads are for Submitters and the API
 
 
-def test_an_admin_uploads_a_bundle_and_sees_the_job_complete(browser, live_server, tmp_path):
-    user("boss", superuser=True)
-    page = log_in(browser, live_server, "boss")
+@pytest.mark.parametrize("who", ["superuser", "Submitter"])
+def test_an_uploader_uploads_a_bundle_and_sees_the_job_complete(browser, live_server, tmp_path, who):
+    user("feeder", **({"superuser": True} if who == "superuser" else {"role": who}))
+    page = log_in(browser, live_server, "feeder")
     page.goto(f"{live_server.url}/admin/extraction/bundle/add/")
     page.set_input_files("#id_file", str(pdfs.mixed(tmp_path)))
     page.click("input[name=_upload]")
@@ -121,10 +122,46 @@ def test_a_retention_admin_changes_a_policy_as_a_new_version(browser, live_serve
         page.fill("#id_name", "claims")
         page.fill("#id_input_days", days)
         page.fill("#id_contract_owner", "Claims Ltd")
-        page.fill("#id_approved_by", "dpo")
-        page.fill("#id_approved_at_0", "2026-11-29")
-        page.fill("#id_approved_at_1", "10:00:00")
         page.fill("#id_decision_note", "clause 7")
         page.click("input[name=_save]")
         page.wait_for_url("**/admin/audit/retentionpolicy/")
-    assert list(RetentionPolicy.objects.order_by("version").values_list("version", "input_days")) == [(1, 30), (2, 7)]
+    assert list(RetentionPolicy.objects.order_by("version").values_list("version", "input_days", "status")) == [
+        (1, 30, "draft"), (2, 7, "draft")]
+
+
+def test_one_person_drafts_a_retention_policy_and_another_approves_it(browser, live_server, tmp_path):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from audit.models import RetentionPolicy
+    from extraction.models import Bundle
+    from extraction.runner import run_job
+    from extraction.services import submit_bundle
+
+    with open(pdfs.mixed(tmp_path), "rb") as fh:
+        run_job(submit_bundle(fh, filename="x.pdf", submitted_by="t").job_id)
+    Bundle.objects.update(created_at=timezone.now() - timedelta(days=10))  # due under a 0-day window, surely
+    user("ron", "Retention admin")
+    page = log_in(browser, live_server, "ron")
+    page.goto(f"{live_server.url}/admin/audit/retentionpolicy/add/")
+    page.fill("#id_name", "claims")
+    page.check("#id_is_default")
+    page.fill("#id_input_days", "0")
+    page.fill("#id_contract_owner", "Claims Ltd")
+    page.fill("#id_decision_note", "clause 7")
+    page.click("input[name=_save]")
+    page.wait_for_url("**/admin/audit/retentionpolicy/")
+    assert "draft" in page.inner_text("#result_list")
+    draft = RetentionPolicy.objects.get()
+
+    user("ana", "Retention approver")
+    page = log_in(browser, live_server, "ana")
+    page.goto(f"{live_server.url}/admin/audit/retentionpolicy/{draft.pk}/approve/")
+    assert "1 file(s) of 1 bundle(s)" in " ".join(page.inner_text("#would-delete").split())
+    page.check("#confirm-count")
+    page.click("input[name=_approve]")
+    page.wait_for_url("**/admin/audit/retentionpolicy/")
+    assert "in force" in page.inner_text("#result_list")
+    draft.refresh_from_db()
+    assert (draft.status, draft.approved_by, draft.created_by) == ("approved", "ana", "ron")

@@ -78,8 +78,7 @@ def test_the_access_log_of_runserver_is_scrubbed(caplog):
 def test_a_token_in_the_query_string_is_never_accepted(client):
     from extraction.accounts import ServiceAccount
 
-    account = ServiceAccount(name="query")
+    account = ServiceAccount.objects.create(name="query")
     token = account.issue_token()
-    account.save()
     for query in (f"token={token}", f"access_token={token}", f"Authorization=Bearer%20{token}"):
         assert client.get(f"/api/v1/jobs?{query}").status_code == 401

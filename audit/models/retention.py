@@ -11,8 +11,17 @@ from .evidence import Manifest, WriteOnceModel
 class RetentionPolicy(WriteOnceModel):
     """One version of a named policy. A change is a new version; old versions stay, as bundles refer to them.
 
-    A window of None keeps that kind of file forever.
+    A window of None keeps that kind of file forever. A version is a draft until a second person approves
+    it (four eyes); only a legal hold takes effect at once, as it can only stop deletions.
     """
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", "draft"
+        APPROVED = "approved", "approved by a second person"
+        HOLD_PLACED = "hold_placed", "legal hold placed (takes effect at once)"
+        RECORDED = "recorded", "approval typed in, before four-eyes approval existed"
+
+    EFFECTIVE = (Status.APPROVED, Status.HOLD_PLACED, Status.RECORDED)
 
     name = models.CharField(max_length=100, help_text="e.g. the contract it implements")
     version = models.PositiveIntegerField()
@@ -22,8 +31,9 @@ class RetentionPolicy(WriteOnceModel):
     manifest_days = models.PositiveIntegerField(null=True, blank=True, help_text="Empty: manifests are kept forever")
     legal_hold = models.BooleanField(default=False, help_text="Blocks every deletion under this policy")
     contract_owner = models.CharField(max_length=150)
-    approved_by = models.CharField(max_length=150)
-    approved_at = models.DateTimeField()
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.DRAFT)
+    approved_by = models.CharField(max_length=150, blank=True, help_text="From the approver's session")
+    approved_at = models.DateTimeField(null=True, blank=True)
     decision_note = models.TextField()
     created_by = models.CharField(max_length=150)
     created_at = models.DateTimeField(default=timezone.now)
@@ -32,11 +42,25 @@ class RetentionPolicy(WriteOnceModel):
         ordering = ["name", "-version"]
         verbose_name_plural = "retention policies"
         constraints = [models.UniqueConstraint(fields=["name", "version"], name="one_number_per_policy_version")]
-        permissions = [("run_retention", "Can run retention")]
+        permissions = [("run_retention", "Can run retention"),
+                       ("approve_retentionpolicy", "Can approve a retention policy version drafted by someone else")]
 
     def __str__(self):
         hold = ", LEGAL HOLD" if self.legal_hold else ""
-        return f"{self.name} v{self.version}{hold}"
+        draft = " (draft)" if self.status == self.Status.DRAFT else ""
+        return f"{self.name} v{self.version}{hold}{draft}"
+
+    def approve(self, by: str, at) -> bool:
+        """Draft to approved, by someone other than its creator, unless a newer version took effect first.
+
+        A guarded UPDATE: of two approvals racing, or an approval racing a legal hold, one wins.
+        """
+        newer = RetentionPolicy.objects.filter(name=self.name, version__gt=self.version, status__in=self.EFFECTIVE)
+        won = RetentionPolicy.objects.filter(pk=self.pk, status=self.Status.DRAFT).exclude(created_by=by).exclude(
+            models.Exists(newer)).update(status=self.Status.APPROVED, approved_by=by[:150], approved_at=at)
+        if won:
+            self.status, self.approved_by, self.approved_at = self.Status.APPROVED, by[:150], at
+        return bool(won)
 
 
 class RetentionAssignment(models.Model):

@@ -20,7 +20,7 @@ from extraction.models import Job
 from extraction.runner import run_job
 from extraction.services import reconcile, set_submissions, submit_bundle
 from tests import pdfs
-from tests.conftest import write_stored
+from tests.conftest import approved_policy, write_stored
 
 pytestmark = pytest.mark.django_db
 
@@ -107,8 +107,8 @@ def test_a_job_passing_its_deadline_alerts_once(tmp_path, django_capture_on_comm
 
 
 def test_a_retention_run_blocked_by_legal_hold_alerts(completed, django_capture_on_commit_callbacks):
-    retention.new_version("claims", "ra", is_default=True, input_days=1, output_days=1, legal_hold=True,
-                          contract_owner="x", approved_by="y", approved_at=timezone.now(), decision_note="z")
+    approved_policy(is_default=True, input_days=1, output_days=1, legal_hold=True, contract_owner="x",
+                    decision_note="z")
     with django_capture_on_commit_callbacks(execute=True):
         retention.apply_retention(at=timezone.now() + timedelta(days=5))
     alert = Alert.objects.get()

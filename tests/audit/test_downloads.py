@@ -50,8 +50,13 @@ def test_it_sends_anonymous_visitors_to_the_login_page(completed, client):
 
 
 def test_it_serves_each_file_to_staff_with_the_matching_permission(completed, client):
-    staff(client, "view_asset", "view_manifest", "view_bundle")
+    staff(client, "view_asset", "view_manifest", "download_input")
     assert [client.get(url).status_code for url in urls()] == [200, 200, 200]
+
+
+def test_seeing_a_bundle_does_not_let_anyone_download_its_input(completed, client):
+    staff(client, "view_bundle")
+    assert client.get(reverse("download-input", args=[Bundle.objects.get().pk])).status_code == 403
 
 
 def test_it_refuses_to_serve_an_input_whose_bytes_changed_and_raises_an_alert(completed, admin_client):
@@ -64,4 +69,4 @@ def test_it_refuses_to_serve_an_input_whose_bytes_changed_and_raises_an_alert(co
     write_stored("inputs", bundle.input_name, bytes(changed))
     response = admin_client.get(reverse("download-input", args=[bundle.pk]))
     assert response.status_code == 409 and b"no longer matches its correlation id" in response.content
-    assert Alert.objects.filter(kind="input_changed").exists()
+    assert Alert.objects.get(kind="input_changed").link == reverse("admin:extraction_bundle_change", args=[bundle.pk])

@@ -27,7 +27,7 @@ from extraction import stores
 from extraction.runner import run_job
 from extraction.services import submit_bundle
 from tests import pdfs
-from tests.conftest import delete_stored, read_stored, temp_files, write_stored
+from tests.conftest import approved_policy, delete_stored, read_stored, temp_files, write_stored
 
 pytestmark = pytest.mark.django_db
 
@@ -69,8 +69,8 @@ def odd_checkpoint(length, head=None, key=None):
 
 
 def retention_policy(**windows):
-    return retention.new_version("claims", "dpo", is_default=True, contract_owner="Claims Ltd", approved_by="dpo",
-                                 approved_at=AT, decision_note="Contract 12, clause 7", **windows)
+    return approved_policy(is_default=True, contract_owner="Claims Ltd", decision_note="Contract 12, clause 7",
+                           **windows)
 
 
 def export(out, name="evidence.zip", include_assets=True, **scope):

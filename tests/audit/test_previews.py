@@ -28,7 +28,7 @@ from extraction.pdf import Limits, SandboxError, render_pages
 from extraction.runner import run_job
 from extraction.services import submit_bundle
 from tests import pdfs
-from tests.conftest import PRODUCTION, read_stored, stored_names, temp_files, write_stored
+from tests.conftest import PRODUCTION, approved_policy, read_stored, stored_names, temp_files, write_stored
 from tests.procs import Portal
 from tests.test_browser import CHROMIUM, browser, log_in, user  # noqa: F401 (browser is a fixture)
 
@@ -233,9 +233,8 @@ def test_the_preview_view_refuses_staff_without_the_asset_view_permission(client
 # ---------- retention and verification ----------
 def test_previews_are_deleted_with_the_outputs_and_counted_in_the_same_event(admin_client, tmp_path):
     manifest = previewed(pdfs.mixed(tmp_path))
-    retention.new_version("claims", "dpo", is_default=True, input_days=30, output_days=365, manifest_days=None,
-                          legal_hold=False, contract_owner="Claims Ltd", approved_by="dpo",
-                          approved_at=timezone.now(), decision_note="Contract 12")
+    approved_policy(is_default=True, input_days=30, output_days=365, manifest_days=None, legal_hold=False,
+                    contract_owner="Claims Ltd", decision_note="Contract 12")
     retention.apply_retention(at=timezone.now() + timedelta(days=400))
     assert stored_names("outputs") == [manifest.storage_name]
     event = manifest.retention_events.get(what="outputs")

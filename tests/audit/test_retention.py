@@ -11,7 +11,7 @@ from extraction.models import Bundle
 from extraction.runner import run_job
 from extraction.services import submit_bundle
 from tests import pdfs
-from tests.conftest import stored_names
+from tests.conftest import approved_policy, stored_names
 
 pytestmark = pytest.mark.django_db
 LATER = timedelta(days=400)
@@ -19,9 +19,8 @@ LATER = timedelta(days=400)
 
 def policy(**fields):
     values = dict(is_default=True, input_days=30, output_days=365, manifest_days=None, legal_hold=False,
-                  contract_owner="Claims Ltd", approved_by="dpo", approved_at=timezone.now(),
-                  decision_note="Contract 12, clause 7")
-    return retention.new_version("claims", "retention-admin", **{**values, **fields})
+                  contract_owner="Claims Ltd", decision_note="Contract 12, clause 7")
+    return approved_policy("claims", "retention-admin", **{**values, **fields})
 
 
 @pytest.fixture
@@ -41,8 +40,8 @@ def test_a_change_makes_a_new_version_and_keeps_the_old_one():
 def test_every_policy_change_is_in_the_activity_record():
     policy()
     policy(input_days=7)
-    event = ActivityEvent.objects.first()
-    assert (event.action, event.actor) == ("retention_policy_changed", "retention-admin")
+    event = ActivityEvent.objects.filter(action="retention_policy_drafted").first()
+    assert event.actor == "retention-admin"
     assert event.before["input_days"] == "30" and event.after["input_days"] == "7"
 
 
@@ -85,11 +84,25 @@ def test_a_legal_hold_survives_a_retention_run_and_the_block_is_recorded_once(co
     assert sorted(blocks.values_list("what", flat=True)) == ["input", "outputs"]
 
 
-def test_lifting_the_hold_lets_the_next_run_delete(completed):
+def test_a_hold_placed_stops_deletions_at_once_without_a_second_person(completed):
+    policy()
+    held = retention.set_legal_hold("claims", True, "counsel", "Litigation 2026-17")
+    assert (held.status, held.approved_by) == ("hold_placed", "counsel")
+    assert retention.apply_retention(at=timezone.now() + LATER)[0]["outcome"] == "blocked_by_legal_hold"
+
+
+def test_lifting_the_hold_waits_for_a_second_person(completed):
     policy()
     retention.set_legal_hold("claims", True, "counsel", "hold")
-    retention.apply_retention(at=timezone.now() + LATER)
     retention.set_legal_hold("claims", False, "counsel", "case closed")
+    retention.apply_retention(at=timezone.now() + LATER)
+    assert len(stored_names("inputs")) == 1
+
+
+def test_lifting_the_hold_once_approved_lets_the_next_run_delete(completed):
+    policy()
+    retention.set_legal_hold("claims", True, "counsel", "hold")
+    approved_policy("claims", "counsel", legal_hold=False, decision_note="case closed")
     retention.apply_retention(at=timezone.now() + LATER)
     assert stored_names("inputs") == []
 
@@ -99,6 +112,18 @@ def test_a_dry_run_deletes_nothing(completed, capsys):
     retention.apply_retention(at=timezone.now() + LATER, dry_run=True)
     call_command("apply_retention", "--dry-run")
     assert len(stored_names("inputs")) == 1 and not RetentionEvent.objects.exists()
+
+
+def test_a_dry_run_pins_no_bundle_to_a_version(completed):
+    policy()
+    retention.apply_retention(at=timezone.now() + LATER, dry_run=True)
+    assert not RetentionAssignment.objects.exists()
+
+
+def test_a_dry_run_counts_the_files_it_would_delete(completed):
+    policy()
+    entries = retention.apply_retention(at=timezone.now() + LATER, dry_run=True)
+    assert {e["what"]: e["files"] for e in entries} == {"input": 1, "outputs": 6}
 
 
 def test_nothing_is_deleted_while_a_job_is_active(tmp_path):

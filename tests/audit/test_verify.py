@@ -1,4 +1,5 @@
 import base64
+import os
 import json
 
 import pytest
@@ -99,6 +100,7 @@ def test_the_command_exits_zero_when_all_is_well(completed, capsys):
 
 
 def test_it_still_verifies_hmac_manifests_signed_before_ed25519_and_a_key_rotation(completed, settings):
+    settings.PAGETRAIL_MANIFEST_KEY = "the HMAC key of the time"  # a shared deployment configures none by default
     for manifest in completed:
         signature = signing.hmac_sign(manifest.body.encode(), settings.PAGETRAIL_MANIFEST_KEY)
         Manifest.objects.filter(pk=manifest.pk).update(signature=signature, key_id="local-1")
@@ -112,7 +114,7 @@ def test_it_still_verifies_hmac_manifests_signed_before_ed25519_and_a_key_rotati
 
 def test_it_verifies_what_a_retired_ed25519_key_signed_after_rotation(completed, settings, tmp_path):
     before = completed.first().key_id
-    settings.PAGETRAIL_SIGNING_KEY = base64.b64encode(bytes(range(32))).decode()
+    settings.PAGETRAIL_SIGNING_KEY = base64.b64encode(os.urandom(32)).decode()  # a new key
     with open(pdfs.jpeg_rgb(tmp_path), "rb") as fh:
         run_job(submit_bundle(fh, filename="y.pdf", submitted_by="t").job_id)
     assert Manifest.objects.order_by("sequence").last().key_id not in ("", before)

@@ -9,7 +9,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
 from audit.models import Manifest
-from extraction.accounts import IdempotencyRecord, ServiceAccount
+from extraction.accounts import IdempotencyRecord, ServiceAccount, ServiceAccountToken, Submission
 from extraction.models import Bundle, Job, Rejection
 from extraction.runner import run_job
 from extraction.pdf.sandbox import stop_idle_children
@@ -18,14 +18,17 @@ from tests import pdfs, pdfs_intake
 pytestmark = pytest.mark.django_db
 
 
+def account_token(name: str) -> str:
+    return ServiceAccount.objects.create(name=name).issue_token()
+
+
 @pytest.fixture
 def token():
     from django.core.cache import cache
 
     cache.clear()  # rate-limit history of earlier tests
-    account = ServiceAccount(name="claims-ingest")
+    account = ServiceAccount.objects.create(name="claims-ingest")
     secret = account.issue_token()
-    account.save()
     return secret
 
 
@@ -145,7 +148,7 @@ def test_an_admin_creates_a_service_account_and_sees_its_token_once(admin_client
     text = response.content.decode()
     token = text.split("Token for contracts (shown once): ")[1].split(" ")[0].split("<")[0]
     account = ServiceAccount.objects.get()
-    assert ServiceAccount.for_token(token) == account and token not in account.token_sha256
+    assert ServiceAccount.for_token(token) == account and token not in account.tokens.get().token_sha256
     assert token not in admin_client.get(f"/admin/extraction/serviceaccount/{account.pk}/change/").content.decode()
 
 
@@ -207,9 +210,8 @@ def test_a_key_whose_request_died_is_taken_over_when_its_lease_ends(client, toke
 def test_it_lists_only_the_callers_jobs_with_filters_and_pages(client, token, tmp_path):
     mine = [post_pdf(client, token, factory(tmp_path).read_bytes()).json()["job"]["id"]
             for factory in (pdfs.jpeg_rgb, pdfs.cmyk, pdfs.mixed)]
-    other = ServiceAccount(name="contracts")
+    other = ServiceAccount.objects.create(name="contracts")
     other_token = other.issue_token()
-    other.save()
     post_pdf(client, other_token, pdfs.reused_on_three_pages(tmp_path).read_bytes())
     auth = {"HTTP_AUTHORIZATION": f"Bearer {token}"}
     first = client.get("/api/v1/jobs?limit=2", **auth).json()
@@ -223,3 +225,111 @@ def test_it_lists_only_the_callers_jobs_with_filters_and_pages(client, token, tm
 def test_a_misspelt_filter_is_a_400_naming_it(client, token):
     response = client.get("/api/v1/jobs?status=failed", HTTP_AUTHORIZATION=f"Bearer {token}")
     assert response.status_code == 400 and "status" in response.json()["error"]["message"]
+
+
+# ---------- each account sees only its own submissions ----------
+
+def auth(token: str) -> dict:
+    return {"HTTP_AUTHORIZATION": f"Bearer {token}"}
+
+
+def test_another_accounts_job_is_a_404(client, token, tmp_path):
+    job_id = post_pdf(client, token, pdfs.jpeg_rgb(tmp_path).read_bytes()).json()["job"]["id"]
+    response = client.get(f"/api/v1/jobs/{job_id}", **auth(account_token("contracts")))
+    assert response.status_code == 404 and response.json()["error"]["code"] == "not_found"
+
+
+def test_another_accounts_manifest_is_a_404_by_job_and_by_id(client, token, tmp_path):
+    run_job(post_pdf(client, token, pdfs.mixed(tmp_path).read_bytes()).json()["job"]["id"])
+    manifest, other = Manifest.objects.get(), auth(account_token("contracts"))
+    assert client.get(f"/api/v1/jobs/{manifest.job_id}/manifest", **other).status_code == 404
+    assert client.get(f"/api/v1/manifests/{manifest.pk}", **other).status_code == 404
+    assert client.get(f"/api/v1/manifests/{manifest.pk}", **auth(token)).status_code == 200
+
+
+def test_the_same_bytes_from_another_account_are_its_own_new_submission(client, token, tmp_path):
+    data = pdfs.jpeg_rgb(tmp_path).read_bytes()
+    post_pdf(client, token, data)
+    other = account_token("contracts")
+    first, again = post_pdf(client, other, data), post_pdf(client, other, data)
+    assert (first.status_code, first.json()["created"]) == (201, True)
+    assert (again.status_code, again.json()["created"]) == (200, False)
+    assert Bundle.objects.count() == 1 and Submission.objects.count() == 2
+
+
+def test_the_same_bytes_from_another_account_let_it_read_the_job(client, token, tmp_path):
+    data = pdfs.jpeg_rgb(tmp_path).read_bytes()
+    post_pdf(client, token, data)
+    other = account_token("contracts")
+    job_id = post_pdf(client, other, data).json()["job"]["id"]
+    assert client.get(f"/api/v1/jobs/{job_id}", **auth(other)).status_code == 200
+    assert client.get("/api/v1/jobs", **auth(other)).json()["count"] == 1
+
+
+def test_the_job_list_holds_only_the_callers_submissions(client, token, tmp_path):
+    post_pdf(client, token, pdfs.jpeg_rgb(tmp_path).read_bytes())
+    other = account_token("contracts")
+    own = post_pdf(client, other, pdfs.cmyk(tmp_path).read_bytes()).json()["job"]["id"]
+    assert [job["id"] for job in client.get("/api/v1/jobs", **auth(other)).json()["items"]] == [own]
+
+
+def test_an_upload_from_the_admin_is_no_service_accounts_submission(client, token, tmp_path):
+    from extraction.services import submit_bundle
+
+    with open(pdfs.jpeg_rgb(tmp_path), "rb") as fh:
+        job_id = submit_bundle(fh, filename="x.pdf", submitted_by="admin").job_id
+    assert client.get(f"/api/v1/jobs/{job_id}", **auth(token)).status_code == 404
+
+
+# ---------- tokens expire and are rotated with an overlap ----------
+
+def test_a_token_is_refused_once_it_expires(settings):
+    settings.PAGETRAIL_TOKEN_DAYS = 90
+    account = ServiceAccount.objects.create(name="contracts")
+    issued = timezone.now()
+    secret = account.issue_token(at=issued)
+    assert ServiceAccount.for_token(secret, at=issued + timedelta(days=89)) == account
+    assert ServiceAccount.for_token(secret, at=issued + timedelta(days=90)) is None
+
+
+def test_an_expired_token_is_a_401(client):
+    secret = account_token("contracts")
+    ServiceAccountToken.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
+    response = client.get("/api/v1/jobs", **auth(secret))
+    assert response.status_code == 401 and response.json()["error"]["code"] == "unauthenticated"
+
+
+def test_both_tokens_are_valid_during_the_overlap_of_a_rotation(settings):
+    settings.PAGETRAIL_TOKEN_OVERLAP_DAYS = 7
+    account, issued = ServiceAccount.objects.create(name="contracts"), timezone.now()
+    old = account.issue_token(at=issued)
+    new = account.issue_token(at=issued + timedelta(days=30))
+    during = issued + timedelta(days=36)
+    assert ServiceAccount.for_token(old, at=during) == account == ServiceAccount.for_token(new, at=during)
+
+
+def test_the_older_token_expires_when_the_overlap_ends(settings):
+    settings.PAGETRAIL_TOKEN_OVERLAP_DAYS = 7
+    account, issued = ServiceAccount.objects.create(name="contracts"), timezone.now()
+    old = account.issue_token(at=issued)
+    new = account.issue_token(at=issued + timedelta(days=30))
+    after = issued + timedelta(days=37)
+    assert ServiceAccount.for_token(old, at=after) is None and ServiceAccount.for_token(new, at=after) == account
+
+
+def test_a_revoked_token_is_refused_while_the_accounts_other_token_works(client):
+    account = ServiceAccount.objects.create(name="contracts")
+    old, new = account.issue_token(), account.issue_token()
+    account.tokens.get(prefix=old[:10]).revoke()
+    assert client.get("/api/v1/jobs", **auth(old)).status_code == 401
+    assert client.get("/api/v1/jobs", **auth(new)).status_code == 200
+
+
+def test_an_admin_issues_a_new_token_shown_once_while_the_old_one_stays_valid(admin_client):
+    account = ServiceAccount.objects.create(name="contracts")
+    old = account.issue_token()
+    response = admin_client.post("/admin/extraction/serviceaccount/", {
+        "action": "issue_new_token", "_selected_action": [account.pk]}, follow=True)
+    new = response.content.decode().split("Token for contracts (shown once): ")[1].split(" ")[0].split("<")[0]
+    assert new != old and ServiceAccount.for_token(new) == account == ServiceAccount.for_token(old)
+    assert account.tokens.count() == 2

@@ -16,9 +16,8 @@ def token(db):
     from django.core.cache import cache
 
     cache.clear()
-    account = ServiceAccount(name="schemathesis")
+    account = ServiceAccount.objects.create(name="schemathesis")
     secret = account.issue_token()
-    account.save()
     return secret
 
 

@@ -43,8 +43,9 @@ def slow_to_inspect(tmp_path):
 
 @pytest.fixture
 def costly_to_extract(tmp_path):
-    """A 16384 x 16384 gray image: 256 MiB of pixels and seconds of CPU to decode and encode."""
-    return pdfs.big_gray_image(tmp_path)
+    """A 24576 x 24576 gray image: 576 MiB of pixels and several seconds of CPU to decode and encode
+    (16384 x 16384 took under 2 s once decoding got faster: too close to a 1 s budget rounded up)."""
+    return pdfs.big_gray_image(tmp_path, side=24576)
 
 
 def test_it_refuses_as_timeout_an_inspection_that_outlasts_the_wall_clock(slow_to_inspect):

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('extraction', '0009_attempt_abandoned'),
+        ('extraction', '0011_service_account_tokens_and_submissions'),
     ]
 
     operations = [
