@@ -25,6 +25,7 @@ POLICY = {"active_content", "encrypted", "too_large", "too_many_pages", "image_t
 CRASH_CODES = {"crashed", "child_failed", "validator_crashed", "extractor_crashed"}
 _ROW_STREAMS: dict[Path, dict] = {}
 MASK_KEYS = {"smask": "/SMask", "mask": "/Mask"}
+STENCILS = {"stencil", "mask"}  # rows of /ImageMask images: a polarity, not colours
 
 
 def check(path: Path, name: str, scratch: Path) -> dict:
@@ -180,20 +181,39 @@ class Oracles:
         if cmyk not in self.decoded:
             self.decoded[cmyk] = oracle.decode_all(self.path, self.work / f"poppler-{cmyk}", tiff=cmyk)
         reference = self.decoded[cmyk].get(row.num)
-        if reference is None:
-            return "no_oracle"
-        difference = compare(mine, reference, row.enc == "jpeg")
+        stencil, jpeg = row.type in STENCILS, row.enc == "jpeg"
+        # pdfimages ignores a stencil's /Decode: its painted samples are black (as ours) under [1 0] only.
+        difference = "no_oracle" if reference is None else compare(
+            mine, reference, jpeg, invert_theirs=stencil and not self._paints_ones(row))
         if difference and not cmyk and (second := self._mupdf(row)) is not None:
-            if not compare(mine, second, row.enc == "jpeg"):
+            if not compare(mine, second, jpeg, invert_theirs=stencil):  # MuPDF writes painted samples white
                 return "equal"
         return difference or "equal"
 
+    def _object(self, row) -> tuple[Path | None, int | None]:
+        """A file and object number where the row's image is an object (an inline image once qpdf made it one)."""
+        if row.object is not None:
+            return self.path, row.object
+        if self.externalized is None:
+            self.externalized = oracle.externalized(self.path, self.work / "externalized") or (None, {})
+        return self.externalized[0], self.externalized[1].get(row.num)
+
+    def _paints_ones(self, row) -> bool:
+        """Whether a stencil paints its 1 samples (/Decode [1 0]); the default [0 1] when it cannot be read."""
+        source, number = self._object(row)
+        if source is None or number is None:
+            return False
+        try:
+            with pikepdf.open(source) as pdf:
+                stream = pdf.get_object(number, 0)
+                stream = stream.get(MASK_KEYS[row.type]) if row.type in MASK_KEYS else stream
+                decode = stream.get("/Decode", stream.get("/D"))
+                return isinstance(decode, pikepdf.Array) and len(decode) > 0 and float(decode[0]) == 1
+        except Exception:  # a reference lookup only: the default stands
+            return False
+
     def _mupdf(self, row) -> Path | None:
-        source, number = self.path, row.object
-        if number is None:  # an inline image: MuPDF reads it once qpdf has made it an object
-            if self.externalized is None:
-                self.externalized = oracle.externalized(self.path, self.work / "externalized") or (None, {})
-            source, number = self.externalized[0], self.externalized[1].get(row.num)
+        source, number = self._object(row)
         if source is None or number is None:
             return None
         return oracle.mupdf_decode(source, number, self.work / f"mupdf-{source.stem}-{number}")

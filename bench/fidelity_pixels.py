@@ -9,6 +9,12 @@ modes (alpha, CMYK against RGB) is a mismatch of class `mode`, never papered ove
 equal, except that JPEG (DCT) images may differ by 2 levels: decoders round differently. The bit
 depth of both PNGs is read from their headers, since Pillow reads 16-bit RGB as 8-bit: 16 bits
 against fewer is class `bits`.
+
+Stencil masks are where polarities part: Pagetrail writes the painted samples black whatever the
+/Decode (samples.py); `pdfimages -png` writes a stencil's raw bits inverted and ignores /Decode (so
+its painted samples are black under /Decode [1 0] only), and `mutool extract` writes painted samples
+white. The harness therefore inverts the reference (`invert_theirs`) where its polarity differs from
+ours, and never ours (fidelity_file.py).
 """
 from pathlib import Path
 
@@ -42,8 +48,9 @@ def is_cmyk(path: Path) -> bool:
         return image.mode == "CMYK"
 
 
-def compare(ours: Path, theirs: Path, jpeg: bool) -> str:
-    """'' when the samples are equal (within the JPEG tolerance), else the class of the difference."""
+def compare(ours: Path, theirs: Path, jpeg: bool, invert_theirs: bool = False) -> str:
+    """'' when the samples are equal (within the JPEG tolerance), else the class of the difference.
+    `invert_theirs`: the reference is a bilevel or grey image of the opposite polarity."""
     bits = png_bits(ours), png_bits(theirs)
     # 1, 2, 4 against 8 bits is a lossless widening that Pillow undoes; 16 against 8 is not.
     if None not in bits and bits[0] != bits[1] and 16 in bits:
@@ -51,6 +58,8 @@ def compare(ours: Path, theirs: Path, jpeg: bool) -> str:
     with Image.open(ours) as a, Image.open(theirs) as b:
         if a.size != b.size:
             return "size"
+        if invert_theirs:
+            b = b.convert("L").point(lambda v: 255 - v)
         a, b = _common_mode(a, b)
         if a is None:
             return "mode"

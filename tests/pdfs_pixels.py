@@ -164,3 +164,15 @@ def untransformed_jpeg(pdf) -> tuple[pikepdf.Stream, Image.Image]:
     expected = Image.frombytes("RGB", picture.size, picture.tobytes())
     image = stream(pdf, data, 48, 32, Name.DeviceRGB, Filter=Name.DCTDecode, DecodeParms=Dictionary(ColorTransform=0))
     return image, expected
+
+
+def stencil_polarities(d: Path) -> Path:
+    """The same stencil rows drawn under the default /Decode (0 paints), under [1 0] (1 paints), and as
+    an XObject: readers disagree on how to write a stencil (issue 14), the PDF does not."""
+    doc = pdfs.Doc()
+    mask = stream(doc.pdf, STENCIL_ROWS, 4, 2, None, 1, ImageMask=True)
+    del mask["/BitsPerComponent"]
+    inline = b"BI /W 4 /H 2 /IM true ID " + STENCIL_ROWS + b"\nEI\n"
+    flipped = b"BI /W 4 /H 2 /IM true /D [1 0] ID " + STENCIL_ROWS + b"\nEI\n"
+    doc.page(content=inline + flipped + b"/M Do\n", resources=Dictionary(XObject=Dictionary(M=mask)))
+    return doc.save(d / "stencil_polarities.pdf")

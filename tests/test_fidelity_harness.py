@@ -8,7 +8,7 @@ from PIL import Image
 
 from bench import fidelity
 from bench.fidelity_pixels import compare
-from tests import pdfs, pdfs_draws
+from tests import pdfs, pdfs_draws, pdfs_pixels
 
 pytestmark = [
     pytest.mark.slow,
@@ -96,3 +96,12 @@ def test_it_never_converts_cmyk_to_compare_it(tmp_path):
     Image.new("CMYK", (4, 4), (0, 0, 0, 0)).save(tmp_path / "a.tif")
     Image.new("RGB", (4, 4), (255, 255, 255)).save(tmp_path / "b.png")
     assert compare(tmp_path / "a.tif", tmp_path / "b.png", jpeg=False) == "mode"
+
+
+def test_it_judges_stencils_by_what_they_paint_whatever_the_reference_writes(tmp_path):
+    # pdfimages ignores a stencil's /Decode and MuPDF writes painted samples white; ours are black.
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    pdfs_pixels.stencil_polarities(corpus)
+    records = fidelity.run(sorted(corpus.iterdir()), corpus, jobs=1, timeout=120)
+    assert [output["result"] for output in records[0]["outputs"]] == ["equal", "equal"]
