@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pikepdf
 
-from . import colour, samples
+from . import colour, indexed, samples
 from .jpeg import jpeg
 from .streams import filter_names
 from .wrap import wrapped
@@ -75,7 +75,10 @@ def _encoded(image, filters, raw, space, width, height) -> Encoded:
     if set(filters) <= SIMPLE and samples.decodable(image, space):
         data, extension, written_bits = samples.from_samples(image, space, width, height)
         return Encoded(data, extension, width, height, bits=written_bits, method="decoded")
-    # Indexed images and filter chains ending in a codec: pikepdf decodes them (JPX as soon as it wraps it).
+    if set(filters) <= SIMPLE and indexed.decodable(image):
+        data, extension, written_bits = indexed.from_palette(image, width, height)
+        return Encoded(data, extension, width, height, bits=written_bits, method="decoded")
+    # Filter chains ending in a codec: pikepdf decodes them (JPX as soon as it wraps it).
     picture = pikepdf.PdfImage(image).as_pil_image(apply_mask=False)
     return _decoded(picture, 16 if picture.mode.startswith("I;16") else 8 if picture.mode != "1" else 1)
 
