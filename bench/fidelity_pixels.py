@@ -22,6 +22,7 @@ from PIL import Image, ImageChops
 
 JPEG_TOLERANCE = 2
 WIDENING = {"1": 0, "L": 1, "RGB": 2}  # modes that convert upwards without loss
+SIXTEEN_BITS = "by-design:16-bit"
 
 
 def png_bits(path: Path) -> int | None:
@@ -52,9 +53,10 @@ def compare(ours: Path, theirs: Path, jpeg: bool, invert_theirs: bool = False) -
     """'' when the samples are equal (within the JPEG tolerance), else the class of the difference.
     `invert_theirs`: the reference is a bilevel or grey image of the opposite polarity."""
     bits = png_bits(ours), png_bits(theirs)
-    # 1, 2, 4 against 8 bits is a lossless widening that Pillow undoes; 16 against 8 is not.
+    # 1, 2, 4 against 8 bits is a lossless widening that Pillow undoes; 16 against 8 is not: ours
+    # keeps 16 bits by design, which is that class only when its high bytes are the 8-bit samples.
     if None not in bits and bits[0] != bits[1] and 16 in bits:
-        return "bits"
+        return SIXTEEN_BITS if bits[0] == 16 and not compare(_high_bytes(ours), theirs, jpeg) else "bits"
     with Image.open(ours) as a, Image.open(theirs) as b:
         if a.size != b.size:
             return "size"
@@ -64,6 +66,19 @@ def compare(ours: Path, theirs: Path, jpeg: bool, invert_theirs: bool = False) -
         if a is None:
             return "mode"
         return "" if _within(a, b, JPEG_TOLERANCE if jpeg else 0) else "samples"
+
+
+def _high_bytes(path: Path) -> Path:
+    """A 16-bit PNG's samples cut to their high bytes (as poppler and MuPDF write 8 bits), beside it."""
+    with open(path, "rb") as f:
+        colour_type = f.read(26)[25]
+    with Image.open(path) as image:
+        if colour_type == 0:  # grey, read as 32-bit integers
+            image = Image.frombytes("L", image.size, bytes(v >> 8 for v in image.getdata()))
+        else:  # RGB: Pillow reads the high bytes already
+            image = image.convert("RGB")
+        image.save(eight := path.with_name(path.stem + "-8bit.png"))
+    return eight
 
 
 def _common_mode(a: Image.Image, b: Image.Image):
