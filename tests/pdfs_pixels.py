@@ -152,6 +152,13 @@ def inline_stencil(d: Path) -> Path:
     return inline_page(d, "inline_stencil", b"BI /W 4 /H 2 /IM true /D [0 1] ID " + STENCIL_ROWS + b"\nEI\n")
 
 
+def inline_ccitt_stencil(d: Path, picture: Image.Image) -> Path:
+    """A CCITT G4 stencil mask inline: its fax-black (0) samples paint."""
+    size = b"/W %d /H %d" % picture.size
+    return inline_page(d, "inline_ccitt_stencil", b"BI " + size + b" /IM true /F /CCF /DP << /K -1 /Columns %d >> ID "
+                       % picture.width + pdfs.ccitt_bytes(picture) + b"\nEI\n")
+
+
 def tiny_inline(d: Path) -> Path:
     """One RGB pixel, unfiltered: three bytes between ID and EI."""
     return inline_page(d, "tiny_inline", b"BI /W 1 /H 1 /CS /RGB /BPC 8 ID \x10\x80\xf0\nEI\n")

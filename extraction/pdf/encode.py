@@ -83,6 +83,7 @@ def _encoded(image, filters, raw, space, width, height) -> Encoded:
     return _decoded(picture, 16 if picture.mode.startswith("I;16") else 8 if picture.mode != "1" else 1)
 
 
+IMAGE_SUBTYPE = pikepdf.Name.Image
 SIMPLE = {"FlateDecode", "LZWDecode", "RunLengthDecode", "ASCIIHexDecode", "ASCII85Decode"}
 
 
@@ -98,6 +99,8 @@ def as_stream(inline: pikepdf.PdfInlineImage) -> tuple[pikepdf.Stream, pikepdf.P
     image = pikepdf.Stream(pdf, inline.read_raw_bytes())
     for key, value in inline.obj.items():
         image[key] = value
+    # What makes it an image XObject: PDFium and pikepdf's decoder look for these.
+    image.Type, image.Subtype = pikepdf.Name.XObject, IMAGE_SUBTYPE
     named = image.get("/ColorSpace")
     if isinstance(named, pikepdf.Name) and str(named) not in colour.DEVICE:
         resolved = getattr(inline, "_resolve_named_colorspace", lambda name: None)(named)

@@ -251,3 +251,11 @@ def test_it_writes_an_inline_indexed_image(tmp_path):
 
     assert opened(encoded).mode == "P"
     assert opened(encoded).convert("RGB").tobytes() == b"".join(px.RGB_PALETTE[i] for i in (0, 1, 2, 3, 3, 2, 1, 0))
+
+
+def test_it_decodes_an_inline_ccitt_stencil_mask_black_where_it_paints(tmp_path):
+    pdf, (inline,) = inline_images(px.inline_ccitt_stencil(tmp_path, BILEVEL))
+
+    encoded = encode(inline, MAX_PIXELS)
+
+    assert gray(opened(encoded)) == gray(BILEVEL) and encoded.colorspace == "ImageMask"
