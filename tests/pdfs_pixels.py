@@ -164,6 +164,11 @@ def tiny_inline(d: Path) -> Path:
     return inline_page(d, "tiny_inline", b"BI /W 1 /H 1 /CS /RGB /BPC 8 ID \x10\x80\xf0\nEI\n")
 
 
+def inline_with_length(d: Path) -> Path:
+    """One RGB pixel whose dictionary states its /L (length), as some producers write."""
+    return inline_page(d, "inline_with_length", b"BI /W 1 /H 1 /CS /RGB /BPC 8 /L 3 ID \x10\x80\xf0\nEI\n")
+
+
 INLINE_JPEG_PICTURE = pdfs.gray_picture(8, 8)
 
 

@@ -98,7 +98,8 @@ def as_stream(inline: pikepdf.PdfInlineImage) -> tuple[pikepdf.Stream, pikepdf.P
     pdf = pikepdf.Pdf.new()
     image = pikepdf.Stream(pdf, inline.read_raw_bytes())
     for key, value in inline.obj.items():
-        image[key] = value
+        if key != "/Length":  # a stated /L: the stream's own length stands
+            image[key] = value
     # What makes it an image XObject: PDFium and pikepdf's decoder look for these.
     image.Type, image.Subtype = pikepdf.Name.XObject, IMAGE_SUBTYPE
     named = image.get("/ColorSpace")

@@ -259,3 +259,9 @@ def test_it_decodes_an_inline_ccitt_stencil_mask_black_where_it_paints(tmp_path)
     encoded = encode(inline, MAX_PIXELS)
 
     assert gray(opened(encoded)) == gray(BILEVEL) and encoded.colorspace == "ImageMask"
+
+
+def test_it_writes_an_inline_image_that_states_its_length(tmp_path):
+    _pdf, [image] = inline_images(px.inline_with_length(tmp_path))
+
+    assert opened(encode(image, MAX_PIXELS)).getpixel((0, 0)) == (0x10, 0x80, 0xF0)
