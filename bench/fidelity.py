@@ -130,6 +130,7 @@ def summarise(records: list[dict], seconds: float) -> dict:
         "placements_compared": sum(r.get("placements", {}).get("agree") is not None for r in extracted),
         "placements_agree": sum(bool(r.get("placements", {}).get("agree")) for r in extracted),
         "outputs": len(outputs), "outputs_checked": checked, "pixel_equal": results["equal"],
+        "by_design": sum(n for result, n in results.items() if result.startswith("by-design:")),
         "outputs_unmatched": results["unmatched"] + results["no_oracle"], "pillow_unreadable": results["unreadable"],
         "classes": Counter(kind for r in records for kind, _ in r["disagreements"]).most_common(),
     }
@@ -149,6 +150,7 @@ def print_table(s: dict) -> None:
         ("placements agree with pdfimages -list", _percent(s["placements_agree"], s["placements_compared"])),
         ("outputs", s["outputs"]),
         ("outputs pixel-equal to poppler or MuPDF", _percent(s["pixel_equal"], s["outputs_checked"])),
+        ("outputs different by design (verified)", _percent(s.get("by_design", 0), s["outputs_checked"])),
         ("outputs not matched to a poppler row", s["outputs_unmatched"]),
         ("outputs Pillow cannot open", s["pillow_unreadable"]), ("run time (s)", s["seconds"]),
     ]

@@ -3,6 +3,12 @@
 The record is plain JSON. `disagreements` lists (class, detail) pairs, the classes short and stable
 (`crash:intake`, `refused:unreadable`, `placements:fewer`, `pixels:samples:jpeg:cmyk:8` ...) so a run's
 failures can be grouped and two runs compared.
+
+An output that differs from both references by design has the result `by-design:<why>`, counted apart
+from equal ones, and only once the reason is checked: `16-bit` when its high bytes are the reference's
+8-bit samples; a colour space the references convert (Separation, DeviceN, Lab, ICCBased, Indexed over
+DeviceCMYK, Lab, Separation or DeviceN) when it holds exactly the stream's samples as qpdf decodes them
+(looked up in the palette, for Indexed). Anything else stays a mismatch.
 """
 import hashlib
 import shutil
@@ -12,6 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 import pikepdf
+from PIL import Image
 
 from extraction.pdf import Limits, Refusal, SandboxError, extract_images, inspect_pdf
 
@@ -25,6 +32,9 @@ POLICY = {"active_content", "encrypted", "too_large", "too_many_pages", "image_t
 CRASH_CODES = {"crashed", "child_failed", "validator_crashed", "extractor_crashed"}
 _ROW_STREAMS: dict[Path, dict] = {}
 MASK_KEYS = {"smask": "/SMask", "mask": "/Mask"}
+STENCILS = {"stencil", "mask"}
+BY_DESIGN = "by-design:"  # an output that keeps what the PDF holds where the references convert it
+KEPT_FAMILIES = {"Separation", "DeviceN", "Lab", "ICCBased"}  # rows of /ImageMask images: a polarity, not colours
 
 
 def check(path: Path, name: str, scratch: Path) -> dict:
@@ -180,23 +190,109 @@ class Oracles:
         if cmyk not in self.decoded:
             self.decoded[cmyk] = oracle.decode_all(self.path, self.work / f"poppler-{cmyk}", tiff=cmyk)
         reference = self.decoded[cmyk].get(row.num)
-        if reference is None:
-            return "no_oracle"
-        difference = compare(mine, reference, row.enc == "jpeg")
+        stencil, jpeg = row.type in STENCILS, row.enc == "jpeg"
+        # pdfimages ignores a stencil's /Decode: its painted samples are black (as ours) under [1 0] only.
+        difference = "no_oracle" if reference is None else compare(
+            mine, reference, jpeg, invert_theirs=stencil and not self._paints_ones(row))
         if difference and not cmyk and (second := self._mupdf(row)) is not None:
-            if not compare(mine, second, row.enc == "jpeg"):
-                return "equal"
+            agreement = compare(mine, second, jpeg, invert_theirs=stencil)  # MuPDF writes painted samples white
+            if not agreement or agreement.startswith(BY_DESIGN):
+                return agreement or "equal"
+        if difference in ("samples", "mode") and (kept := self._kept(mine, row)):
+            return f"{BY_DESIGN}{kept}"
         return difference or "equal"
 
+    def _kept(self, mine: Path, row) -> str:
+        """Why ours differs by design ("Separation", "Indexed over Lab" ...), when it holds exactly the
+        PDF's samples, as qpdf decodes the stream, in a colour space the references convert; else ''."""
+        source, number = self._object(row)
+        if source is None or number is None or row.type != "image":
+            return ""
+        try:
+            with pikepdf.open(source) as pdf:
+                reason, lookup = kept_space(pdf.get_object(number, 0))
+        except Exception:  # a reference lookup only: no reason found
+            return ""
+        expected = oracle.qpdf_samples(source, number) if reason else None
+        if not expected:
+            return ""
+        if lookup is not None and len(lookup) == 256:  # an inversion, or a palette of one component
+            expected = expected.translate(lookup)
+        elif lookup is not None:  # Indexed: each index becomes its palette entry
+            n = len(lookup) // 256
+            expected = b"".join(lookup[i * n:(i + 1) * n] for i in expected)
+        with Image.open(mine) as picture:
+            ours = picture.tobytes()
+        return reason if expected[:len(ours)] == ours and len(expected) >= len(ours) else ""
+
+    def _object(self, row) -> tuple[Path | None, int | None]:
+        """A file and object number where the row's image is an object (an inline image once qpdf made it one)."""
+        if row.object is not None:
+            return self.path, row.object
+        if self.externalized is None:
+            self.externalized = oracle.externalized(self.path, self.work / "externalized") or (None, {})
+        return self.externalized[0], self.externalized[1].get(row.num)
+
+    def _paints_ones(self, row) -> bool:
+        """Whether a stencil paints its 1 samples (/Decode [1 0]); the default [0 1] when it cannot be read."""
+        source, number = self._object(row)
+        if source is None or number is None:
+            return False
+        try:
+            with pikepdf.open(source) as pdf:
+                stream = pdf.get_object(number, 0)
+                stream = stream.get(MASK_KEYS[row.type]) if row.type in MASK_KEYS else stream
+                decode = stream.get("/Decode", stream.get("/D"))
+                return isinstance(decode, pikepdf.Array) and len(decode) > 0 and float(decode[0]) == 1
+        except Exception:  # a reference lookup only: the default stands
+            return False
+
     def _mupdf(self, row) -> Path | None:
-        source, number = self.path, row.object
-        if number is None:  # an inline image: MuPDF reads it once qpdf has made it an object
-            if self.externalized is None:
-                self.externalized = oracle.externalized(self.path, self.work / "externalized") or (None, {})
-            source, number = self.externalized[0], self.externalized[1].get(row.num)
+        source, number = self._object(row)
         if source is None or number is None:
             return None
         return oracle.mupdf_decode(source, number, self.work / f"mupdf-{source.stem}-{number}")
+
+
+def kept_space(image) -> tuple[str, bytes | None]:
+    """(reason, table) for an 8-bit image whose colour space Pagetrail writes as the PDF's samples where
+    poppler and MuPDF convert it (docs/images.md); ('', None) else. The table maps each stream sample to
+    what ours holds: a palette of 256 entries (Indexed), an inversion (/Decode [1 0 ...]), or None."""
+    space, bits = image.get("/ColorSpace"), image.get("/BitsPerComponent")
+    if bits != 8 or not isinstance(space, pikepdf.Array) or not len(space):
+        return "", None
+    family, decode = str(space[0])[1:], image.get("/Decode")
+    numbers = [float(v) for v in decode] if isinstance(decode, pikepdf.Array) else None
+    if family in KEPT_FAMILIES:
+        if decode is not None and numbers != [1.0, 0.0] * (len(numbers or ()) // 2 or 1):
+            return "", None  # only the inversion [1 0 ...] is followed here
+        return family, None if decode is None else bytes(range(255, -1, -1))  # each sample v drawn as 255 - v
+    if decode is not None and numbers not in ([0.0, 255.0], [255.0, 0.0]):
+        return "", None
+    if family != "Indexed" or len(space) != 4:
+        return "", None
+    base_family, n = _base(space[1])
+    if base_family not in KEPT_FAMILIES | {"DeviceCMYK"} or (base_family == "ICCBased" and n != 4) or not n:
+        return "", None
+    lookup = space[3].read_bytes() if isinstance(space[3], pikepdf.Stream) else bytes(space[3])
+    hival = int(space[2])
+    lookup = lookup[:(hival + 1) * n].ljust((hival + 1) * n, b"\0")
+    lookup += lookup[-n:] * (255 - hival)  # indices past the palette draw its last entry
+    if numbers == [255.0, 0.0]:  # index v draws entry 255 - v
+        lookup = b"".join(lookup[i * n:(i + 1) * n] for i in range(255, -1, -1))
+    return f"Indexed over {base_family}", lookup
+
+
+def _base(base) -> tuple[str, int]:
+    """An Indexed space's base: (family, components), 0 components when not known."""
+    family = str(base[0] if isinstance(base, pikepdf.Array) else base)[1:]
+    detail = base[1] if isinstance(base, pikepdf.Array) and len(base) > 1 else None
+    if family == "ICCBased":
+        n = detail.get("/N") if isinstance(detail, pikepdf.Stream) else 0
+        return family, n if type(n) is int else 0
+    if family == "DeviceN":
+        return family, len(detail) if isinstance(detail, pikepdf.Array) else 0
+    return family, {"DeviceCMYK": 4, "Lab": 3, "Separation": 1}.get(family, 0)
 
 
 def _last_line(exc: BaseException) -> str:

@@ -103,3 +103,10 @@ def externalized(path: Path, into: Path) -> tuple[Path, dict[int, int]] | None:
     done = _run(["qpdf", "--externalize-inline-images", "--ii-min-bytes=0", str(path), str(copy)])
     rows = image_rows(copy) if done is not None and done.returncode in (0, 3) else None
     return (copy, {row.num: row.object for row in rows if row.object is not None}) if rows else None
+
+
+def qpdf_samples(path: Path, number: int) -> bytes | None:
+    """The samples of an image object as qpdf decodes its stream (not image codecs), None when it cannot."""
+    done = _run(["qpdf", f"--show-object={number}", "--filtered-stream-data", "--decode-level=specialized",
+                 str(path)])
+    return done.stdout if done is not None and done.returncode in (0, 3) else None

@@ -9,6 +9,12 @@ modes (alpha, CMYK against RGB) is a mismatch of class `mode`, never papered ove
 equal, except that JPEG (DCT) images may differ by 2 levels: decoders round differently. The bit
 depth of both PNGs is read from their headers, since Pillow reads 16-bit RGB as 8-bit: 16 bits
 against fewer is class `bits`.
+
+Stencil masks are where polarities part: Pagetrail writes the painted samples black whatever the
+/Decode (samples.py); `pdfimages -png` writes a stencil's raw bits inverted and ignores /Decode (so
+its painted samples are black under /Decode [1 0] only), and `mutool extract` writes painted samples
+white. The harness therefore inverts the reference (`invert_theirs`) where its polarity differs from
+ours, and never ours (fidelity_file.py).
 """
 from pathlib import Path
 
@@ -16,6 +22,7 @@ from PIL import Image, ImageChops
 
 JPEG_TOLERANCE = 2
 WIDENING = {"1": 0, "L": 1, "RGB": 2}  # modes that convert upwards without loss
+SIXTEEN_BITS = "by-design:16-bit"
 
 
 def png_bits(path: Path) -> int | None:
@@ -42,19 +49,36 @@ def is_cmyk(path: Path) -> bool:
         return image.mode == "CMYK"
 
 
-def compare(ours: Path, theirs: Path, jpeg: bool) -> str:
-    """'' when the samples are equal (within the JPEG tolerance), else the class of the difference."""
+def compare(ours: Path, theirs: Path, jpeg: bool, invert_theirs: bool = False) -> str:
+    """'' when the samples are equal (within the JPEG tolerance), else the class of the difference.
+    `invert_theirs`: the reference is a bilevel or grey image of the opposite polarity."""
     bits = png_bits(ours), png_bits(theirs)
-    # 1, 2, 4 against 8 bits is a lossless widening that Pillow undoes; 16 against 8 is not.
+    # 1, 2, 4 against 8 bits is a lossless widening that Pillow undoes; 16 against 8 is not: ours
+    # keeps 16 bits by design, which is that class only when its high bytes are the 8-bit samples.
     if None not in bits and bits[0] != bits[1] and 16 in bits:
-        return "bits"
+        return SIXTEEN_BITS if bits[0] == 16 and not compare(_high_bytes(ours), theirs, jpeg) else "bits"
     with Image.open(ours) as a, Image.open(theirs) as b:
         if a.size != b.size:
             return "size"
+        if invert_theirs:
+            b = b.convert("L").point(lambda v: 255 - v)
         a, b = _common_mode(a, b)
         if a is None:
             return "mode"
         return "" if _within(a, b, JPEG_TOLERANCE if jpeg else 0) else "samples"
+
+
+def _high_bytes(path: Path) -> Path:
+    """A 16-bit PNG's samples cut to their high bytes (as poppler and MuPDF write 8 bits), beside it."""
+    with open(path, "rb") as f:
+        colour_type = f.read(26)[25]
+    with Image.open(path) as image:
+        if colour_type == 0:  # grey, read as 32-bit integers
+            image = Image.frombytes("L", image.size, bytes(v >> 8 for v in image.getdata()))
+        else:  # RGB: Pillow reads the high bytes already
+            image = image.convert("RGB")
+        image.save(eight := path.with_name(path.stem + "-8bit.png"))
+    return eight
 
 
 def _common_mode(a: Image.Image, b: Image.Image):

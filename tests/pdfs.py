@@ -128,6 +128,11 @@ def jpeg(doc: Doc, image: Image.Image):
 
 
 def ccitt(doc: Doc, image: Image.Image):
+    parms = {"/K": -1, "/Columns": image.width, "/Rows": image.height}
+    return doc.image(ccitt_bytes(image), image, "/CCITTFaxDecode", parms)
+
+
+def ccitt_bytes(image: Image.Image) -> bytes:
     """CCITT G4 from Pillow's TIFF writer, one strip. libtiff codes 0 bits as fax white, and
     PDF (no /BlackIs1) decodes fax white as white, so the picture is inverted first; via
     "L" because ImageChops.invert leaves a mode "1" image unchanged in Pillow 13."""
@@ -135,9 +140,7 @@ def ccitt(doc: Doc, image: Image.Image):
     ImageOps.invert(image.convert("L")).convert("1").save(buffer, "TIFF", compression="group4", strip_size=1 << 30)
     tiff = Image.open(buffer)
     offset, length = tiff.tag_v2[273][0], tiff.tag_v2[279][0]
-    data = buffer.getvalue()[offset:offset + length]
-    parms = {"/K": -1, "/Columns": image.width, "/Rows": image.height}
-    return doc.image(data, image, "/CCITTFaxDecode", parms)
+    return buffer.getvalue()[offset:offset + length]
 
 
 def jpx_bytes(image: Image.Image) -> bytes:

@@ -96,6 +96,48 @@ def four_bit_rgb(pdf) -> tuple[pikepdf.Stream, bytes]:
     return stream(pdf, b"".join(rows), 3, 2, Name.DeviceRGB, 4), expected
 
 
+PALETTE_INDICES = bytes([0b00011011, 0b11100100])  # 4 x 2 pixels of 2 bits: 0 1 2 3 / 3 2 1 0
+
+
+def indexed(pdf, base, entries: list[bytes], **keys) -> tuple[pikepdf.Stream, bytes]:
+    """4 x 2 pixels indexing a palette of `entries` over `base`; returns the looked-up samples."""
+    space = Array([Name.Indexed, base, len(entries) - 1, pikepdf.String(b"".join(entries))])
+    indices = [0, 1, 2, 3, 3, 2, 1, 0]
+    looked_up = b"".join(entries[min(i, len(entries) - 1)] for i in indices)
+    return stream(pdf, zlib.compress(PALETTE_INDICES), 4, 2, space, 2, Filter=Name.FlateDecode, **keys), looked_up
+
+
+CMYK_PALETTE = [bytes([0, 0, 0, 0]), bytes([255, 0, 0, 0]), bytes([0, 128, 0, 64]), bytes([10, 20, 30, 255])]
+LAB_PALETTE = [bytes([255, 128, 128]), bytes([0, 128, 128]), bytes([128, 0, 255]), bytes([60, 200, 30])]
+RGB_PALETTE = [bytes([255, 0, 0]), bytes([0, 255, 0]), bytes([0, 0, 255]), bytes([9, 99, 199])]
+
+
+def indexed_cmyk(pdf) -> tuple[pikepdf.Stream, bytes]:
+    return indexed(pdf, Name.DeviceCMYK, CMYK_PALETTE)
+
+
+def indexed_lab(pdf) -> tuple[pikepdf.Stream, bytes]:
+    return indexed(pdf, lab(pdf)[0].ColorSpace, LAB_PALETTE)
+
+
+def indexed_broken_profile(pdf) -> tuple[pikepdf.Stream, bytes]:
+    """Over an ICCBased RGB space whose profile is no profile: the palette still says the colours."""
+    profile = pdf.make_stream(b"   ")
+    profile.N = 3
+    return indexed(pdf, Array([Name.ICCBased, profile]), RGB_PALETTE)
+
+
+def indexed_short_palette(pdf) -> tuple[pikepdf.Stream, bytes]:
+    """Indices 2 and 3 are past a palette of two entries: they draw its last."""
+    return indexed(pdf, Name.DeviceRGB, RGB_PALETTE[:2])
+
+
+def inline_indexed(d: Path) -> Path:
+    palette = b"<" + b"".join(RGB_PALETTE).hex().encode() + b">"
+    return inline_page(d, "inline_indexed", b"BI /W 4 /H 2 /CS [/I /RGB 3 " + palette + b"] /BPC 2 ID "
+                       + PALETTE_INDICES + b"\nEI\n")
+
+
 # ---------- whole files, for images only a content stream can hold ----------
 def inline_page(directory: Path, name: str, inline: bytes) -> Path:
     doc = pdfs.Doc()
@@ -110,9 +152,21 @@ def inline_stencil(d: Path) -> Path:
     return inline_page(d, "inline_stencil", b"BI /W 4 /H 2 /IM true /D [0 1] ID " + STENCIL_ROWS + b"\nEI\n")
 
 
+def inline_ccitt_stencil(d: Path, picture: Image.Image) -> Path:
+    """A CCITT G4 stencil mask inline: its fax-black (0) samples paint."""
+    size = b"/W %d /H %d" % picture.size
+    return inline_page(d, "inline_ccitt_stencil", b"BI " + size + b" /IM true /F /CCF /DP << /K -1 /Columns %d >> ID "
+                       % picture.width + pdfs.ccitt_bytes(picture) + b"\nEI\n")
+
+
 def tiny_inline(d: Path) -> Path:
     """One RGB pixel, unfiltered: three bytes between ID and EI."""
     return inline_page(d, "tiny_inline", b"BI /W 1 /H 1 /CS /RGB /BPC 8 ID \x10\x80\xf0\nEI\n")
+
+
+def inline_with_length(d: Path) -> Path:
+    """One RGB pixel whose dictionary states its /L (length), as some producers write."""
+    return inline_page(d, "inline_with_length", b"BI /W 1 /H 1 /CS /RGB /BPC 8 /L 3 ID \x10\x80\xf0\nEI\n")
 
 
 INLINE_JPEG_PICTURE = pdfs.gray_picture(8, 8)
@@ -164,3 +218,22 @@ def untransformed_jpeg(pdf) -> tuple[pikepdf.Stream, Image.Image]:
     expected = Image.frombytes("RGB", picture.size, picture.tobytes())
     image = stream(pdf, data, 48, 32, Name.DeviceRGB, Filter=Name.DCTDecode, DecodeParms=Dictionary(ColorTransform=0))
     return image, expected
+
+
+def stencil_polarities(d: Path) -> Path:
+    """The same stencil rows drawn under the default /Decode (0 paints), under [1 0] (1 paints), and as
+    an XObject: readers disagree on how to write a stencil (issue 14), the PDF does not."""
+    doc = pdfs.Doc()
+    mask = stream(doc.pdf, STENCIL_ROWS, 4, 2, None, 1, ImageMask=True)
+    del mask["/BitsPerComponent"]
+    inline = b"BI /W 4 /H 2 /IM true ID " + STENCIL_ROWS + b"\nEI\n"
+    flipped = b"BI /W 4 /H 2 /IM true /D [1 0] ID " + STENCIL_ROWS + b"\nEI\n"
+    doc.page(content=inline + flipped + b"/M Do\n", resources=Dictionary(XObject=Dictionary(M=mask)))
+    return doc.save(d / "stencil_polarities.pdf")
+
+
+def separation_page(d: Path) -> Path:
+    doc = pdfs.Doc()
+    image, _ = separation(doc.pdf)
+    doc.page(content=b"/Im0 Do\n", resources=Dictionary(XObject=Dictionary(Im0=image)))
+    return doc.save(d / "separation.pdf")

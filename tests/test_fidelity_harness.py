@@ -1,6 +1,7 @@
 """The fidelity harness counts what it sees: a few generated PDFs whose outcome is known."""
 import shutil
 import time
+import zlib
 from pathlib import Path
 
 import pytest
@@ -8,7 +9,7 @@ from PIL import Image
 
 from bench import fidelity
 from bench.fidelity_pixels import compare
-from tests import pdfs, pdfs_draws
+from tests import pdfs, pdfs_draws, pdfs_pixels
 
 pytestmark = [
     pytest.mark.slow,
@@ -96,3 +97,35 @@ def test_it_never_converts_cmyk_to_compare_it(tmp_path):
     Image.new("CMYK", (4, 4), (0, 0, 0, 0)).save(tmp_path / "a.tif")
     Image.new("RGB", (4, 4), (255, 255, 255)).save(tmp_path / "b.png")
     assert compare(tmp_path / "a.tif", tmp_path / "b.png", jpeg=False) == "mode"
+
+
+def test_it_judges_stencils_by_what_they_paint_whatever_the_reference_writes(tmp_path):
+    # pdfimages ignores a stencil's /Decode and MuPDF writes painted samples white; ours are black.
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    pdfs_pixels.stencil_polarities(corpus)
+    records = fidelity.run(sorted(corpus.iterdir()), corpus, jobs=1, timeout=120)
+    assert [output["result"] for output in records[0]["outputs"]] == ["equal", "equal"]
+
+
+def test_it_classes_kept_separation_tints_as_by_design_not_as_equal_or_wrong(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    pdfs_pixels.separation_page(corpus)  # poppler converts the tints through the tint transform
+    records = fidelity.run(sorted(corpus.iterdir()), corpus, jobs=1, timeout=120)
+    summary = fidelity.summarise(records, 0)
+    assert [output["result"] for output in records[0]["outputs"]] == ["by-design:Separation"]
+    assert (summary["by_design"], summary["pixel_equal"]) == (1, 0)
+
+
+def test_it_classes_16_bits_as_by_design_only_when_their_high_bytes_are_the_8_bit_samples(tmp_path):
+    from extraction.pdf import containers
+
+    samples = bytes(range(0, 96, 2))  # 4 x 2 RGB pixels of 16 bits: high bytes 0, 4, 8 ...
+    rows = b"".join(b"\0" + samples[y * 24:(y + 1) * 24] for y in range(2))
+    (tmp_path / "ours.png").write_bytes(containers.png(4, 2, 16, 3, zlib.compress(rows)))
+    high = Image.frombytes("RGB", (4, 2), samples[0::2])
+    high.save(tmp_path / "same.png")
+    high.point(lambda v: v ^ 1).save(tmp_path / "other.png")
+    assert compare(tmp_path / "ours.png", tmp_path / "same.png", jpeg=False) == "by-design:16-bit"
+    assert compare(tmp_path / "ours.png", tmp_path / "other.png", jpeg=False) == "bits"

@@ -76,7 +76,11 @@ MAX_PROFILE_BYTES = 4 << 20
 def icc_profile(image: pikepdf.Stream) -> bytes | None:
     """The ICC profile of an ICCBased image, to embed in the written file so viewers colour it as the
     PDF does; None for other spaces and for a profile that cannot be read."""
-    colorspace = image.get("/ColorSpace")
+    return profile_of(image.get("/ColorSpace"))
+
+
+def profile_of(colorspace) -> bytes | None:
+    """The ICC profile of an ICCBased colour space (the base of an Indexed one too), None for others."""
     if not isinstance(colorspace, pikepdf.Array) or len(colorspace) < 2 or colorspace[0] != pikepdf.Name.ICCBased:
         return None
     stream = colorspace[1]
@@ -84,4 +88,7 @@ def icc_profile(image: pikepdf.Stream) -> bytes | None:
         profile = stream.read_bytes() if isinstance(stream, pikepdf.Stream) else None
     except pikepdf.PdfError:
         return None
-    return profile if profile and len(profile) <= MAX_PROFILE_BYTES else None
+    # A profile starts with a 128-byte header carrying the signature "acsp"; anything else would be
+    # embedded as a corrupt profile that viewers reject.
+    is_profile = profile and len(profile) >= 128 and profile[36:40] == b"acsp"
+    return profile if is_profile and len(profile) <= MAX_PROFILE_BYTES else None

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pikepdf
 
-from . import colour, samples
+from . import colour, indexed, samples
 from .jpeg import jpeg
 from .streams import filter_names
 from .wrap import wrapped
@@ -75,11 +75,15 @@ def _encoded(image, filters, raw, space, width, height) -> Encoded:
     if set(filters) <= SIMPLE and samples.decodable(image, space):
         data, extension, written_bits = samples.from_samples(image, space, width, height)
         return Encoded(data, extension, width, height, bits=written_bits, method="decoded")
-    # Indexed images and filter chains ending in a codec: pikepdf decodes them (JPX as soon as it wraps it).
+    if set(filters) <= SIMPLE and indexed.decodable(image):
+        data, extension, written_bits = indexed.from_palette(image, width, height)
+        return Encoded(data, extension, width, height, bits=written_bits, method="decoded")
+    # Filter chains ending in a codec: pikepdf decodes them (JPX as soon as it wraps it).
     picture = pikepdf.PdfImage(image).as_pil_image(apply_mask=False)
     return _decoded(picture, 16 if picture.mode.startswith("I;16") else 8 if picture.mode != "1" else 1)
 
 
+IMAGE_SUBTYPE = pikepdf.Name.Image
 SIMPLE = {"FlateDecode", "LZWDecode", "RunLengthDecode", "ASCIIHexDecode", "ASCII85Decode"}
 
 
@@ -94,7 +98,10 @@ def as_stream(inline: pikepdf.PdfInlineImage) -> tuple[pikepdf.Stream, pikepdf.P
     pdf = pikepdf.Pdf.new()
     image = pikepdf.Stream(pdf, inline.read_raw_bytes())
     for key, value in inline.obj.items():
-        image[key] = value
+        if key != "/Length":  # a stated /L: the stream's own length stands
+            image[key] = value
+    # What makes it an image XObject: PDFium and pikepdf's decoder look for these.
+    image.Type, image.Subtype = pikepdf.Name.XObject, IMAGE_SUBTYPE
     named = image.get("/ColorSpace")
     if isinstance(named, pikepdf.Name) and str(named) not in colour.DEVICE:
         resolved = getattr(inline, "_resolve_named_colorspace", lambda name: None)(named)

@@ -104,6 +104,19 @@ def _picture(samples: bytes, width: int, height: int, n: int, space):
     return Image.frombytes(mode, (width, height), samples) if mode else None
 
 
+def from_components(data: bytes, width: int, height: int, n: int, space, profile: bytes | None = None
+                    ) -> tuple[bytes, str, int]:
+    """8-bit samples of the `n` components of `space`, interleaved, written as `from_samples` writes them."""
+    from PIL import Image
+
+    picture = Image.frombytes("L", (width, height), data) if n == 1 else _picture(data, width, height, n, space)
+    if picture is None:
+        return _inks(data, width, height, n, 8), "tif", 8
+    if profile:
+        picture.info["icc_profile"] = profile
+    return *written(picture), 8
+
+
 def _unpacked(data: bytes, per_row: int, height: int, bits: int) -> bytes:
     """Samples of 2 or 4 bits (1 with several components) each as a byte, scaled to 0..255."""
     scale, mask, row = 255 // ((1 << bits) - 1), (1 << bits) - 1, (per_row * bits + 7) // 8

@@ -212,3 +212,56 @@ def test_it_decodes_run_length_samples_of_a_separation():
     image, tints = px.separation_run_length(pdf := pikepdf.Pdf.new())
 
     assert opened(encode(image, MAX_PIXELS)).tobytes() == tints
+
+
+def test_it_looks_up_an_indexed_cmyk_image_into_cmyk_samples():
+    image, expected = px.indexed_cmyk(pdf := pikepdf.Pdf.new())
+
+    encoded = encode(image, MAX_PIXELS)
+
+    assert (opened(encoded).mode, opened(encoded).tobytes(), encoded.colorspace) == ("CMYK", expected, "Indexed")
+
+
+def test_it_looks_up_an_indexed_lab_image_into_lab_samples():
+    image, expected = px.indexed_lab(pdf := pikepdf.Pdf.new())
+
+    encoded = encode(image, MAX_PIXELS)
+
+    assert (opened(encoded).mode, opened(encoded).tobytes()) == ("LAB", expected)
+
+
+def test_it_writes_an_indexed_image_whose_base_profile_is_broken_from_its_palette():
+    image, expected = px.indexed_broken_profile(pdf := pikepdf.Pdf.new())
+
+    written = opened(encode(image, MAX_PIXELS))
+
+    assert written.convert("RGB").tobytes() == expected and "icc_profile" not in written.info
+
+
+def test_it_draws_the_last_palette_entry_for_an_index_past_it():
+    image, expected = px.indexed_short_palette(pdf := pikepdf.Pdf.new())
+
+    assert opened(encode(image, MAX_PIXELS)).convert("RGB").tobytes() == expected
+
+
+def test_it_writes_an_inline_indexed_image(tmp_path):
+    pdf, (inline,) = inline_images(px.inline_indexed(tmp_path))
+
+    encoded = encode(inline, MAX_PIXELS)
+
+    assert opened(encoded).mode == "P"
+    assert opened(encoded).convert("RGB").tobytes() == b"".join(px.RGB_PALETTE[i] for i in (0, 1, 2, 3, 3, 2, 1, 0))
+
+
+def test_it_decodes_an_inline_ccitt_stencil_mask_black_where_it_paints(tmp_path):
+    pdf, (inline,) = inline_images(px.inline_ccitt_stencil(tmp_path, BILEVEL))
+
+    encoded = encode(inline, MAX_PIXELS)
+
+    assert gray(opened(encoded)) == gray(BILEVEL) and encoded.colorspace == "ImageMask"
+
+
+def test_it_writes_an_inline_image_that_states_its_length(tmp_path):
+    _pdf, [image] = inline_images(px.inline_with_length(tmp_path))
+
+    assert opened(encode(image, MAX_PIXELS)).getpixel((0, 0)) == (0x10, 0x80, 0xF0)
