@@ -139,6 +139,9 @@ AXES_COOLOFF_TIME = timedelta(minutes=env.int("PAGETRAIL_LOGIN_COOLOFF_MINUTES",
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "login_locked_out.html"
+# Reverse proxies in front of the portal that append to X-Forwarded-For (0: clients connect directly).
+PAGETRAIL_PROXY_COUNT = env.int("PAGETRAIL_PROXY_COUNT", default=0)
+AXES_CLIENT_IP_CALLABLE = "portal.lockout.client_address"
 # A second factor (TOTP, enrolled at /account/two-factor/) is required of superusers and retention approvers when
 # this is on; everyone with an enrolled device is asked for a code at login either way.
 PAGETRAIL_REQUIRE_MFA = env.bool("PAGETRAIL_REQUIRE_MFA", default=SHARED_DEPLOYMENT)

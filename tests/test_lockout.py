@@ -13,14 +13,14 @@ def staff():
     return User.objects.create_user("sam", password="right-horse-battery", is_staff=True)
 
 
-def log_in(client, password, address="10.0.0.1", username="sam"):
+def log_in(client, password, address="10.0.0.1", username="sam", **headers):
     return client.post(reverse("admin:login"), {"username": username, "password": password},
-                       REMOTE_ADDR=address)
+                       REMOTE_ADDR=address, **headers)
 
 
-def fail(client, times, address="10.0.0.1"):
+def fail(client, times, address="10.0.0.1", **headers):
     for _ in range(times):
-        log_in(client, "wrong", address)  # the form again with its error, and at the limit the lockout page
+        log_in(client, "wrong", address, **headers)  # the form again with its error, and at the limit the lockout page
 
 
 def test_it_refuses_even_the_right_password_after_five_failures(client, staff):
@@ -53,3 +53,16 @@ def test_the_cool_off_ends_a_lockout(client, staff, settings):
     fail(client, 5)
     AccessAttempt.objects.update(attempt_time=AccessAttempt.objects.get().attempt_time - timedelta(minutes=16))
     assert log_in(client, "right-horse-battery").status_code == 302
+
+
+def test_behind_a_proxy_a_lockout_holds_for_the_forwarded_address_only(client, staff, settings):
+    settings.PAGETRAIL_PROXY_COUNT = 1
+    fail(client, 5, address="10.9.9.9", HTTP_X_FORWARDED_FOR="203.0.113.66")
+    assert log_in(client, "right-horse-battery", "10.9.9.9", HTTP_X_FORWARDED_FOR="203.0.113.7").status_code == 302
+
+
+def test_behind_a_proxy_a_caller_cannot_dodge_a_lockout_by_forging_x_forwarded_for(client, staff, settings):
+    settings.PAGETRAIL_PROXY_COUNT = 1
+    fail(client, 5, address="10.9.9.9", HTTP_X_FORWARDED_FOR="203.0.113.66")
+    forged = "198.51.100.1, 203.0.113.66"  # the proxy appends the address it saw
+    assert log_in(client, "right-horse-battery", "10.9.9.9", HTTP_X_FORWARDED_FOR=forged).status_code == 429
