@@ -101,3 +101,10 @@ def test_the_secret_is_not_shown_again_once_the_device_is_confirmed(client):
     log_in(client, code=code_of(device))
     page = client.get(reverse("two-factor")).content.decode()
     assert 'id="enrol-secret"' not in page and 'id="enrol-qr"' not in page
+
+
+def test_reset_second_factor_lets_a_user_who_lost_the_device_log_in_and_enrol_again(client):
+    device = TOTPDevice.objects.create(user=staff(), name="lost phone", confirmed=True)
+    call_command("reset_second_factor", "sam")
+    assert not TOTPDevice.objects.filter(pk=device.pk).exists()
+    assert log_in(client).status_code == 302
