@@ -7,6 +7,7 @@ environment variables only (see README, "Environment variables").
 
 import base64
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -62,6 +63,9 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "extraction",  # before django_q: its `qcluster` checks the extractor versions, then runs django_q's
     "django_q",
+    "axes",
+    "django_otp",
+    "django_otp.plugins.otp_totp",
     "audit",
 ]
 
@@ -71,8 +75,12 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django_otp.middleware.OTPMiddleware",
+    "portal.mfa.RequireSecondFactorMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks: it answers a locked-out login
 ]
 
 ROOT_URLCONF = "portal.urls"
@@ -121,6 +129,34 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / "test.sqlite3")}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# --- Login defences (docs/login-defences.md). ---
+# django-axes counts failed logins first: after PAGETRAIL_LOGIN_FAILURE_LIMIT failures for one username from one
+# address, that pair is refused (even with the right password) for the cool-off; `manage.py axes_reset_username`
+# lifts it sooner. Username and address together, so a stranger guessing cannot lock a colleague out from elsewhere.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = env.int("PAGETRAIL_LOGIN_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("PAGETRAIL_LOGIN_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "login_locked_out.html"
+# Reverse proxies in front of the portal that append to X-Forwarded-For (0: clients connect directly).
+PAGETRAIL_PROXY_COUNT = env.int("PAGETRAIL_PROXY_COUNT", default=0)
+AXES_CLIENT_IP_CALLABLE = "portal.lockout.client_address"
+# A second factor (TOTP, enrolled at /account/two-factor/) is required of superusers and retention approvers when
+# this is on; everyone with an enrolled device is asked for a code at login either way.
+PAGETRAIL_REQUIRE_MFA = env.bool("PAGETRAIL_REQUIRE_MFA", default=SHARED_DEPLOYMENT)
+OTP_TOTP_ISSUER = env.str("PAGETRAIL_MFA_ISSUER", default="Pagetrail")
+# A staff session ends after this many seconds however active it is, and when the browser closes.
+SESSION_COOKIE_AGE = env.int("SESSION_COOKIE_AGE", default=8 * 3600)
+SESSION_EXPIRE_AT_BROWSER_CLOSE = env.bool("SESSION_EXPIRE_AT_BROWSER_CLOSE", default=True)
+# Scripts only from our own static files, never inline: an injected <script> or onclick= does not run.
+# Inline styles stay allowed (the admin's own templates use style attributes; a style cannot run code).
+CONTENT_SECURITY_POLICY = {"DIRECTIVES": {
+    "default-src": ["'self'"], "script-src": ["'self'"], "style-src": ["'self'", "'unsafe-inline'"],
+    "img-src": ["'self'", "data:"], "connect-src": ["'self'"], "object-src": ["'none'"], "base-uri": ["'self'"],
+    "form-action": ["'self'"], "frame-ancestors": ["'none'"],
+}}
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -135,6 +171,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = DATA_DIR / "static"
+STATICFILES_DIRS = [BASE_DIR / "static"]  # the portal's own scripts (never inline: see CONTENT_SECURITY_POLICY)
 
 # --- Storage: inputs and outputs never share a store; neither is served by a public URL. ---
 INPUT_ROOT = DATA_DIR / "inputs"

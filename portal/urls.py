@@ -4,12 +4,15 @@ from django.views.generic import RedirectView
 
 from audit import dashboard
 from audit import views as audit_views
+from portal import mfa
 from portal.api import api, unknown_route
 from extraction import views as extraction_views
 
 admin.site.site_header = "Pagetrail"
 admin.site.site_title = "Pagetrail"
 admin.site.index_title = "Extraction jobs and their evidence"
+admin.site.login_form = mfa.SecondFactorLoginForm
+admin.site.login_template = "portal/login.html"
 handler403 = "portal.errors.forbidden"
 
 urlpatterns = [
@@ -21,6 +24,7 @@ urlpatterns = [
     path("review/<int:manifest_id>/", audit_views.review_page, name="review-manifest"),
     path("api/v1/", api.urls),
     re_path(r"^api/(?P<rest>.*)$", unknown_route),
+    path("account/two-factor/", mfa.two_factor, name="two-factor"),
     path("admin/dashboard/", dashboard.dashboard, name="dashboard"),
     path("metrics", dashboard.prometheus, name="metrics"),
     path("signing-keys.json", audit_views.signing_keys, name="signing-keys"),

@@ -55,3 +55,17 @@ def test_a_shared_deployment_refuses_to_start_without_the_secrets_every_host_mus
     for name in ("SECRET_KEY", "PAGETRAIL_SIGNING_KEY", "PAGETRAIL_ALERT_WEBHOOK_SECRET"):
         assert name in done.stderr, done.stderr
     assert not (tmp_path / "secrets").exists()  # nothing generated for this host alone
+
+
+def require_mfa(tmp_path, **env) -> str:
+    done = run(tmp_path, "shell", "-c", "from django.conf import settings; print(settings.PAGETRAIL_REQUIRE_MFA)", **env)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()[-1]
+
+
+def test_the_embedded_profile_needs_no_second_factor(tmp_path):
+    assert require_mfa(tmp_path) == "False"
+
+
+def test_the_production_profile_requires_a_second_factor(tmp_path):
+    assert require_mfa(tmp_path, **PRODUCTION_ENV) == "True"
