@@ -17,6 +17,7 @@ from django.utils import timezone
 from django_q.brokers import get_broker
 from django_q.signing import SignedPackage
 from pikepdf import Array, Dictionary, Name
+from playwright.sync_api import expect
 from PIL import Image
 
 from audit import previews, retention, tasks
@@ -270,7 +271,8 @@ def test_a_reviewer_pages_through_240_previews_by_keyboard_and_opens_them_large(
         page.keyboard.press(key)
     assert page.evaluate("document.activeElement.id") == "page-2"
     page.keyboard.press("Enter")
-    page.wait_for_function("document.getElementById('preview-image').naturalWidth === 1000")
+    # Not wait_for_function: it evaluates a string in the page, which the portal's CSP (no 'unsafe-eval') refuses.
+    expect(page.locator("#preview-image")).to_have_js_property("naturalWidth", 1000)
     large = manifest.previews.get(page=2, max_width=1000)
     assert page.get_attribute("#preview-image", "src") == reverse("page-preview", args=[large.pk])
     page.keyboard.press("j")
