@@ -43,6 +43,13 @@ def empty_broker():
         get_broker(django_settings.PAGETRAIL_PREVIEW_QUEUE).purge_queue()
 
 
+@pytest.fixture(autouse=True)
+def second_factor_not_required(settings):
+    """The production profile requires a second factor of superusers; tests of other behaviour log in with
+    Django's test client alone. The tests of the requirement turn it on (tests/test_mfa.py, test_browser.py)."""
+    settings.PAGETRAIL_REQUIRE_MFA = False
+
+
 def queued_tasks() -> int:
     from django_q.brokers import get_broker
 
