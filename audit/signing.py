@@ -57,21 +57,22 @@ def sign(body: bytes) -> str:
     return private_key().sign(body).hex()
 
 
-def signature_ok(body: bytes, signature: str, key_id: str) -> bool:
+def signature_ok(body: bytes, signature: str, key_id: str, published: dict[str, bytes] | None = None) -> bool:
+    """`published`: the keys of published_keys(), when many signatures are checked (one query, not one each)."""
     if key_id.startswith(ED25519):
-        public = published_key(key_id)
+        public = (published if published is not None else published_keys()).get(key_id)
         return public is not None and ed25519_ok(public, body, signature)
     secret = hmac_key(key_id)
     return secret is not None and hmac.compare_digest(hmac_sign(body, secret), signature)
 
 
-def published_key(key_id: str) -> bytes | None:
-    """The published public key for `key_id`, only if it is the key the id names."""
+def published_keys() -> dict[str, bytes]:
+    """Every published public key by its id, each only if it is the key the id names."""
     from .models import SigningKey
 
-    row = SigningKey.objects.filter(key_id=key_id).first()
-    public = base64.b64decode(row.public_key) if row else None
-    return public if public and key_id_of(public) == key_id else None
+    keys = {key_id: base64.b64decode(public) for key_id, public in SigningKey.objects.values_list(
+        "key_id", "public_key")}
+    return {key_id: public for key_id, public in keys.items() if key_id_of(public) == key_id}
 
 
 def ed25519_ok(public: bytes, body: bytes, signature: str) -> bool:

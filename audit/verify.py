@@ -84,15 +84,17 @@ def _check_manifests(run, in_scope) -> list[Finding]:
     chain = dict(Manifest.objects.values_list("sequence", "sha256"))  # two short columns, one query
     retired = set(RetentionEvent.objects.filter(what="manifest_file", outcome="deleted").values_list(
         "manifest_id", flat=True))
+    keys = signing.published_keys()
     for manifest in in_scope.order_by("sequence").iterator(chunk_size=500):
         previous = chain.get(manifest.sequence - 1) if manifest.sequence > 1 else GENESIS
-        found += check_manifest(manifest, previous, file_retired=manifest.pk in retired)
+        found += check_manifest(manifest, previous, keys, file_retired=manifest.pk in retired)
         done += 1
     VerificationRun.objects.filter(pk=run.pk).update(manifests_done=done)
     return found
 
 
-def check_manifest(manifest: Manifest, expected_previous: str | None, file_retired: bool = False) -> list[Finding]:
+def check_manifest(manifest: Manifest, expected_previous: str | None, keys: dict[str, bytes],
+                   file_retired: bool = False) -> list[Finding]:
     body, out = manifest.body.encode("ascii"), []
 
     def problem(kind, detail):
@@ -100,7 +102,7 @@ def check_manifest(manifest: Manifest, expected_previous: str | None, file_retir
 
     if hashlib.sha256(body).hexdigest() != manifest.sha256:
         out.append(problem(Kind.MANIFEST_CHANGED, "The manifest row's bytes no longer match its sha256."))
-    if not signing.signature_ok(body, manifest.signature, manifest.key_id):
+    if not signing.signature_ok(body, manifest.signature, manifest.key_id, keys):
         out.append(problem(Kind.BAD_SIGNATURE, f"The signature does not verify with key {manifest.key_id!r}."))
     if manifest.previous_sha256 != expected_previous:
         out.append(problem(Kind.CHAIN_BREAK, "The previous-manifest hash does not match the manifest before it "

@@ -120,3 +120,19 @@ def test_it_verifies_what_a_retired_ed25519_key_signed_after_rotation(completed,
     assert Manifest.objects.order_by("sequence").last().key_id not in ("", before)
     assert kinds() == []
     assert SigningKey.objects.get(key_id=before).valid_until is not None
+
+
+def test_its_queries_do_not_grow_with_the_number_of_manifests(completed, tmp_path):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def queries():
+        with CaptureQueriesContext(connection) as captured:
+            verify_all()
+        return len(captured)
+
+    before = queries()
+    for factory in (pdfs.jpeg_rgb, pdfs.cmyk):
+        with open(factory(tmp_path), "rb") as fh:
+            run_job(submit_bundle(fh, filename="y.pdf", submitted_by="t").job_id)
+    assert queries() == before  # the published keys are read once, not once a manifest
