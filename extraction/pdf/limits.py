@@ -56,8 +56,9 @@ class ExtractedAsset:
     bits: int = 0
     # How the file was made: "passthrough" (the stream's bytes as they are), "wrapped" (the stream's
     # compressed data in a PNG/TIFF container), "adjusted" (JPEG markers changed, scan data kept) or
-    # "decoded" (samples decoded and written losslessly). Unless passthrough, `stream_sha256` is the
-    # sha256 of the stream's raw (still encoded) data in the PDF, so the output can be traced back to it.
+    # "decoded" (samples decoded and written losslessly). For "adjusted" and "decoded", `stream_sha256` is the
+    # sha256 of the stream's raw (still encoded) data in the PDF, so the output can be traced back to it
+    # (the other two files hold those bytes as they are).
     method: str = ""
     stream_sha256: str = ""
 

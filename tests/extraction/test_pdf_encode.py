@@ -176,3 +176,12 @@ def test_it_decodes_an_image_with_a_decode_array_to_its_remapped_pixels():
 
     assert encoded.extension == "png"
     assert pixels(Image.open(io.BytesIO(encoded.data))) == pixels(decoded_by_pikepdf(stream))
+
+
+def test_a_wrapped_file_holds_the_streams_bytes_so_it_records_no_second_hash_of_them():
+    pdf = pikepdf.Pdf.new()
+    stream = generated(pdf, random.Random(3), "/DeviceRGB", 8, 15)
+    encoded = encode(stream, MAX_PIXELS)
+
+    assert encoded.method == "wrapped" and encoded.stream_sha256 == ""
+    assert stream.read_raw_bytes() in encoded.data  # what the hash would have vouched for is in the file itself
