@@ -15,6 +15,7 @@ import shutil
 import tempfile
 import traceback
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pikepdf
@@ -87,12 +88,36 @@ def _extraction(path: Path, work: Path, record: dict) -> None:
         return
     record["extraction"] = {"outcome": "ok", "warnings": len(extraction.warnings), "assets": len(extraction.assets),
                             "warning_examples": extraction.warnings[:3]}
+    extraction = replace(extraction, assets=[traced(asset, work / "ours") for asset in extraction.assets])
     rows = oracle.image_rows(path)
     if rows is None:
         record["placements"] = {"agree": None}
         return
     agreeing = _placements(path, extraction, rows, record)
     record["outputs"] = _outputs(path, extraction, rows, agreeing, work, record["disagreements"])
+
+
+def traced(asset, ours: Path):
+    """A wrapped output records no stream_sha256 (it holds the stream's bytes): take them from the file,
+    so that it is matched to poppler's row by its stream like every other output."""
+    if asset.method != "wrapped":
+        return asset
+    data = (ours / asset.filename).read_bytes()
+    if asset.filename.endswith(".png"):
+        stream = b"".join(chunk for kind, chunk in png_chunks(data) if kind == b"IDAT")
+    else:
+        with Image.open(ours / asset.filename) as tiff:
+            (offset,), (size,) = tiff.tag_v2[273], tiff.tag_v2[279]
+        stream = data[offset:offset + size]
+    return replace(asset, stream_sha256=hashlib.sha256(stream).hexdigest())
+
+
+def png_chunks(data: bytes):
+    at = 8
+    while at + 8 <= len(data):
+        size = int.from_bytes(data[at:at + 4], "big")
+        yield data[at + 4:at + 8], data[at + 8:at + 8 + size]
+        at += 12 + size
 
 
 def _placements(path: Path, extraction, rows: list, record: dict) -> set[int]:
