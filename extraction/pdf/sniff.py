@@ -30,8 +30,6 @@ MAGIC = [
 ]
 ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08")
 PADDING = b" \t\r\n\f\x00"
-ZIP_END = b"PK\x05\x06"  # a ZIP's end-of-central-directory record: 22 bytes, then a comment
-ZIP_END_SIZE = 22
 CROSS_REFERENCE = re.compile(rb"(?<![A-Za-z])xref\b|/XRef\b")  # a section's keyword, or an xref stream's type
 
 
@@ -90,7 +88,7 @@ def precheck(path: str | Path, limits: Limits) -> None:
     if start < 0 or (start > 0 and other_format(head)):
         raise Refusal("not_pdf", f"The file is not a PDF; it looks like {describe(head)}.")
     _check_last_update(tail, _check_tail(tail, limits))
-    _check_not_zip(path, tail)
+    _check_not_zip(path)
 
 
 def leading_bytes(path: str | Path) -> int:
@@ -141,17 +139,8 @@ def _check_last_update(tail: bytes, end: int) -> None:
         )
 
 
-def _check_not_zip(path: str | Path, tail: bytes) -> None:
-    """A ZIP reader finds its archive from the end of the file: a PDF whose tail holds a ZIP's end record
-    (its comment running over the rest of the file) is a ZIP archive too, a polyglot."""
-    if zipfile.is_zipfile(path) or any(
-            at + ZIP_END_SIZE + int.from_bytes(tail[at + 20:at + 22], "little") >= len(tail)
-            for at in _all(tail, ZIP_END) if at + ZIP_END_SIZE <= len(tail)):
+def _check_not_zip(path: str | Path) -> None:
+    """A ZIP reader finds its archive from the end of the file (an end record in the last 64 KiB, whose
+    comment may run over the rest): a PDF that one opens is a ZIP archive too, a polyglot."""
+    if zipfile.is_zipfile(path):
         raise Refusal("polyglot", "The file is both a PDF and a ZIP archive; Pagetrail accepts only plain PDFs.")
-
-
-def _all(data: bytes, needle: bytes):
-    at = data.find(needle)
-    while at >= 0:
-        yield at
-        at = data.find(needle, at + 1)
