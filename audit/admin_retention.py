@@ -33,10 +33,16 @@ class RetentionPolicyAdmin(admin.ModelAdmin):
              "activity")
 
     def get_fields(self, request, obj=None):
-        return (*self.fields, *self.shown) if obj else self.fields
+        return (*self.fields, *self._shown_to(request)) if obj else self.fields
 
     def get_readonly_fields(self, request, obj=None):
-        return (*self.fields, *self.shown) if obj else ()
+        return (*self.fields, *self._shown_to(request)) if obj else ()
+
+    def _shown_to(self, request):
+        """The approval link only for those who may follow it (others would meet a refusal)."""
+        if request.user.has_perm(retention_approval.PERMISSION):
+            return self.shown
+        return tuple(f for f in self.shown if f != "approval")
 
     def get_urls(self):
         return [path("<int:policy_id>/approve/", self.admin_site.admin_view(self.approve_view),

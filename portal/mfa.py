@@ -24,14 +24,15 @@ from django_otp import login as verify_session
 from django_otp.admin import OTPAdminAuthenticationForm
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
-APPROVERS = "Retention approver"  # audit.roles: approving a retention policy lets files be deleted
+APPROVE_PERMISSION = "audit.approve_retentionpolicy"  # approving a retention policy lets files be deleted
 CODE_WIDGET = forms.TextInput(attrs={"autocomplete": "one-time-code", "inputmode": "numeric", "size": 8})
 
 
 def needs_second_factor(user) -> bool:
     """Whether this user may not use the portal on a password alone."""
+    # By the permission, not the group: whoever may approve a deletion, however they were given the right.
     return bool(settings.PAGETRAIL_REQUIRE_MFA and user.is_authenticated
-                and (user.is_superuser or user.groups.filter(name=APPROVERS).exists()))
+                and (user.is_superuser or user.has_perm(APPROVE_PERMISSION)))
 
 
 class SecondFactorLoginForm(OTPAdminAuthenticationForm):

@@ -4,7 +4,7 @@ import re
 from base64 import b32decode
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import Group, Permission, User
 from django.core.management import call_command
 from django.urls import reverse
 from django_otp.oath import totp
@@ -61,6 +61,14 @@ def test_the_embedded_demo_admin_logs_in_without_a_second_factor(client, setting
 def test_production_sends_a_superuser_or_approver_without_a_verified_session_to_enrol(client, settings, who):
     settings.PAGETRAIL_REQUIRE_MFA = True
     staff(**who)
+    log_in(client)
+    response = client.get(reverse("admin:index"))
+    assert response.status_code == 302 and response.url.startswith(reverse("two-factor"))
+
+
+def test_production_asks_a_second_factor_of_anyone_given_the_approve_permission_directly(client, settings):
+    settings.PAGETRAIL_REQUIRE_MFA = True
+    staff().user_permissions.add(Permission.objects.get(codename="approve_retentionpolicy"))
     log_in(client)
     response = client.get(reverse("admin:index"))
     assert response.status_code == 302 and response.url.startswith(reverse("two-factor"))

@@ -11,6 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.urls import reverse
 
+from audit import retention
 from audit.models import Asset, Manifest
 from extraction.accounts import ServiceAccount, Submission
 from extraction.models import Bundle, Job
@@ -19,7 +20,7 @@ from extraction.services import submit_bundle
 from tests import pdfs
 
 pytestmark = pytest.mark.django_db
-ROLES = ["Compliance staff", "Reviewer", "Retention admin", "Submitter"]
+ROLES = ["Compliance staff", "Reviewer", "Retention admin", "Retention approver", "Submitter"]
 NOBODY = {role: 403 for role in ROLES}
 
 
@@ -30,8 +31,10 @@ def world(tmp_path):
     account = ServiceAccount.objects.create(name="claims-ingest")
     account.issue_token()
     Submission.objects.create(account=account, bundle=Bundle.objects.get(), job=Job.objects.get())
+    draft = retention.new_version("claims", "retention-admin", input_days=30, output_days=365, manifest_days=None,
+                                  legal_hold=False, contract_owner="Claims Ltd", decision_note="Contract 12")
     return {"asset": Asset.objects.first().pk, "manifest": Manifest.objects.get().pk,
-            "bundle": Bundle.objects.get().pk, "job": Job.objects.get().pk}
+            "bundle": Bundle.objects.get().pk, "job": Job.objects.get().pk, "draft": draft.pk}
 
 
 def as_role(client, role):
@@ -66,7 +69,12 @@ ROUTES = [
     ("admin:audit_asset_changelist", None, "get", None, only("Compliance staff", "Reviewer")),
     ("admin:audit_asset_change", "asset", "post", {"size": 1}, NOBODY),
     ("admin:audit_reviewflag_changelist", None, "get", None, only("Compliance staff", "Reviewer")),
-    ("admin:audit_retentionevent_changelist", None, "get", None, only("Compliance staff", "Retention admin")),
+    ("admin:audit_retentionevent_changelist", None, "get", None, only("Compliance staff", "Retention admin",
+                                                                      "Retention approver")),
+    ("admin:audit_retentionpolicy_changelist", None, "get", None, only("Compliance staff", "Retention admin",
+                                                                       "Retention approver")),
+    ("admin:audit_retentionpolicy_approve", "draft", "get", None, only("Retention approver")),
+    ("admin:audit_retentionpolicy_approve", "draft", "post", {}, only("Retention approver", status=302)),
     ("admin:audit_alert_changelist", None, "get", None, only("Compliance staff")),
     ("admin:extraction_serviceaccount_changelist", None, "get", None, only("Compliance staff")),
     ("admin:extraction_serviceaccount_add", None, "post", {"name": "x"}, NOBODY),
