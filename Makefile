@@ -61,11 +61,13 @@ run-managed: $(STAMP)
 test: $(STAMP) browser
 	PAGETRAIL_DATA_DIR=$(CURDIR)/var/test $(BIN)/python -m tests.run_profiles $(PYTEST_ARGS)
 
-# The browser tests drive Debian's Chromium (Playwright never downloads a browser here).
+# The browser tests drive Debian's Chromium (Playwright never downloads a browser here); the fidelity
+# harness's tests use poppler's pdfimages as their oracle. Both come from Debian's packages.
 browser:
-	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && \
-	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null); } || \
-	  echo "Chromium is not installed and could not be (run: sudo apt-get install chromium); browser tests will be skipped"
+	@command -v chromium >/dev/null && command -v pdfimages >/dev/null || { [ "$$(id -u)" = 0 ] && \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium poppler-utils \
+	   >/dev/null); } || echo "Chromium or poppler-utils is not installed and could not be (run: sudo apt-get" \
+	  "install chromium poppler-utils); the browser and fidelity-harness tests will be skipped"
 
 clean:
 	rm -rf var/test .pytest_cache
