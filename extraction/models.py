@@ -183,6 +183,13 @@ class Job(models.Model):
         until = None if hold_for is None else _later(Now(), hold_for)
         return Job.objects.filter(pk=self.pk, claim_token=token).update(claim_token=None, claimed_until=until) == 1
 
+    def hold_left(self) -> float | None:
+        """Seconds until a released job's hold ends, on the database's clock (the clock claims use);
+        None when no hold is pending (free, due, or claimed by a worker)."""
+        left = Job.objects.filter(pk=self.pk, claim_token__isnull=True, claimed_until__gt=Now()).values_list(
+            ExpressionWrapper(F("claimed_until") - Now(), output_field=models.DurationField()), flat=True).first()
+        return None if left is None else max(left.total_seconds(), 0.0)
+
     def past_deadline(self) -> bool:
         return Job.objects.filter(pk=self.pk, deadline__lt=Now()).exists()
 

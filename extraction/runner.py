@@ -2,7 +2,8 @@
 
 Every step is safe to repeat: a task is delivered at least once, workers die, providers time
 out after accepting. Waits are never slept through in a worker beyond the poll budget: the job
-is released with a hold and a one-off schedule wakes it.
+is released with a hold and woken when it is due: a wait shorter than the scheduler's tick by a
+task queued at once that waits out the rest of the hold, a longer one by a one-off schedule.
 """
 
 import logging
@@ -28,19 +29,33 @@ log = logging.getLogger(__name__)
 DAMAGED_DOWNLOAD = ("asset_mismatch", "download_failed")
 # The self-hosted child quit on the input without an answer: once may be this machine, twice is the input.
 CHILD_QUIT = "child_failed"
+# django-q2's scheduler enqueues due schedules about every 30 s: a shorter wait must not wait for it.
+SCHEDULER_TICK_SECONDS = 30.0
 
 
 def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def run_job(job_id: int, worker: str | None = None, sleep=time.sleep, rng: random.Random | None = None) -> str:
-    """Drive one job as far as it can go now; safe to call twice, concurrently, or late."""
+def run_job(job_id: int, worker: str | None = None, sleep=time.sleep, rng: random.Random | None = None,
+            waking: bool = False) -> str:
+    """Drive one job as far as it can go now; safe to call twice, concurrently, or late.
+
+    `waking`: this task is the wake-up of a short wait, queued before the retry was due."""
     job = Job.objects.select_related("bundle").get(pk=job_id)
     with job_context(job.bundle.correlation_id, job.pk):
+        if waking:
+            _wait_out_short_hold(job, sleep)
         outcome = _run(job, worker or worker_name(), sleep, rng)
         log.info("job %s: %s", job.pk, outcome)
         return outcome
+
+
+def _wait_out_short_hold(job: Job, sleep) -> None:
+    """Sleep until the hold ends (a wake-up queued early on purpose); any other task claims or leaves."""
+    left = job.hold_left()
+    if left is not None:
+        sleep(min(left, SCHEDULER_TICK_SECONDS))
 
 
 def _run(job: Job, worker: str, sleep, rng) -> str:
@@ -126,6 +141,8 @@ def _finish(job: Job, provider, worker: str, report, work_dir) -> str:
 def _fetched(job: Job, provider, worker: str, asset, work_dir):
     if not provider.remote:
         return provider.fetch(job, asset, work_dir)
+    if (kept := provider.kept_download(asset, work_dir)) is not None:
+        return kept  # verified by an earlier try of this job: neither fetched nor recorded again
     try:
         return _tried(job, Attempt.Kind.DOWNLOAD, worker, provider, lambda: provider.fetch(job, asset, work_dir),
                       target=asset.key)
@@ -157,9 +174,14 @@ def _retry_later(job: Job, token, exc: ProviderError, rng) -> str:
 
 def _wake_later(job: Job, token, delay: float, outcome: str) -> str:
     from django_q.models import Schedule
-    from django_q.tasks import schedule
+    from django_q.tasks import async_task, schedule
 
     job.release(token, hold_for=timedelta(seconds=delay))
+    if delay < SCHEDULER_TICK_SECONDS:
+        # Queued now: the task that takes it sleeps out the rest of the hold (run_job), so a 1 s
+        # Retry-After costs about 1 s, not a scheduler tick.
+        async_task("extraction.tasks.run_job", job.pk, waking=True, task_name=f"wake-job-{job.pk}-{time.time_ns()}")
+        return outcome
     # A one-off schedule: the scheduler enqueues it when due (at its next tick, so never early).
     schedule("extraction.tasks.run_job", job.pk, name=f"wake-job-{job.pk}-{time.time_ns()}",
              schedule_type=Schedule.ONCE, repeats=-1, next_run=timezone.now() + timedelta(seconds=delay))
