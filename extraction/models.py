@@ -215,6 +215,10 @@ class Job(models.Model):
         return self._transition(self.ACTIVE, status=self.Status.FAILED, error_code=code[:50],
                                 error_message=message, claim_token=None, claimed_until=None)
 
+    def mark_held(self, code: str, message: str) -> bool:
+        """A fault on our side (a store) stops the job for now: its code shows while it waits to retry."""
+        return self._transition(self.ACTIVE, error_code=code[:50], error_message=message)
+
     def mark_unknown(self, code: str, message: str) -> bool:
         """The provider's outcome is not known (deadline passed): never `failed` by guess."""
         active = [self.Status.QUEUED, self.Status.SUBMITTED, self.Status.RUNNING]
@@ -260,13 +264,15 @@ class SubmissionSwitch(models.Model):
 
 
 class Attempt(models.Model):
-    """One try against the provider (submit, poll, extract or download); retries are new rows."""
+    """One try against the provider (submit, poll, extract or download), or a store that failed; retries
+    are new rows."""
 
     class Kind(models.TextChoices):
         SUBMIT = "submit"
         POLL = "poll"
         EXTRACT = "extract"
         DOWNLOAD = "download"
+        STORE = "store"  # writing the outputs or reading the input, when a store failed
 
     class Outcome(models.TextChoices):
         STARTED = "started"
@@ -314,6 +320,14 @@ class Attempt(models.Model):
             except IntegrityError:
                 continue
         raise RuntimeError(f"could not number an attempt for job {job.pk}")
+
+    @classmethod
+    def retries_in_a_row(cls, job: Job) -> int:
+        """Tries of `job` that asked to be retried since its last answered one: backoff grows while a
+        provider keeps failing and starts again after a success (ten throttled downloads, each retried
+        once, are ten first retries, not one tenth)."""
+        last_ok = job.attempts.filter(outcome=cls.Outcome.OK).aggregate(n=models.Max("number"))["n"] or 0
+        return job.attempts.filter(outcome=cls.Outcome.RETRY, number__gt=last_ok).count()
 
     def record_outcome(self, outcome: str, *, http_status=None, retry_after_s=None,
                        error_code: str = "", error_message: str = "", at=None) -> None:

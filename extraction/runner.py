@@ -15,6 +15,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.utils import timezone
+from requests import RequestException
 
 from portal.logs import job_context
 
@@ -29,6 +30,7 @@ log = logging.getLogger(__name__)
 DAMAGED_DOWNLOAD = ("asset_mismatch", "download_failed")
 # The self-hosted child quit on the input without an answer: once may be this machine, twice is the input.
 CHILD_QUIT = "child_failed"
+STORAGE_UNAVAILABLE = "storage_unavailable"
 # django-q2's scheduler enqueues due schedules about every 30 s: a shorter wait must not wait for it.
 SCHEDULER_TICK_SECONDS = 30.0
 
@@ -72,6 +74,12 @@ def _run(job: Job, worker: str, sleep, rng) -> str:
         return _poll(job, provider, worker, token, sleep, rng)
     except stores.OutputConflict as exc:
         return _fail(job, "output_conflict", str(exc))
+    except stores.StorageUnavailable as exc:
+        return _hold_for_storage(job, token, worker, exc, rng)
+    except stores.STORAGE_ERRORS as exc:
+        if isinstance(exc, RequestException):
+            raise  # an HTTP failure, not a store's (requests' errors are OSErrors too)
+        return _hold_for_storage(job, token, worker, stores.StorageUnavailable("temp", exc), rng)
     except ProviderError as exc:
         if exc.permanent:
             return _fail(job, exc.code, exc.message)
@@ -162,7 +170,7 @@ def _quit_again(job: Job, exc: ProviderError) -> bool:
 
 def _retry_later(job: Job, token, exc: ProviderError, rng) -> str:
     """429, 5xx, timeouts: wait (Retry-After honoured, backoff with jitter), never in this worker."""
-    tries = job.attempts.filter(outcome=Attempt.Outcome.RETRY).count()
+    tries = Attempt.retries_in_a_row(job)
     delay = next_wait(tries, exc.retry_after_s, base=settings.PAGETRAIL_BACKOFF_BASE_SECONDS,
                       cap=settings.PAGETRAIL_BACKOFF_CAP_SECONDS,
                       retry_after_cap=settings.PAGETRAIL_RETRY_AFTER_CAP_SECONDS, rng=rng)
@@ -170,6 +178,22 @@ def _retry_later(job: Job, token, exc: ProviderError, rng) -> str:
         _mark_unknown(job, exc.code, f"Past the deadline after: {exc.message}")
     log.warning("job %s: %s, retrying in %.1fs", job.pk, exc.code, delay)
     return _wake_later(job, token, delay, "retry")
+
+
+def _hold_for_storage(job: Job, token, worker: str, exc: stores.StorageUnavailable, rng) -> str:
+    """A store failed (full, read-only, unreachable): hold the job with the code, tell an operator, and
+    try again after a backoff; past the deadline the job fails with the same code."""
+    attempt = Attempt.begin(job, Attempt.Kind.STORE, worker)
+    attempt.record_outcome(Attempt.Outcome.RETRY, error_code=STORAGE_UNAVAILABLE, error_message=exc.message)
+    alert.send(Job, kind=STORAGE_UNAVAILABLE, key=f"storage-unavailable-{exc.store}", link=job_link(job.pk),
+               message=f"Job {job.pk} is held: {exc.message}")
+    if job.past_deadline():
+        return _fail(job, STORAGE_UNAVAILABLE, f"{exc.message} It still failed at the job's deadline.")
+    job.mark_held(STORAGE_UNAVAILABLE, f"{exc.message} The job waits and tries again.")
+    tries = job.attempts.filter(kind=Attempt.Kind.STORE).count()
+    delay = backoff_delay(tries, settings.PAGETRAIL_BACKOFF_BASE_SECONDS, settings.PAGETRAIL_BACKOFF_CAP_SECONDS, rng)
+    log.warning("job %s: %s, retrying in %.1fs", job.pk, exc.message, delay)
+    return _wake_later(job, token, delay, "held")
 
 
 def _wake_later(job: Job, token, delay: float, outcome: str) -> str:
