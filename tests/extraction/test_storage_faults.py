@@ -151,7 +151,7 @@ def test_a_missing_bucket_holds_the_job_and_a_restored_one_completes_it(settings
 
     assert run_job(job.pk) == "held"
     assert_held(job, "outputs")
-    assert "ClientError" in Job.objects.get(pk=job.pk).error_message
+    assert "NoSuchBucket" in Job.objects.get(pk=job.pk).error_message
 
     outputs_at(settings, OPTIONS=good)
     due(job)
