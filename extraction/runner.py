@@ -74,12 +74,10 @@ def _run(job: Job, worker: str, sleep, rng) -> str:
         return _poll(job, provider, worker, token, sleep, rng)
     except stores.OutputConflict as exc:
         return _fail(job, "output_conflict", str(exc))
-    except stores.StorageUnavailable as exc:
-        return _hold_for_storage(job, token, worker, exc, rng)
-    except stores.STORAGE_ERRORS as exc:
-        if isinstance(exc, RequestException):
-            raise  # an HTTP failure, not a store's (requests' errors are OSErrors too)
-        return _hold_for_storage(job, token, worker, stores.StorageUnavailable("temp", exc), rng)
+    except (stores.StorageUnavailable, *stores.STORAGE_ERRORS) as exc:
+        if (fault := _storage_fault(exc)) is None:
+            raise
+        return _hold_for_storage(job, token, worker, fault, rng)
     except ProviderError as exc:
         if exc.permanent:
             return _fail(job, exc.code, exc.message)
@@ -107,6 +105,14 @@ def _tried(job: Job, kind: str, worker: str, provider, call, target: str = ""):
         attempt.record_outcome(outcome, http_status=exc.http_status or provider.last.http_status,
                                retry_after_s=exc.retry_after_s, error_code=exc.code, error_message=exc.message)
         raise
+    except (stores.StorageUnavailable, *stores.STORAGE_ERRORS) as exc:
+        if (fault := _storage_fault(exc)) is None:
+            raise
+        attempt.record_outcome(Attempt.Outcome.RETRY, error_code=STORAGE_UNAVAILABLE, error_message=fault.message)
+        fault.recorded = True  # this try's row says it: the hold adds none
+        if fault is exc:
+            raise
+        raise fault from exc
     attempt.record_outcome(Attempt.Outcome.OK, http_status=provider.last.http_status)
     return result
 
@@ -180,17 +186,27 @@ def _retry_later(job: Job, token, exc: ProviderError, rng) -> str:
     return _wake_later(job, token, delay, "retry")
 
 
+def _storage_fault(exc: Exception) -> stores.StorageUnavailable | None:
+    """The store failure `exc` is (one not raised by a store module was the temp area's), or None."""
+    if isinstance(exc, stores.StorageUnavailable):
+        return exc
+    if isinstance(exc, RequestException):
+        return None  # an HTTP failure (requests' errors are OSErrors too), never a store's
+    return stores.StorageUnavailable("temp", exc)
+
+
 def _hold_for_storage(job: Job, token, worker: str, exc: stores.StorageUnavailable, rng) -> str:
     """A store failed (full, read-only, unreachable): hold the job with the code, tell an operator, and
     try again after a backoff; past the deadline the job fails with the same code."""
-    attempt = Attempt.begin(job, Attempt.Kind.STORE, worker)
-    attempt.record_outcome(Attempt.Outcome.RETRY, error_code=STORAGE_UNAVAILABLE, error_message=exc.message)
+    if not getattr(exc, "recorded", False):
+        attempt = Attempt.begin(job, Attempt.Kind.STORE, worker)
+        attempt.record_outcome(Attempt.Outcome.RETRY, error_code=STORAGE_UNAVAILABLE, error_message=exc.message)
     alert.send(Job, kind=STORAGE_UNAVAILABLE, key=f"storage-unavailable-{exc.store}", link=job_link(job.pk),
                message=f"Job {job.pk} is held: {exc.message}")
     if job.past_deadline():
         return _fail(job, STORAGE_UNAVAILABLE, f"{exc.message} It still failed at the job's deadline.")
     job.mark_held(STORAGE_UNAVAILABLE, f"{exc.message} The job waits and tries again.")
-    tries = job.attempts.filter(kind=Attempt.Kind.STORE).count()
+    tries = job.attempts.filter(error_code=STORAGE_UNAVAILABLE).count()
     delay = backoff_delay(tries, settings.PAGETRAIL_BACKOFF_BASE_SECONDS, settings.PAGETRAIL_BACKOFF_CAP_SECONDS, rng)
     log.warning("job %s: %s, retrying in %.1fs", job.pk, exc.message, delay)
     return _wake_later(job, token, delay, "held")

@@ -3,10 +3,11 @@ retried, an operator told, and nothing half-written stays in the outputs store."
 
 import errno
 import uuid
+from pathlib import Path
 
 import pytest
 from django.core.files.base import ContentFile
-from django.core.files.storage import FileSystemStorage, Storage
+from django.core.files.storage import FileSystemStorage, Storage, storages
 from django.urls import reverse
 
 from audit.models import Alert
@@ -73,13 +74,14 @@ def due(job):
     Job.objects.filter(pk=job.pk).update(claimed_until="2000-01-01T00:00:00Z")
 
 
-def assert_held(job, store: str):
+def assert_held(job, store: str, kind: str = "store"):
     job.refresh_from_db()
     assert job.status in Job.ACTIVE and job.error_code == "storage_unavailable"
     assert f"The {store} store could not be read or written" in job.error_message
     assert job_document(job)["error"]["code"] == "storage_unavailable"  # what an API client reads
-    tries = list(job.attempts.filter(kind="store").values_list("outcome", "error_code"))
-    assert tries and set(tries) == {("retry", "storage_unavailable")}
+    tries = list(job.attempts.filter(error_code="storage_unavailable").values_list("kind", "outcome"))
+    assert tries and set(tries) == {(kind, "retry")}
+    assert not job.attempts.filter(outcome="started").exists()  # no try left open
     alert = Alert.objects.get(kind="storage_unavailable", status="open")
     assert alert.key == f"storage-unavailable-{store}" and f"Job {job.pk}" in alert.message
 
@@ -128,6 +130,17 @@ def test_it_holds_the_job_when_its_temp_area_cannot_be_written(settings, tmp_pat
 
     assert run_job(job.pk) == "held"
     assert_held(job, "temp")
+
+
+@file_system_only
+def test_it_holds_the_job_when_its_input_cannot_be_read_and_closes_the_extraction_try(tmp_path):
+    job = accepted_job(pdfs.jpeg_rgb(tmp_path))
+    stored = Path(storages["inputs"].path(job.bundle.input_name))
+    stored.unlink()
+    stored.mkdir()  # unreadable as a file, for root too
+
+    assert run_job(job.pk) == "held"
+    assert_held(job, "inputs", kind="extract")
 
 
 @file_system_only
