@@ -73,7 +73,8 @@ def _describe_text(head: bytes) -> str:
 
 
 def precheck(path: str | Path, limits: Limits) -> None:
-    """Refuse what is visibly not a single, complete PDF; reads only the head and tail."""
+    """Refuse what is visibly not a single, complete PDF; reads the head, the tail and, bounded, the last
+    revision's cross-reference sections (revisions.py)."""
     size = os.stat(path).st_size
     if size == 0:
         raise Refusal("empty", "The file is empty.")
