@@ -134,3 +134,16 @@ def long_fake_update_pointing_back(d: Path) -> Path:
 
 def long_fake_update_with_a_real_section(d: Path) -> Path:
     return fake_update_with_a_real_section(d, copies=1500)
+
+
+def _after_junk(path: Path) -> Path:
+    """The same file after 8 bytes of junk (tolerated as `leading_bytes`; offsets then count from `%PDF-`)."""
+    return write(path.with_name(f"junk_{path.name}"), b"\x00\x01junk\r\n" + path.read_bytes())
+
+
+def real_update_after_junk(d: Path) -> Path:
+    return _after_junk(real_incremental_update(d))
+
+
+def fake_update_with_a_real_section_after_junk(d: Path) -> Path:
+    return _after_junk(long_fake_update_with_a_real_section(d))

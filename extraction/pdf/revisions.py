@@ -27,24 +27,27 @@ UPDATE_REACH = 1 << 20  # how far before a section without /Prev an earlier %%EO
 EOF = b"%%EOF"
 
 
-def check_last_revision(path: str | Path, eof: int) -> None:
-    """Refuse (`trailing_data`) a file whose bytes before its final `%%EOF` at `eof` are not its last revision."""
+def check_last_revision(path: str | Path, eof: int, header: int = 0) -> None:
+    """Refuse (`trailing_data`) a file whose bytes before its final `%%EOF` at `eof` are not its last revision.
+
+    `header`: where `%PDF-` starts; readers count offsets from there when bytes come before it."""
     with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as pdf:
         start = max(0, eof - POINTER_BYTES)
         pointer = POINTER.search(pdf[start:eof])
-        if pointer is None or not _is_section(pdf, int(pointer[1]), start + pointer.start()):
+        named = int(pointer[1]) + header if pointer else -1
+        if pointer is None or not _is_section(pdf, named, start + pointer.start()):
             return _check_unlocated(pdf, eof)
-        _check_located(pdf, int(pointer[1]), start + pointer.start())
+        _check_located(pdf, named, start + pointer.start(), header)
 
 
-def _check_located(pdf, named: int, pointer_at: int) -> None:
-    prev = _prev(pdf, named, pointer_at)
+def _check_located(pdf, named: int, pointer_at: int, header: int) -> None:
+    prev = _prev(pdf, named, pointer_at, header)
     # A linearized file's pointer names its first-page section, whose /Prev is the main one, later on.
     last = prev if prev is not None and named < prev < pointer_at and _is_section(pdf, prev, pointer_at) else named
     if pdf.find(EOF, last, pointer_at) >= 0:
         raise _refusal("its final startxref names the cross-reference section of an earlier revision, "
                        "so what follows that revision's end-of-file marker is not an update")
-    before = prev if last == named else _prev(pdf, last, pointer_at)
+    before = prev if last == named else _prev(pdf, last, pointer_at, header)
     reach = max(0, last - UPDATE_REACH)
     previous = pdf.rfind(EOF, min(reach, before) if before is not None and before < last else reach, last)
     if previous >= 0 and not _is_revision(pdf, previous + len(EOF), last):
@@ -70,7 +73,7 @@ def _is_section(pdf, at: int, limit: int) -> bool:
     return head.lstrip(PADDING).startswith(b"xref") or XREF_STREAM.match(head) is not None
 
 
-def _prev(pdf, at: int, limit: int) -> int | None:
+def _prev(pdf, at: int, limit: int, header: int) -> int | None:
     """The /Prev of the section at `at`: in its trailer (a table) or its dictionary (a stream)."""
     head = pdf[at:min(at + SECTION_BYTES, limit)]
     if head.lstrip(PADDING).startswith(b"xref"):
@@ -78,7 +81,7 @@ def _prev(pdf, at: int, limit: int) -> int | None:
         head = pdf[trailer:min(trailer + SECTION_BYTES, limit)] if trailer >= 0 else b""
     head = head.split(b"startxref", 1)[0].split(b"stream", 1)[0]
     found = PREV.search(head)
-    return int(found[1]) if found else None
+    return int(found[1]) + header if found else None
 
 
 def _is_revision(pdf, start: int, end: int) -> bool:

@@ -88,7 +88,7 @@ def precheck(path: str | Path, limits: Limits) -> None:
     start = head.find(PDF_HEADER, 0, limits.head_slack + len(PDF_HEADER))
     if start < 0 or (start > 0 and other_format(head)):
         raise Refusal("not_pdf", f"The file is not a PDF; it looks like {describe(head)}.")
-    check_last_revision(path, tail_start + _check_tail(tail, limits))
+    check_last_revision(path, tail_start + _check_tail(tail, limits), header=start)
     _check_not_zip(path)
 
 
