@@ -21,23 +21,34 @@ def record_completion(job: Job, report: JobReport, files: dict[str, Path], attem
 
     Returns False when another worker already completed the job (its manifest stands).
     `at` (default: now) dates the manifest and its assets; the job's manifest_durable_at is taken
-    just before the commit that makes them durable, unless `at` is given.
+    just before the commit that makes them durable, unless `at` is given. A store that fails midway
+    raises StorageUnavailable, after removing what this call wrote: never a partial set of outputs.
     """
-    durable_at = at
-    at = at or timezone.now()
     ordered = sorted(report.assets, key=lambda a: a.first_placement)
     for asset in ordered:
         _check_size(asset, files[asset.key])
     names = {a.key: manifests.asset_name(job, *a.first_placement, a.content_type) for a in ordered}
-    for asset in ordered:
-        stores.store_once(stores.outputs(), names[asset.key], files[asset.key], asset.sha256)
+    written: list[str] = []
+    try:
+        for asset in ordered:
+            if stores.store_once(stores.outputs(), names[asset.key], files[asset.key], asset.sha256):
+                written.append(names[asset.key])
+        return _commit(job, report, ordered, names, attempt_number, at, written)
+    except stores.STORAGE_ERRORS as exc:
+        named = Asset.objects.filter(name__in=written).values_list("name", flat=True)  # a manifest that did commit
+        stores.discard(stores.outputs(), written, keep=set(named))
+        raise stores.StorageUnavailable("outputs", exc) from exc
+
+
+def _commit(job, report, ordered, names, attempt_number, at, written: list[str]) -> bool:
+    durable_at, at = at, at or timezone.now()
     with transaction.atomic():
         chain = ManifestChain.objects.select_for_update().get_or_create(pk=1)[0]
         job = Job.objects.select_for_update().select_related("bundle").get(pk=job.pk)
         if job.is_terminal:
             return False
         document = _document(job, report, ordered, names, chain, attempt_number, at)
-        manifest = _write(job, document, ordered, names, chain, attempt_number, at)
+        manifest = _write(job, document, ordered, names, chain, attempt_number, at, written)
         transaction.on_commit(lambda: previews.enqueue(manifest.pk))  # rendered by a worker, never the request
         flag_provider_warnings(manifest, report.warnings)
         if not job.mark_completed(durable_at):
@@ -102,12 +113,13 @@ def _made_from(asset: RemoteAsset) -> dict:
     return made | ({"stream_sha256": asset.stream_sha256} if asset.stream_sha256 else {})
 
 
-def _write(job, document, ordered, names, chain, attempt_number, at) -> None:
+def _write(job, document, ordered, names, chain, attempt_number, at, written: list[str]) -> None:
     body = manifests.canonical_bytes(document)
     sha256 = hashlib.sha256(body).hexdigest()
     storage_name = manifests.manifest_name(job, sha256)
     if not stores.outputs().exists(storage_name):
-        stores.outputs().save(storage_name, ContentFile(body))
+        stores.save_new(stores.outputs(), storage_name, ContentFile(body), sha256)
+        written.append(storage_name)
     manifest = Manifest.objects.create(
         job=job, sequence=document["sequence"], schema_version=manifests.SCHEMA_VERSION,
         correlation_id=job.bundle.correlation_id, extractor=job.extractor, extractor_version=job.extractor_version,

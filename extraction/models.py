@@ -183,6 +183,13 @@ class Job(models.Model):
         until = None if hold_for is None else _later(Now(), hold_for)
         return Job.objects.filter(pk=self.pk, claim_token=token).update(claim_token=None, claimed_until=until) == 1
 
+    def hold_left(self) -> float | None:
+        """Seconds until a released job's hold ends, on the database's clock (the clock claims use);
+        None when no hold is pending (free, due, or claimed by a worker)."""
+        left = Job.objects.filter(pk=self.pk, claim_token__isnull=True, claimed_until__gt=Now()).values_list(
+            ExpressionWrapper(F("claimed_until") - Now(), output_field=models.DurationField()), flat=True).first()
+        return None if left is None else max(left.total_seconds(), 0.0)
+
     def past_deadline(self) -> bool:
         return Job.objects.filter(pk=self.pk, deadline__lt=Now()).exists()
 
@@ -207,6 +214,10 @@ class Job(models.Model):
     def mark_failed(self, code: str, message: str) -> bool:
         return self._transition(self.ACTIVE, status=self.Status.FAILED, error_code=code[:50],
                                 error_message=message, claim_token=None, claimed_until=None)
+
+    def mark_held(self, code: str, message: str) -> bool:
+        """A fault on our side (a store) stops the job for now: its code shows while it waits to retry."""
+        return self._transition(self.ACTIVE, error_code=code[:50], error_message=message)
 
     def mark_unknown(self, code: str, message: str) -> bool:
         """The provider's outcome is not known (deadline passed): never `failed` by guess."""
@@ -253,13 +264,15 @@ class SubmissionSwitch(models.Model):
 
 
 class Attempt(models.Model):
-    """One try against the provider (submit, poll, extract or download); retries are new rows."""
+    """One try against the provider (submit, poll, extract or download), or a store that failed; retries
+    are new rows."""
 
     class Kind(models.TextChoices):
         SUBMIT = "submit"
         POLL = "poll"
         EXTRACT = "extract"
         DOWNLOAD = "download"
+        STORE = "store"  # writing the outputs or reading the input, when a store failed
 
     class Outcome(models.TextChoices):
         STARTED = "started"
@@ -307,6 +320,14 @@ class Attempt(models.Model):
             except IntegrityError:
                 continue
         raise RuntimeError(f"could not number an attempt for job {job.pk}")
+
+    @classmethod
+    def retries_in_a_row(cls, job: Job) -> int:
+        """Tries of `job` that asked to be retried since its last answered one: backoff grows while a
+        provider keeps failing and starts again after a success (ten throttled downloads, each retried
+        once, are ten first retries, not one tenth)."""
+        last_ok = job.attempts.filter(outcome=cls.Outcome.OK).aggregate(n=models.Max("number"))["n"] or 0
+        return job.attempts.filter(outcome=cls.Outcome.RETRY, number__gt=last_ok).count()
 
     def record_outcome(self, outcome: str, *, http_status=None, retry_after_s=None,
                        error_code: str = "", error_message: str = "", at=None) -> None:

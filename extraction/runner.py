@@ -2,7 +2,8 @@
 
 Every step is safe to repeat: a task is delivered at least once, workers die, providers time
 out after accepting. Waits are never slept through in a worker beyond the poll budget: the job
-is released with a hold and a one-off schedule wakes it.
+is released with a hold and woken when it is due: a wait shorter than the scheduler's tick by a
+task queued at once that waits out the rest of the hold, a longer one by a one-off schedule.
 """
 
 import logging
@@ -14,6 +15,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.utils import timezone
+from requests import RequestException
 
 from portal.logs import job_context
 
@@ -28,19 +30,34 @@ log = logging.getLogger(__name__)
 DAMAGED_DOWNLOAD = ("asset_mismatch", "download_failed")
 # The self-hosted child quit on the input without an answer: once may be this machine, twice is the input.
 CHILD_QUIT = "child_failed"
+STORAGE_UNAVAILABLE = "storage_unavailable"
+# django-q2's scheduler enqueues due schedules about every 30 s: a shorter wait must not wait for it.
+SCHEDULER_TICK_SECONDS = 30.0
 
 
 def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def run_job(job_id: int, worker: str | None = None, sleep=time.sleep, rng: random.Random | None = None) -> str:
-    """Drive one job as far as it can go now; safe to call twice, concurrently, or late."""
+def run_job(job_id: int, worker: str | None = None, sleep=time.sleep, rng: random.Random | None = None,
+            waking: bool = False) -> str:
+    """Drive one job as far as it can go now; safe to call twice, concurrently, or late.
+
+    `waking`: this task is the wake-up of a short wait, queued before the retry was due."""
     job = Job.objects.select_related("bundle").get(pk=job_id)
     with job_context(job.bundle.correlation_id, job.pk):
+        if waking:
+            _wait_out_short_hold(job, sleep)
         outcome = _run(job, worker or worker_name(), sleep, rng)
         log.info("job %s: %s", job.pk, outcome)
         return outcome
+
+
+def _wait_out_short_hold(job: Job, sleep) -> None:
+    """Sleep until the hold ends (a wake-up queued early on purpose); any other task claims or leaves."""
+    left = job.hold_left()
+    if left is not None:
+        sleep(min(left, SCHEDULER_TICK_SECONDS))
 
 
 def _run(job: Job, worker: str, sleep, rng) -> str:
@@ -57,6 +74,10 @@ def _run(job: Job, worker: str, sleep, rng) -> str:
         return _poll(job, provider, worker, token, sleep, rng)
     except stores.OutputConflict as exc:
         return _fail(job, "output_conflict", str(exc))
+    except (stores.StorageUnavailable, *stores.STORAGE_ERRORS) as exc:
+        if (fault := _storage_fault(exc)) is None:
+            raise
+        return _hold_for_storage(job, token, worker, fault, rng)
     except ProviderError as exc:
         if exc.permanent:
             return _fail(job, exc.code, exc.message)
@@ -84,6 +105,14 @@ def _tried(job: Job, kind: str, worker: str, provider, call, target: str = ""):
         attempt.record_outcome(outcome, http_status=exc.http_status or provider.last.http_status,
                                retry_after_s=exc.retry_after_s, error_code=exc.code, error_message=exc.message)
         raise
+    except (stores.StorageUnavailable, *stores.STORAGE_ERRORS) as exc:
+        if (fault := _storage_fault(exc)) is None:
+            raise
+        attempt.record_outcome(Attempt.Outcome.RETRY, error_code=STORAGE_UNAVAILABLE, error_message=fault.message)
+        fault.recorded = True  # this try's row says it: the hold adds none
+        if fault is exc:
+            raise
+        raise fault from exc
     attempt.record_outcome(Attempt.Outcome.OK, http_status=provider.last.http_status)
     return result
 
@@ -126,6 +155,8 @@ def _finish(job: Job, provider, worker: str, report, work_dir) -> str:
 def _fetched(job: Job, provider, worker: str, asset, work_dir):
     if not provider.remote:
         return provider.fetch(job, asset, work_dir)
+    if (kept := provider.kept_download(asset, work_dir)) is not None:
+        return kept  # verified by an earlier try of this job: neither fetched nor recorded again
     try:
         return _tried(job, Attempt.Kind.DOWNLOAD, worker, provider, lambda: provider.fetch(job, asset, work_dir),
                       target=asset.key)
@@ -145,7 +176,7 @@ def _quit_again(job: Job, exc: ProviderError) -> bool:
 
 def _retry_later(job: Job, token, exc: ProviderError, rng) -> str:
     """429, 5xx, timeouts: wait (Retry-After honoured, backoff with jitter), never in this worker."""
-    tries = job.attempts.filter(outcome=Attempt.Outcome.RETRY).count()
+    tries = Attempt.retries_in_a_row(job)
     delay = next_wait(tries, exc.retry_after_s, base=settings.PAGETRAIL_BACKOFF_BASE_SECONDS,
                       cap=settings.PAGETRAIL_BACKOFF_CAP_SECONDS,
                       retry_after_cap=settings.PAGETRAIL_RETRY_AFTER_CAP_SECONDS, rng=rng)
@@ -155,11 +186,42 @@ def _retry_later(job: Job, token, exc: ProviderError, rng) -> str:
     return _wake_later(job, token, delay, "retry")
 
 
+def _storage_fault(exc: Exception) -> stores.StorageUnavailable | None:
+    """The store failure `exc` is (one not raised by a store module was the temp area's), or None."""
+    if isinstance(exc, stores.StorageUnavailable):
+        return exc
+    if isinstance(exc, RequestException):
+        return None  # an HTTP failure (requests' errors are OSErrors too), never a store's
+    return stores.StorageUnavailable("temp", exc)
+
+
+def _hold_for_storage(job: Job, token, worker: str, exc: stores.StorageUnavailable, rng) -> str:
+    """A store failed (full, read-only, unreachable): hold the job with the code, tell an operator, and
+    try again after a backoff; past the deadline the job fails with the same code."""
+    if not getattr(exc, "recorded", False):
+        attempt = Attempt.begin(job, Attempt.Kind.STORE, worker)
+        attempt.record_outcome(Attempt.Outcome.RETRY, error_code=STORAGE_UNAVAILABLE, error_message=exc.message)
+    alert.send(Job, kind=STORAGE_UNAVAILABLE, key=f"storage-unavailable-{exc.store}", link=job_link(job.pk),
+               message=f"Job {job.pk} is held: {exc.message}")
+    if job.past_deadline():
+        return _fail(job, STORAGE_UNAVAILABLE, f"{exc.message} It still failed at the job's deadline.")
+    job.mark_held(STORAGE_UNAVAILABLE, f"{exc.message} The job waits and tries again.")
+    tries = job.attempts.filter(error_code=STORAGE_UNAVAILABLE).count()
+    delay = backoff_delay(tries, settings.PAGETRAIL_BACKOFF_BASE_SECONDS, settings.PAGETRAIL_BACKOFF_CAP_SECONDS, rng)
+    log.warning("job %s: %s, retrying in %.1fs", job.pk, exc.message, delay)
+    return _wake_later(job, token, delay, "held")
+
+
 def _wake_later(job: Job, token, delay: float, outcome: str) -> str:
     from django_q.models import Schedule
-    from django_q.tasks import schedule
+    from django_q.tasks import async_task, schedule
 
     job.release(token, hold_for=timedelta(seconds=delay))
+    if delay < SCHEDULER_TICK_SECONDS:
+        # Queued now: the task that takes it sleeps out the rest of the hold (run_job), so a 1 s
+        # Retry-After costs about 1 s, not a scheduler tick.
+        async_task("extraction.tasks.run_job", job.pk, waking=True, task_name=f"wake-job-{job.pk}-{time.time_ns()}")
+        return outcome
     # A one-off schedule: the scheduler enqueues it when due (at its next tick, so never early).
     schedule("extraction.tasks.run_job", job.pk, name=f"wake-job-{job.pk}-{time.time_ns()}",
              schedule_type=Schedule.ONCE, repeats=-1, next_run=timezone.now() + timedelta(seconds=delay))

@@ -10,7 +10,15 @@ from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import Storage, storages
 
+try:
+    from botocore.exceptions import BotoCoreError, ClientError
+except ImportError:  # the embedded profile needs no S3 client
+    BotoCoreError = ClientError = OSError
+
 CHUNK = 1024 * 1024
+# What a store raises when it cannot be read or written: a full or read-only disk, a missing bucket,
+# refused credentials, an unreachable S3 endpoint.
+STORAGE_ERRORS = (OSError, BotoCoreError, ClientError)
 
 
 class OutputConflict(Exception):
@@ -19,6 +27,15 @@ class OutputConflict(Exception):
 
 class InputChanged(Exception):
     """The stored input no longer hashes to the bundle's correlation id: nothing is made from it."""
+
+
+class StorageUnavailable(Exception):
+    """A store (`inputs`, `outputs` or `temp`) could not be read or written; trying later may work."""
+
+    def __init__(self, store: str, error: Exception):
+        detail = getattr(error, "strerror", None) or str(error) or type(error).__name__
+        super().__init__(f"The {store} store could not be read or written ({type(error).__name__}: {detail}).")
+        self.store, self.message = store, str(self)
 
 
 def sha256_of(storage: Storage, name: str) -> str:
@@ -40,12 +57,39 @@ def store_once(storage: Storage, name: str, path: Path, sha256: str) -> bool:
             _check_same(storage, name, sha256)
         return linked
     with open(path, "rb") as fh:
-        saved = storage.save(name, File(fh, name=name))
+        saved = save_new(storage, name, File(fh, name=name), sha256)
     if saved != name:
         storage.delete(saved)
         _check_same(storage, name, sha256)
         return False
     return True
+
+
+def save_new(storage: Storage, name: str, content, sha256: str) -> str:
+    """storage.save, but a write that fails (a disk filling up) leaves no partial file behind."""
+    try:
+        return storage.save(name, content)
+    except STORAGE_ERRORS:
+        drop_partial(storage, name, sha256)
+        raise
+
+
+def drop_partial(storage: Storage, name: str, sha256: str) -> None:
+    """Delete `name` unless it holds the complete bytes (then it is someone's finished copy)."""
+    try:
+        if storage.exists(name) and sha256_of(storage, name) != sha256:
+            storage.delete(name)
+    except STORAGE_ERRORS:
+        pass  # a store that cannot be read cannot be cleaned now: the sweep of terminal jobs comes back
+
+
+def discard(storage: Storage, names, keep=frozenset()) -> None:
+    """Delete what a failed try wrote, except the names in `keep` (named by a completed manifest)."""
+    for name in set(names) - set(keep):
+        try:
+            storage.delete(name)
+        except STORAGE_ERRORS:
+            pass  # as above
 
 
 def _link(storage: Storage, name: str, path: Path) -> bool | None:
@@ -70,19 +114,26 @@ def verified_input(bundle, copy_to: Path) -> Path:
     """The bundle's stored input as a local file whose bytes hash to its correlation id: read in
     place from a file-system store, copied to `copy_to` from S3. Manifests and previews name
     these bytes as the input, so they are checked every time; raises InputChanged."""
-    path = local_path(inputs(), bundle.input_name)
-    if path is not None:
-        with open(path, "rb") as fh:
-            digest = hashlib.file_digest(fh, "sha256")
-    else:
-        path, digest = copy_to, hashlib.sha256()
-        with inputs().open(bundle.input_name, "rb") as src, open(path, "wb") as dst:
-            while chunk := src.read(CHUNK):
-                digest.update(chunk)
-                dst.write(chunk)
+    try:
+        path, digest = _read_input(bundle, copy_to)
+    except STORAGE_ERRORS as exc:
+        raise StorageUnavailable("inputs", exc) from exc
     if digest.hexdigest() != bundle.correlation_id:
         raise InputChanged(f"The stored input of bundle {bundle.correlation_id[:16]} no longer matches its hash.")
     return path
+
+
+def _read_input(bundle, copy_to: Path):
+    path = local_path(inputs(), bundle.input_name)
+    if path is not None:
+        with open(path, "rb") as fh:
+            return path, hashlib.file_digest(fh, "sha256")
+    digest = hashlib.sha256()
+    with inputs().open(bundle.input_name, "rb") as src, open(copy_to, "wb") as dst:
+        while chunk := src.read(CHUNK):
+            digest.update(chunk)
+            dst.write(chunk)
+    return copy_to, digest
 
 
 def local_path(storage: Storage, name: str) -> Path | None:

@@ -3,8 +3,8 @@
 from . import runner, services
 
 
-def run_job(job_id: int) -> str:
-    return runner.run_job(job_id)
+def run_job(job_id: int, waking: bool = False) -> str:
+    return runner.run_job(job_id, waking=waking)
 
 
 def reconcile() -> dict:

@@ -12,6 +12,7 @@ class Alert(models.Model):
         RETENTION_BLOCKED = "retention_blocked"
         KILL_SWITCH = "kill_switch"
         INPUT_CHANGED = "input_changed"
+        STORAGE_UNAVAILABLE = "storage_unavailable"
 
     class Status(models.TextChoices):
         OPEN = "open"

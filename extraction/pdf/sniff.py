@@ -1,11 +1,11 @@
 """Cheap checks on the head and tail of a file, done before any PDF parser sees it."""
 import os
-import re
 import zipfile
 from pathlib import Path
 
 from .errors import Refusal
 from .limits import Limits
+from .revisions import check_last_revision
 
 HEAD_BYTES = 4096  # more than Limits.head_slack
 PDF_HEADER = b"%PDF-"
@@ -30,7 +30,6 @@ MAGIC = [
 ]
 ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08")
 PADDING = b" \t\r\n\f\x00"
-CROSS_REFERENCE = re.compile(rb"(?<![A-Za-z])xref\b|/XRef\b")  # a section's keyword, or an xref stream's type
 
 
 def describe(head: bytes) -> str:
@@ -74,7 +73,8 @@ def _describe_text(head: bytes) -> str:
 
 
 def precheck(path: str | Path, limits: Limits) -> None:
-    """Refuse what is visibly not a single, complete PDF; reads only the head and tail."""
+    """Refuse what is visibly not a single, complete PDF; reads the head, the tail and, bounded, the last
+    revision's cross-reference sections (revisions.py)."""
     size = os.stat(path).st_size
     if size == 0:
         raise Refusal("empty", "The file is empty.")
@@ -82,12 +82,13 @@ def precheck(path: str | Path, limits: Limits) -> None:
         raise Refusal("too_large", f"The file is {size} bytes; the limit is {limits.max_bytes} bytes.")
     with open(path, "rb") as f:
         head = f.read(HEAD_BYTES)
-        f.seek(max(0, size - limits.eof_slack - TAIL_MARGIN))
+        tail_start = max(0, size - limits.eof_slack - TAIL_MARGIN)
+        f.seek(tail_start)
         tail = f.read()
     start = head.find(PDF_HEADER, 0, limits.head_slack + len(PDF_HEADER))
     if start < 0 or (start > 0 and other_format(head)):
         raise Refusal("not_pdf", f"The file is not a PDF; it looks like {describe(head)}.")
-    _check_last_update(tail, _check_tail(tail, limits))
+    check_last_revision(path, tail_start + _check_tail(tail, limits), header=start)
     _check_not_zip(path)
 
 
@@ -121,22 +122,6 @@ def _check_tail(tail: bytes, limits: Limits) -> int:
             f"only up to {limits.eof_slack} bytes are accepted.",
         )
     return end
-
-
-def _check_last_update(tail: bytes, end: int) -> None:
-    """A second-to-last `%%EOF` ends an earlier revision (an incremental update, a linearized file's first
-    page) or data inside a stream (an embedded PDF). Either way, what follows it up to the last `%%EOF`
-    holds a cross-reference section or stream and a `startxref`; a payload followed by a second `%%EOF` does not."""
-    previous = tail.rfind(b"%%EOF", 0, end)
-    if previous < 0:
-        return
-    update = tail[previous + len(b"%%EOF"):end]
-    if not (CROSS_REFERENCE.search(update) and b"startxref" in update):
-        raise Refusal(
-            "trailing_data",
-            f"The file has {len(update)} bytes between its last two end-of-file markers that are not an "
-            "incremental update of the PDF (data appended after the document, then another marker).",
-        )
 
 
 def _check_not_zip(path: str | Path) -> None:

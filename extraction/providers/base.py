@@ -98,6 +98,10 @@ class Provider:
     def check(self, job, work_dir: Path) -> JobReport:
         raise NotImplementedError
 
+    def kept_download(self, asset: RemoteAsset, work_dir: Path) -> Path | None:
+        """The file an earlier try of this job already fetched and verified, if any (remote providers)."""
+        return None
+
     def fetch(self, job, asset: RemoteAsset, work_dir: Path) -> Path:
         """A local file holding the asset, whose bytes were hashed as they were written (by the
         PDF child, or while downloading) and match asset.sha256; raise ProviderError otherwise."""

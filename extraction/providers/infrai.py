@@ -67,14 +67,18 @@ class InfraiProvider(Provider):
             warnings=tuple(_warning(w) for w in body["warnings"]), error_code=error.get("code", ""),
             error_message=error.get("message", ""), meta={"partial": body["partial"]})
 
+    def kept_download(self, asset: RemoteAsset, work_dir: Path) -> Path | None:
+        path = _download_path(asset, work_dir)
+        return path if path.exists() else None  # renamed there only once its size and sha256 matched
+
     def fetch(self, job, asset: RemoteAsset, work_dir: Path) -> Path:
         """Stream the asset to temp, hashing as it arrives; a short or altered download never leaves here."""
         url = urljoin(self.base, asset.key.lstrip("/"))
         if urlsplit(url).netloc != urlsplit(self.base).netloc:
             raise ProviderError("contract_violation", "An asset URL points outside the provider.", permanent=True)
-        target = work_dir / "downloads" / f"{asset.sha256}.part"
-        if target.with_suffix("").exists():
-            return target.with_suffix("")  # verified by an earlier try of this job
+        if (kept := self.kept_download(asset, work_dir)) is not None:
+            return kept
+        target = _download_path(asset, work_dir).with_suffix(".part")
         target.parent.mkdir(parents=True, exist_ok=True)
         response = self._send("GET", url, stream=True)
         digest, size = hashlib.sha256(), 0
@@ -135,6 +139,10 @@ def _error_for(response: requests.Response, exchange: Exchange) -> ProviderError
     permanent = status < 500 and status not in (408, 409, 425, 429)
     return ProviderError(code, f"Provider: {message}", permanent=permanent, http_status=status,
                          retry_after_s=exchange.retry_after_s)
+
+
+def _download_path(asset: RemoteAsset, work_dir: Path) -> Path:
+    return work_dir / "downloads" / asset.sha256
 
 
 def _remote_asset(entry: dict) -> RemoteAsset:

@@ -5,6 +5,7 @@ import logging
 import random
 
 import pytest
+from django.db.models.functions import Now
 
 from audit.models import Asset, Manifest
 from audit.verify import verify_all
@@ -91,6 +92,43 @@ def test_it_waits_at_least_retry_after_before_the_next_try(provider, tmp_path, s
     wake = Schedule.objects.get(name__startswith=f"wake-job-{job.pk}-")
     assert (wake.next_run - job.attempts.get().started_at).total_seconds() >= 30
     assert run_job(job.pk) == "not-claimed"  # held until the wait is over
+
+
+def test_a_one_second_retry_after_is_woken_at_once_not_at_a_scheduler_tick(provider, tmp_path):
+    from django_q.models import Schedule
+
+    from tests.conftest import queued_tasks
+
+    provider("rate_limited", burst=1, retry_after=1)
+    job = submitted(pdfs.jpeg_rgb(tmp_path))
+    assert run_job(job.pk, rng=random.Random(0)) == "retry"
+    job.refresh_from_db()
+    held_for = (job.claimed_until - job.attempts.get().started_at).total_seconds()
+    assert 1 <= held_for < 2  # Retry-After 1 and a first backoff of at most the 0.01 s base
+    assert not Schedule.objects.filter(name__startswith=f"wake-job-{job.pk}-").exists()
+    assert queued_tasks() == 1  # its wake-up is in the queue already
+
+    slept = []
+
+    def sleep(seconds):  # the clock moves on: the hold is over
+        slept.append(seconds)
+        Job.objects.filter(pk=job.pk).update(claimed_until=Now())
+
+    assert run_job(job.pk, sleep=sleep, rng=random.Random(0), waking=True) != "not-claimed"
+    assert 0 < slept[0] <= held_for  # the task that took the wake-up waited out the rest of the hold, then claimed
+
+
+def test_it_neither_fetches_nor_records_a_verified_download_again_after_a_retry(provider, tmp_path):
+    sim = provider("rate_limited", burst=1, retry_after=1)
+    job = submitted(pdfs.mixed(tmp_path))
+    assert drive(job) == "completed"
+    downloads = list(job.attempts.filter(kind="download").values_list("target", "outcome"))
+    verified = [target for target, outcome in downloads if outcome == "ok"]
+    assert len(verified) == len(set(verified)) == 6
+    for target in verified:  # nothing asked of an asset once its download was verified
+        assert downloads[::-1].index((target, "ok")) == [t for t, _ in downloads[::-1]].index(target)
+    answered = [path for method, path, status in sim.requests if "/assets/" in path and status == 200]
+    assert len(answered) == 6  # each asset's bytes crossed the network once
 
 
 def test_it_caps_a_huge_retry_after(provider, tmp_path, settings):

@@ -85,3 +85,21 @@ def test_it_separates_queue_wait_from_extraction_time():
                    submitted_at=start + timedelta(seconds=3), provider_finished_at=start + timedelta(seconds=10))
     assert job.queue_wait == timedelta(seconds=2)
     assert job.extraction_time == timedelta(seconds=7)
+
+
+def test_it_counts_the_retries_in_a_row_since_the_last_answered_try():
+    job = make_job()
+    for outcome in ("retry", "retry", "ok", "retry"):
+        Attempt.begin(job, Attempt.Kind.DOWNLOAD, outcome=outcome)
+    assert Attempt.retries_in_a_row(job) == 1  # a success starts the backoff again
+
+
+def test_it_reports_how_long_a_released_job_is_still_held():
+    job = make_job()
+    token = job.claim("w1")
+    assert job.hold_left() is None  # claimed by a worker: not a hold to wait out
+    job.release(token, hold_for=timedelta(seconds=20))
+    assert 0 < job.hold_left() <= 20
+    job.release(None)
+    Job.objects.filter(pk=job.pk).update(claimed_until=timezone.now() - timedelta(seconds=1))
+    assert job.hold_left() is None

@@ -227,6 +227,13 @@ def test_it_accepts_a_pdf_whose_text_merely_mentions_active_names(tmp_path):
 @pytest.mark.parametrize("factory, code", [
     (pdfs_hostile.zip_polyglot, "polyglot"),
     (pdfs_hostile.fake_incremental_update, "trailing_data"),
+    (pdfs_hostile.long_fake_update, "trailing_data"),
+    (pdfs_hostile.fake_update_with_keywords, "trailing_data"),
+    (pdfs_hostile.fake_update_pointing_back, "trailing_data"),
+    (pdfs_hostile.long_fake_update_pointing_back, "trailing_data"),
+    (pdfs_hostile.fake_update_with_a_real_section, "trailing_data"),
+    (pdfs_hostile.long_fake_update_with_a_real_section, "trailing_data"),
+    (pdfs_hostile.fake_update_with_a_real_section_after_junk, "trailing_data"),
     (pdfs_hostile.submit_form, "active_content"),
     (pdfs_hostile.import_data, "active_content"),
     (pdfs_hostile.goto_remote, "active_content"),
@@ -235,6 +242,8 @@ def test_it_refuses_what_the_hostile_input_policy_refuses(tmp_path, factory, cod
     assert refusal(factory(tmp_path)).code == code
 
 
-@pytest.mark.parametrize("factory", [pdfs_hostile.real_incremental_update, pdfs_hostile.uri_link])
+@pytest.mark.parametrize("factory", [pdfs_hostile.real_incremental_update, pdfs_hostile.large_real_update,
+                                     pdfs_hostile.real_update_after_junk, pdfs_hostile.linearized,
+                                     pdfs_hostile.xref_stream, pdfs_hostile.uri_link])
 def test_it_accepts_a_real_incremental_update_and_a_plain_link(tmp_path, factory):
     assert inspect_pdf(factory(tmp_path)).pages == 1
