@@ -2,19 +2,22 @@
 could change, each expected to be found by the right finding kind (verification) or offline message
 (verify_evidence.py). The README's tampering table lists them; signatures are tested in test_public_keys.py."""
 
+import hashlib
 import json
+from datetime import timedelta
 
 import pytest
 from django.core.management import call_command
 from django.db import connection
+from django.utils import timezone
 
-from audit import cases, checkpoints
-from audit.models import ActivityEvent, Case, Manifest
+from audit import cases, checkpoints, retention
+from audit.models import ActivityEvent, Case, Manifest, PagePreview, RetentionEvent
 from extraction.models import Bundle
 from tests.audit.test_cases import manifest  # noqa: F401 (a fixture)
 from tests.audit.test_evidence import chain, edit_index, export, failed, index_of, out, rewrite, verify  # noqa: F401
 from tests.audit.test_verify import completed, kinds  # noqa: F401 (a fixture)
-from tests.conftest import delete_stored, read_stored, write_stored
+from tests.conftest import approved_policy, delete_stored, read_stored, write_stored
 
 pytestmark = pytest.mark.django_db
 CHANGED = "changed after export"
@@ -91,6 +94,63 @@ def test_it_finds_a_preview_named_file_for_a_page_the_bundle_lacks(completed):  
     prefix = Manifest.objects.first().storage_name.rsplit("/", 1)[0]
     write_stored("outputs", f"{prefix}/previews/p00999-w200.png", b"\x89PNG")
     assert kinds() == ["unexpected_output"]
+
+
+def test_it_finds_a_stray_file_in_the_input_store(completed):  # noqa: F811
+    write_stored("inputs", "ab/planted.pdf", b"%PDF-1.7 not a bundle's")
+    assert kinds() == ["unexpected_input"]
+
+
+def test_it_finds_an_altered_checkpoint_file(completed):  # noqa: F811
+    name = checkpoints.write_checkpoint().storage_name
+    document = json.loads(read_stored("outputs", name))
+    document["checkpoint"]["created_at"] = "2020-01-01T00:00:00.000000Z"
+    write_stored("outputs", name, json.dumps(document).encode())
+    assert kinds() == ["checkpoint_mismatch"]
+
+
+def test_it_finds_a_changed_page_preview(completed):  # noqa: F811
+    manifest = Manifest.objects.first()
+    preview = PagePreview.objects.create(manifest=manifest, page=1, max_width=200, content_type="image/png",
+                                         storage_name=manifest.storage_name.rsplit("/", 1)[0] + "/previews/p00001-w200.png",
+                                         sha256=hashlib.sha256(b"\x89PNG preview").hexdigest(), size=13, width=1,
+                                         height=1)
+    write_stored("outputs", preview.storage_name, b"\x89PNG preview")
+    assert "hash_mismatch" not in kinds()
+    write_stored("outputs", preview.storage_name, b"\x89PNG changed")
+    assert "hash_mismatch" in kinds()
+
+
+def made_up_deletion(bundle, **fields) -> RetentionEvent:
+    """A retention event row inserted by hand, as an insider with database access would."""
+    policy = approved_policy(is_default=True, contract_owner="Claims Ltd", decision_note="x")
+    return RetentionEvent.objects.create(bundle=bundle, policy=policy, what="input", outcome="deleted", files=1,
+                                         bytes_freed=bundle.size, at=bundle.created_at, **fields)
+
+
+def test_it_finds_an_input_deleted_and_explained_by_a_made_up_retention_event(completed):  # noqa: F811
+    bundle = Bundle.objects.first()
+    delete_stored("inputs", bundle.input_name)
+    made_up_deletion(bundle)
+    assert kinds() == ["missing_input", "retention_event_invalid"]
+
+
+def test_it_finds_an_edited_retention_event(completed):  # noqa: F811
+    approved_policy(is_default=True, input_days=1, contract_owner="Claims Ltd", decision_note="x")
+    retention.apply_retention(at=timezone.now() + timedelta(days=2))
+    assert kinds() == []
+    event = RetentionEvent.objects.get(what="input", bundle=Bundle.objects.first())
+    RetentionEvent.objects.filter(pk=event.pk).update(bytes_freed=1)
+    assert kinds() == ["missing_input", "retention_event_invalid"]  # and it no longer excuses the deleted input
+
+
+def test_it_finds_assets_hidden_behind_a_signed_event_of_another_manifest(completed):  # noqa: F811
+    first, second = Manifest.objects.order_by("sequence")[:2]
+    approved_policy(is_default=True, output_days=1, contract_owner="Claims Ltd", decision_note="x")
+    retention.apply_retention(at=timezone.now() + timedelta(days=2))
+    event = RetentionEvent.objects.filter(what="outputs", manifest=first).get()
+    RetentionEvent.objects.filter(pk=event.pk).update(manifest=second)  # now "explains" the second's assets
+    assert "retention_event_invalid" in kinds()
 
 
 # --- exported packages: the offline verifier fails each ------------------------------------------------
