@@ -59,10 +59,15 @@ def sign(body: bytes, at: datetime | None = None) -> str:
 
     `at`: the time the signed statement gives itself; the published validity period is widened to it.
     """
-    from .models import SigningKey  # the public key is published before anything signed with it exists
+    cover(at)  # the public key is published before anything signed with it exists
+    return private_key().sign(body).hex()
+
+
+def cover(at: datetime | None = None) -> None:
+    """Widen the signing key's published period to `at` before publishing it with a statement of that time."""
+    from .models import SigningKey
 
     SigningKey.publish(current_key_id(), current_public_key(), at)
-    return private_key().sign(body).hex()
 
 
 @lru_cache(maxsize=64)
