@@ -1,7 +1,7 @@
 """Evidence packages: one zip an outside auditor checks offline, with the verifier inside.
 
 Layout (members always in this order, with fixed timestamps, so the same evidence gives the same bytes):
-README.txt, manifests/<sequence:06d>-<sha256>.json, assets/<asset name> (optional), index.json,
+README.txt, manifests/<sequence:06d>-<sha256>.json, assets/<asset name> (optional), cases/ (a case package),
 keys.json (the published public keys), index.json (which records keys.json's sha256), index.sig.json (the
 exporter's Ed25519 signature of index.json), verify_evidence.py (audit/standalone_verifier.py: the standard
 library and the `cryptography` package only).
@@ -24,41 +24,13 @@ from extraction.models import Bundle
 
 from . import evidence_sections as sections
 from . import signing
+from .evidence_readme import README
 from .manifests import timestamp
 from .models import Asset, Manifest
 
 FORMAT_VERSION = 2  # 2: keys.json covered by the index, signed retention events, the chain head
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)  # the earliest time a zip can hold; real times would make every export differ
 VERIFIER = Path(__file__).with_name("standalone_verifier.py")
-README = """Pagetrail evidence package
-==========================
-
-Scope: {scope}
-Exported {at} by {by}.
-
-What is inside
-- manifests/<sequence>-<sha256>.json: each manifest exactly as hashed and signed (canonical JSON).
-- index.json: signed by the exporter in index.sig.json (Ed25519): the scope; each manifest's sequence, sha256, previous_sha256, key id, signature; the chain
-  segment (every link from the first manifest in scope to the last, out-of-scope ones between included,
-  continued to the next checkpoint); the signed checkpoints; the latest verification runs and their
-  findings for this scope; retention events; every asset the manifests list.
-- assets/<name>: the extracted images, if the package was exported with assets. Files deleted under a
-  retention policy are left out; index.json lists the retention event that deleted them.
-- keys.json: the portal's Ed25519 public keys (current and retired, with their validity periods).
-- verify_evidence.py: the offline verifier (Python 3.9+, no network). Ed25519 signatures need the
-  `cryptography` package (pip install cryptography); nothing else.
-
-How to verify
-    python3 verify_evidence.py THIS_PACKAGE.zip
-    python3 verify_evidence.py THIS_PACKAGE.zip --public-keys signing-keys.json
-        (the list the portal publishes at /signing-keys.json, obtained separately: the package must agree)
-    python3 verify_evidence.py THIS_PACKAGE.zip --key-id KEY_ID --key KEY    (HMAC keys of manifests signed
-    python3 verify_evidence.py THIS_PACKAGE.zip --key-file keys.txt           before Ed25519; id=key lines)
-
-It re-hashes every manifest and included asset, checks the chain, the checkpoints against it and every
-Ed25519 signature with the public keys (HMAC-SHA256 ones only given their secret key), and names the keys
-that signed; prints PASS, or FAIL and one line per problem; exits 0 or 1.
-"""
 
 
 class EvidenceScopeError(ValueError):
