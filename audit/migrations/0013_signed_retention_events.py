@@ -4,6 +4,24 @@ from django.db import migrations, models
 from django.utils import timezone
 
 
+def periods_covering_what_each_key_signed(apps, schema_editor):
+    """Until now a key's period began at its first signature, a moment after the signed statement had taken
+    its time (and a host on the old key during a rolling restart signed after its period ended). Validity is
+    now checked, so each period is widened to the times of the statements its key signed."""
+    import json
+    from datetime import datetime
+
+    times = {}
+    for model in ("Manifest", "CaseMap"):
+        for key_id, at in apps.get_model("audit", model).objects.values_list("key_id", "created_at"):
+            times.setdefault(key_id, []).append(at)
+    for key_id, body in apps.get_model("audit", "Checkpoint").objects.values_list("key_id", "body"):
+        times.setdefault(key_id, []).append(datetime.fromisoformat(json.loads(body)["created_at"]))
+    for key in apps.get_model("audit", "SigningKey").objects.filter(key_id__in=times):
+        start, end = min(times[key.key_id] + [key.valid_from]), key.valid_until and max(times[key.key_id] + [key.valid_until])
+        type(key).objects.filter(pk=key.pk).update(valid_from=start, valid_until=end)
+
+
 def sign_events_recorded_before_signing(apps, schema_editor):
     """Events recorded before retention events were signed are signed now, as found at the upgrade: their
     body says so (`signed_at` is the upgrade's time), since nothing proved them before."""
@@ -74,5 +92,6 @@ class Migration(migrations.Migration):
             name='kind',
             field=models.CharField(choices=[('hash_mismatch', 'Hash Mismatch'), ('missing_output', 'Missing Output'), ('unexpected_output', 'Unexpected Output'), ('duplicate_name', 'Duplicate Name'), ('manifest_changed', 'Manifest Changed'), ('bad_signature', 'Bad Signature'), ('chain_break', 'Chain Break'), ('checkpoint_mismatch', 'Checkpoint Mismatch'), ('past_deadline', 'Past Deadline'), ('input_past_retention', 'Input Past Retention'), ('input_changed', 'Input Changed'), ('missing_input', 'Missing Input'), ('activity_chain_break', 'Activity Chain Break'), ('chain_truncated', 'Chain Truncated'), ('checkpoint_missing', 'Checkpoint Missing'), ('retention_event_invalid', 'Retention Event Invalid'), ('untrusted_signing_key', 'Untrusted Signing Key'), ('unexpected_input', 'Unexpected Input')], db_index=True, max_length=30),
         ),
+        migrations.RunPython(periods_covering_what_each_key_signed, migrations.RunPython.noop),
         migrations.RunPython(sign_events_recorded_before_signing, migrations.RunPython.noop),
 ]
