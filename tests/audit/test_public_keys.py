@@ -79,3 +79,15 @@ def test_it_says_what_to_install_when_cryptography_is_missing(chain, out):  # no
 def test_the_signature_column_holds_an_ed25519_signature(chain):  # noqa: F811
     manifest = Manifest.objects.first()
     assert len(bytes.fromhex(manifest.signature)) == 64 and SigningKey.objects.filter(key_id=manifest.key_id).exists()
+
+
+def test_the_verifier_runs_without_django_or_pagetrail(chain, out):  # noqa: F811
+    package = export(out)
+    script = out / "verify_evidence.py"
+    with zipfile.ZipFile(package) as zf:
+        script.write_bytes(zf.read("verify_evidence.py"))
+    without = ("import runpy, sys; sys.modules.update(django=None, audit=None, extraction=None, portal=None); "
+               f"sys.argv = ['verify_evidence.py', {str(package)!r}, '--trust-package-keys']; "
+               f"runpy.run_path({str(script)!r}, run_name='__main__')")
+    done = subprocess.run([sys.executable, "-I", "-c", without], capture_output=True, text=True, timeout=60, cwd=out)
+    assert done.returncode == 0 and done.stdout.splitlines()[-1] == "PASS", done.stdout + done.stderr

@@ -374,3 +374,12 @@ def test_it_fails_a_package_checkpoint_whose_signed_body_was_altered(chain, out)
         index["checkpoints"][0]["body"] = json.dumps(body)
     tampered = rewrite(export(out), lambda members: (edit_index(alter)(members), resign(members)))
     failed(verify(tampered), "checkpoint at chain length 3", "does not verify")
+
+
+def test_evidence_whose_manifest_files_and_outputs_retention_deleted_still_verifies(chain, out):  # noqa: F811
+    approved_policy(is_default=True, output_days=1, manifest_days=1, contract_owner="Claims Ltd", decision_note="x")
+    retention.apply_retention(at=timezone.now() + timedelta(days=2))
+    assert verify_all()[0] == []
+    done = verify(export(out))
+    assert done.returncode == 0 and done.stdout.splitlines()[-1] == "PASS", done.stdout
+    assert "file(s) deleted under retention" in done.stdout
