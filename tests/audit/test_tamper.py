@@ -383,3 +383,24 @@ def test_evidence_whose_manifest_files_and_outputs_retention_deleted_still_verif
     done = verify(export(out))
     assert done.returncode == 0 and done.stdout.splitlines()[-1] == "PASS", done.stdout
     assert "file(s) deleted under retention" in done.stdout
+
+
+def test_a_made_up_retention_event_under_an_hmac_key_id_is_not_left_unchecked(chain, out):  # noqa: F811
+    package = export(out)
+    gone = next(a for a in index_of(package)["assets"] if a["file"])
+
+    def strip(members):
+        del members[gone["file"]]
+        index = json.loads(members["index.json"])
+        next(a for a in index["assets"] if a["name"] == gone["name"]).update(file=None, omitted="deleted_by_retention")
+        body = {"manifest_sequence": gone["manifest_sequence"], "what": "outputs", "outcome": "deleted",
+                "files": [gone["name"]], "file_count": 1, "bytes_freed": gone["size"], "at": None, "bundle": None}
+        index["retention_events"].append({"id": 998, "manifest": gone["manifest_sequence"], "what": "outputs",
+                                          "outcome": "deleted", "files": 1, "bytes_freed": gone["size"], "at": None,
+                                          "bundle": None, "body": json.dumps(body), "signature": "00" * 32,
+                                          "key_id": "local-1"})
+        members["index.json"] = json.dumps(index).encode()
+        resign(members)
+    done = verify(rewrite(package, strip))
+    failed(done, "retention event 998", "must be signed with an Ed25519 key")
+    failed(done, gone["name"], "no signed retention event in the package names")
