@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from audit import cases, checkpoints, retention, retention_events, signing
 from audit.signing import key_id_of, public_bytes
 from audit.verify import verify_all
-from audit.models import ActivityEvent, Case, Manifest, PagePreview, RetentionEvent
+from audit.models import ActivityEvent, Asset, Case, Manifest, PagePreview, RetentionEvent
 from extraction.models import Bundle
 from tests.audit.test_cases import manifest  # noqa: F401 (a fixture)
 from tests.audit.test_evidence import (AT, chain, edit_index, export, failed, index_of, out, rewrite,  # noqa: F401
@@ -157,6 +157,55 @@ def test_it_finds_assets_hidden_behind_a_signed_event_of_another_manifest(comple
     event = RetentionEvent.objects.filter(what="outputs", manifest=first).get()
     RetentionEvent.objects.filter(pk=event.pk).update(manifest=second)  # now "explains" the second's assets
     assert "retention_event_invalid" in kinds()
+
+
+def flip_middle_byte(alias, name):
+    data = bytearray(read_stored(alias, name))
+    data[len(data) // 2] ^= 0x01
+    write_stored(alias, name, bytes(data))
+
+
+def swap_sequences():
+    with connection.cursor() as cursor:  # past the unique constraint: through a free number
+        for old, new in ((1, 1000), (2, 1), (1000, 2)):
+            cursor.execute(f"UPDATE {Manifest._meta.db_table} SET sequence = %s WHERE sequence = %s", [new, old])
+
+
+# The tamperings verification caught before the table above; the detailed tests are in test_verify.py.
+ALREADY_CAUGHT = {
+    "an asset's byte flipped": (lambda: flip_middle_byte("outputs", Asset.objects.first().name), "hash_mismatch"),
+    "an asset deleted": (lambda: delete_stored("outputs", Asset.objects.first().name), "missing_output"),
+    "a stray output file": (lambda: write_stored("outputs", "stray.bin", b"x"), "unexpected_output"),
+    "a manifest row's hash edited": (lambda: Manifest.objects.filter(sequence=2).update(sha256="0" * 64),
+                                     "manifest_changed"),
+    "a manifest row's body edited": (lambda: Manifest.objects.filter(sequence=1).update(body="{}"),
+                                     "manifest_changed"),
+    "two manifests' sequences swapped": (swap_sequences, "chain_break"),
+}
+
+
+@pytest.mark.parametrize("tampering", ALREADY_CAUGHT)
+def test_it_still_finds_what_it_found_before(completed, tampering):  # noqa: F811
+    tamper, kind = ALREADY_CAUGHT[tampering]
+    tamper()
+    assert kind in kinds()
+
+
+def test_it_fails_a_package_whose_asset_byte_was_flipped_or_signature_zeroed(chain, out):  # noqa: F811
+    package = export(out)
+    index = index_of(package)
+    asset, manifest = next(a["file"] for a in index["assets"] if a["file"]), index["manifests"][0]
+
+    def flip(members):
+        data = bytearray(members[asset])
+        data[len(data) // 2] ^= 0x01
+        members[asset] = bytes(data)
+    failed(verify(rewrite(package, flip)), asset, "bytes hash to")
+
+    def zero(entry_index):
+        entry_index["manifests"][0]["signature"] = "00" * 64
+    failed(verify(rewrite(package, lambda members: (edit_index(zero)(members), resign(members)))), manifest["file"],
+           "Ed25519 signature does not verify")
 
 
 # --- exported packages: the offline verifier fails each ------------------------------------------------
