@@ -58,7 +58,7 @@ def problem(event: RetentionEvent, trusted: signing.Trust) -> tuple[dict | None,
         signed_at = datetime.fromisoformat(body["signed_at"])
     except (ValueError, KeyError, TypeError):
         return None, "The retention event's signed body cannot be read."
-    why = signing.signature_problem(event.body.encode("ascii"), event.signature, event.key_id, trusted, signed_at)
+    why = signing.signature_problem(event.body.encode("utf-8"), event.signature, event.key_id, trusted, signed_at)
     if why:
         return None, f"The retention event's signature does not count: {why}"
     differing = [k for k, v in row_fields(event).items() if body.get(k) != v]

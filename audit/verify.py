@@ -97,7 +97,7 @@ def _check_manifests(run, in_scope, trusted: signing.Trust, excused: set[str]) -
 
 def check_manifest(manifest: Manifest, expected_previous: str | None, trusted: signing.Trust,
                    file_retired: bool = False) -> list[Finding]:
-    body, out = manifest.body.encode("ascii"), []
+    body, out = manifest.body.encode("utf-8"), []  # an edited row may hold non-ASCII: a finding, not a crash
 
     def problem(kind, detail):
         return Finding(kind=kind, manifest=manifest, name=manifest.storage_name, detail=detail)

@@ -453,3 +453,11 @@ def test_a_made_up_retention_event_under_an_hmac_key_id_is_not_left_unchecked(ch
     done = verify(rewrite(package, strip))
     failed(done, "retention event 998", "must be signed with an Ed25519 key")
     failed(done, gone["name"], "no signed retention event in the package names")
+
+
+def test_rows_edited_into_non_ascii_are_findings_not_a_crash(completed):  # noqa: F811
+    approved_policy(is_default=True, input_days=1, contract_owner="Claims Ltd", decision_note="x")
+    retention.apply_retention(at=timezone.now() + timedelta(days=2))
+    RetentionEvent.objects.filter(what="input").update(body='{"signed_at": "2026-12-01T00:00:00Z", "\u00e9": 1}')
+    Manifest.objects.filter(sequence=1).update(body="{\u00e9}")
+    assert {"manifest_changed", "retention_event_invalid"} <= set(kinds())
