@@ -91,3 +91,9 @@ def test_the_verifier_runs_without_django_or_pagetrail(chain, out):  # noqa: F81
                f"runpy.run_path({str(script)!r}, run_name='__main__')")
     done = subprocess.run([sys.executable, "-I", "-c", without], capture_output=True, text=True, timeout=60, cwd=out)
     assert done.returncode == 0 and done.stdout.splitlines()[-1] == "PASS", done.stdout + done.stderr
+
+
+def test_it_does_not_publish_a_key_row_the_configuration_does_not_hold(chain):  # noqa: F811
+    public = public_bytes(Ed25519PrivateKey.generate().public_key())
+    SigningKey.objects.create(key_id=key_id_of(public), public_key=base64.b64encode(public).decode())
+    assert [k["key_id"] for k in published()["keys"]] == [chain.first().key_id]
