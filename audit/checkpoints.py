@@ -1,6 +1,7 @@
 """Signed checkpoints of the manifest chain's head, kept in the output store beside the manifests."""
 
 import json
+from datetime import datetime
 
 from django.core.files.base import ContentFile
 from django.utils import timezone
@@ -18,10 +19,10 @@ def write_checkpoint(at=None) -> Checkpoint | None:
     chain = ManifestChain.objects.filter(pk=1).first()
     if chain is None or chain.length == 0 or Checkpoint.objects.filter(chain_length=chain.length).exists():
         return None
-    statement = {"chain_length": chain.length, "head_sha256": chain.head_sha256,
-                 "created_at": manifests.timestamp(at or timezone.now()), "key_id": signing.current_key_id()}
+    at = at or timezone.now()
+    statement = {"chain_length": chain.length, "head_sha256": chain.head_sha256, "created_at": manifests.timestamp(at), "key_id": signing.current_key_id()}
     body = manifests.canonical_bytes(statement)
-    signature = signing.sign(body)
+    signature = signing.sign(body, at)
     name = f"{PREFIX}/checkpoint-{chain.length:09d}.json"
     if not stores.outputs().exists(name):
         stores.outputs().save(name, ContentFile(json.dumps({"checkpoint": statement, "signature": signature},
@@ -35,13 +36,13 @@ def stored_names() -> list[str]:
     return list(stores.walk(stores.outputs(), PREFIX))
 
 
-def check_all() -> list[Finding]:
+def check_all(trusted: signing.Trust | None = None) -> list[Finding]:
     """Each checkpoint file in the store must be authentic and agree with today's chain."""
-    heads = dict(Manifest.objects.values_list("sequence", "sha256"))
-    return [finding for name in stored_names() for finding in _check(name, heads)]
+    heads, trusted = dict(Manifest.objects.values_list("sequence", "sha256")), trusted or signing.trust()
+    return [finding for name in stored_names() for finding in _check(name, heads, trusted)]
 
 
-def _check(name: str, heads: dict) -> list[Finding]:
+def _check(name: str, heads: dict, trusted: signing.Trust) -> list[Finding]:
     def problem(detail):
         return [Finding(kind=Finding.Kind.CHECKPOINT_MISMATCH, name=name, detail=detail)]
 
@@ -49,10 +50,13 @@ def _check(name: str, heads: dict) -> list[Finding]:
         with stores.outputs().open(name, "rb") as fh:
             document = json.loads(fh.read())
         statement, signature = document["checkpoint"], document["signature"]
+        at = datetime.fromisoformat(statement["created_at"])
     except (ValueError, KeyError, TypeError):
         return problem("The checkpoint file cannot be read.")
-    if not signing.signature_ok(manifests.canonical_bytes(statement), signature, statement.get("key_id", "")):
-        return problem("The checkpoint's signature does not verify.")
+    why = signing.signature_problem(manifests.canonical_bytes(statement), signature, statement.get("key_id", ""),
+                                    trusted, at)
+    if why:
+        return problem(f"The checkpoint's signature does not count: {why}")
     if heads.get(statement["chain_length"]) != statement["head_sha256"]:
         return problem(f"The chain no longer matches this checkpoint: manifest {statement['chain_length']} "
                        f"should hash to {statement['head_sha256'][:16]}… (the database was rewritten).")

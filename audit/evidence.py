@@ -1,8 +1,10 @@
 """Evidence packages: one zip an outside auditor checks offline, with the verifier inside.
 
 Layout (members always in this order, with fixed timestamps, so the same evidence gives the same bytes):
-README.txt, manifests/<sequence:06d>-<sha256>.json, assets/<asset name> (optional), index.json,
-verify_evidence.py (audit/standalone_verifier.py, standard library only).
+README.txt, manifests/<sequence:06d>-<sha256>.json, assets/<asset name> (optional), cases/ (a case package),
+keys.json (the published public keys), index.json (which records keys.json's sha256), index.sig.json (the
+exporter's Ed25519 signature of index.json), verify_evidence.py (audit/standalone_verifier.py: the standard
+library and the `cryptography` package only).
 """
 
 import hashlib
@@ -11,6 +13,7 @@ import os
 import shutil
 import zipfile
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from django.db.models import QuerySet
@@ -21,41 +24,13 @@ from extraction.models import Bundle
 
 from . import evidence_sections as sections
 from . import signing
+from .evidence_readme import README
 from .manifests import timestamp
-from .models import Asset, Manifest, SigningKey
+from .models import Asset, Manifest
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: keys.json covered by the index, signed retention events, the chain head
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)  # the earliest time a zip can hold; real times would make every export differ
 VERIFIER = Path(__file__).with_name("standalone_verifier.py")
-README = """Pagetrail evidence package
-==========================
-
-Scope: {scope}
-Exported {at} by {by}.
-
-What is inside
-- manifests/<sequence>-<sha256>.json: each manifest exactly as hashed and signed (canonical JSON).
-- index.json: signed by the exporter in index.sig.json (Ed25519): the scope; each manifest's sequence, sha256, previous_sha256, key id, signature; the chain
-  segment (every link from the first manifest in scope to the last, out-of-scope ones between included,
-  continued to the next checkpoint); the signed checkpoints; the latest verification runs and their
-  findings for this scope; retention events; every asset the manifests list.
-- assets/<name>: the extracted images, if the package was exported with assets. Files deleted under a
-  retention policy are left out; index.json lists the retention event that deleted them.
-- keys.json: the portal's Ed25519 public keys (current and retired, with their validity periods).
-- verify_evidence.py: the offline verifier (Python 3.9+, no network). Ed25519 signatures need the
-  `cryptography` package (pip install cryptography); nothing else.
-
-How to verify
-    python3 verify_evidence.py THIS_PACKAGE.zip
-    python3 verify_evidence.py THIS_PACKAGE.zip --public-keys signing-keys.json
-        (the list the portal publishes at /signing-keys.json, obtained separately: the package must agree)
-    python3 verify_evidence.py THIS_PACKAGE.zip --key-id KEY_ID --key KEY    (HMAC keys of manifests signed
-    python3 verify_evidence.py THIS_PACKAGE.zip --key-file keys.txt           before Ed25519; id=key lines)
-
-It re-hashes every manifest and included asset, checks the chain, the checkpoints against it and every
-Ed25519 signature with the public keys (HMAC-SHA256 ones only given their secret key), and names the keys
-that signed; prints PASS, or FAIL and one line per problem; exits 0 or 1.
-"""
 
 
 class EvidenceScopeError(ValueError):
@@ -171,18 +146,20 @@ def _write_package(fh, scope: Scope, include_assets: bool, exported_by: str, at)
         index = _index(scope, manifests, assets, include_assets, exported_by, at)
         if scope.case is not None:
             index["case_map"] = _put_case_map(zf, scope.case)
-        _put_signed_index(zf, json.dumps(index, indent=1, sort_keys=True).encode("ascii"))
+        signing.cover(at)  # the period keys.json publishes covers the index's own time
+        keys = json.dumps(signing.published_document(), indent=1, sort_keys=True).encode("ascii")
+        _put(zf, "keys.json", keys)  # covered by the signed index: its keys and periods cannot be swapped
+        index["keys"] = {"file": "keys.json", "sha256": hashlib.sha256(keys).hexdigest()}
+        _put_signed_index(zf, json.dumps(index, indent=1, sort_keys=True).encode("ascii"), at)
         _put(zf, "verify_evidence.py", VERIFIER.read_bytes())
-        keys = [key.as_json() for key in SigningKey.objects.order_by("valid_from")]
-        _put(zf, "keys.json", json.dumps({"keys": keys}, indent=1, sort_keys=True).encode("ascii"))
     return _summary(fh, start, scope, index)
 
 
-def _put_signed_index(zf: zipfile.ZipFile, index: bytes) -> None:
+def _put_signed_index(zf: zipfile.ZipFile, index: bytes, at) -> None:
     """The index is the exporter's signed statement: what is in scope, and why anything is left out."""
     _put(zf, "index.json", index)
     signed = {"file": "index.json", "sha256": hashlib.sha256(index).hexdigest(), "key_id": signing.current_key_id(),
-              "signature": signing.sign(index)}
+              "signature": signing.sign(index, at)}
     _put(zf, "index.sig.json", json.dumps(signed, indent=1, sort_keys=True).encode("ascii"))
 
 
@@ -223,7 +200,8 @@ def _case_asset_names(scope: Scope) -> set[str] | None:
 def _put_case_map(zf: zipfile.ZipFile, case) -> dict:
     case_map = case.case_map
     entry = {"file": f"cases/case-map-{case_map.sha256}.json", "sha256": case_map.sha256, "case": case.name,
-             "signature": case_map.signature, "key_id": case_map.key_id, "manifest_sha256": case_map.manifest_sha256}
+             "signature": case_map.signature, "key_id": case_map.key_id, "manifest_sha256": case_map.manifest_sha256,
+             "created_at": timestamp(case_map.created_at)}
     _put(zf, entry["file"], case_map.body.encode("ascii"))
     return entry
 
@@ -252,12 +230,19 @@ def _index(scope, manifests, assets, include_assets, exported_by, at) -> dict:
         "scope": {**scope.detail, "description": scope.description},
         "includes_assets": include_assets,
         "manifests": manifests,
-        "chain_segment": sections.chain_segment(first, last),
+        "chain_segment": sections.chain_segment(first, last, _range_end(scope),
+                                                date_range=scope.detail["kind"] == "date_range"),
+        "chain_head": sections.chain_head(),
         "checkpoints": sections.checkpoints(first),
         "verification_runs": sections.verification_runs(scope.manifests),
         "retention_events": sections.retention_events(scope.manifests),
         "assets": assets,
     }
+
+
+def _range_end(scope: Scope) -> datetime | None:
+    before = scope.detail.get("before")
+    return datetime.fromisoformat(before) if before else None
 
 
 def _sha256_written(fh, start: int) -> str | None:

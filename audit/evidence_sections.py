@@ -9,7 +9,7 @@ from extraction import stores
 
 from . import checkpoints as checkpoint_files
 from .manifests import canonical_bytes, timestamp
-from .models import Checkpoint, Finding, Manifest, RetentionEvent, VerificationRun
+from .models import Checkpoint, Finding, Manifest, ManifestChain, RetentionEvent, VerificationRun
 
 RECENT_RUNS = 5
 CHECKPOINT_FILE = re.compile(r"checkpoint-(\d+)\.json$")
@@ -26,10 +26,22 @@ def stored_copy(name: str, body: bytes, deleted_by_retention: bool = False) -> s
         return "deleted_by_retention" if deleted_by_retention else "missing"
 
 
-def chain_segment(first: int, last: int) -> list[dict]:
-    """Every link from `first` to `last`, continued to the next checkpoint so it anchors the scope."""
-    cover = Checkpoint.objects.filter(chain_length__gte=last).order_by("chain_length").first()
-    end = max(last, cover.chain_length) if cover else last
+def chain_head() -> dict:
+    chain = ManifestChain.objects.filter(pk=1).first()
+    return {"length": chain.length, "sha256": chain.head_sha256} if chain else {"length": 0, "sha256": None}
+
+
+def chain_segment(first: int, last: int, until=None, date_range: bool = False) -> list[dict]:
+    """Every link from `first` to `last`, continued to the next checkpoint so it anchors the scope.
+
+    A date range needs a checkpoint made at or after the range's end (`until`; nothing after it can be in
+    the range), else the segment runs to the chain's head, which the signed index records.
+    """
+    covers = Checkpoint.objects.filter(chain_length__gte=last).order_by("chain_length")
+    if date_range:
+        covers = covers.filter(created_at__gte=until) if until else covers.none()
+    cover = covers.first()
+    end = max(last, cover.chain_length) if cover else (chain_head()["length"] if date_range else last)
     links = Manifest.objects.filter(sequence__range=(first, end)).order_by("sequence")
     rows = links.values_list("sequence", "sha256", "previous_sha256", "created_at").iterator(chunk_size=5000)
     return [{"sequence": s, "sha256": h, "previous_sha256": p, "created_at": timestamp(at)} for s, h, p, at in rows]
@@ -98,7 +110,8 @@ def retention_events(scoped: QuerySet) -> list[dict]:
               .select_related("bundle", "manifest", "policy").order_by("at", "pk"))
     return [{"id": e.pk, "bundle": e.bundle.correlation_id, "manifest": e.manifest.sequence if e.manifest else None,
              "what": e.what, "outcome": e.outcome, "files": e.files, "bytes_freed": e.bytes_freed,
-             "at": timestamp(e.at), "policy": _policy(e.policy)} for e in events]
+             "at": timestamp(e.at), "policy": _policy(e.policy), "body": e.body, "signature": e.signature,
+             "key_id": e.key_id} for e in events]
 
 
 def _policy(policy) -> dict:

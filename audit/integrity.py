@@ -1,17 +1,21 @@
-"""Verification beyond manifests and assets: the stored inputs, the activity record, and the chain's head.
+"""Verification beyond manifests and assets: the stored inputs, the activity record, the chain's head,
+page previews and the published signing keys.
 
-An insider with database and store access could otherwise change an input's bytes, rewrite or delete
-an activity event, delete the newest checkpoint file, or delete the newest manifest with its rows:
-each of these is a finding of its own kind.
+An insider with database and store access could otherwise change an input's bytes, leave a file in the
+input store, rewrite or delete an activity event, delete the newest checkpoint file, delete the newest
+manifest with its rows, change a preview, or publish a signing key of their own: each of these is a
+finding of its own kind.
 """
 
+import base64
 import hashlib
 import re
 
 from extraction import stores
 from extraction.models import Bundle
 
-from .models import ActivityEvent, Checkpoint, Finding, Manifest, ManifestChain, RetentionEvent
+from . import signing
+from .models import ActivityEvent, Checkpoint, Finding, Manifest, ManifestChain, PagePreview, SigningKey
 from .previews import WIDTHS
 
 Kind = Finding.Kind
@@ -19,19 +23,63 @@ Kind = Finding.Kind
 PREVIEW_NAME = re.compile(r"^(?P<prefix>.+)/previews/p(?P<page>\d{5})-w(?P<width>\d+)\.(?:png|jpg)$")
 
 
-def check_inputs(bundles) -> list[Finding]:
-    """Re-hash every stored input against its correlation id; a deleted one needs its retention event."""
-    deleted_by_policy = set(RetentionEvent.objects.filter(
-        what=RetentionEvent.What.INPUT, outcome=RetentionEvent.Outcome.DELETED).values_list("bundle_id", flat=True))
+def check_inputs(bundles, excused: set[str]) -> list[Finding]:
+    """Re-hash every stored input against its correlation id; a deleted one needs the signed retention
+    event that names it (`excused`: the input names such events name)."""
     found = []
     for bundle in bundles.only("pk", "correlation_id", "input_name", "input_deleted_at").iterator(chunk_size=500):
+        if bundle.input_name in excused:
+            continue
         if bundle.input_deleted_at:
-            if bundle.pk not in deleted_by_policy:
-                found.append(_input_finding(Kind.MISSING_INPUT, bundle, "The input is marked deleted, but no "
-                                            "retention event records its deletion."))
+            found.append(_input_finding(Kind.MISSING_INPUT, bundle, "The input is marked deleted, but no signed "
+                                                                    "retention event records its deletion."))
             continue
         found += check_input(bundle)
     return found
+
+
+def check_input_store() -> list[Finding]:
+    """Files in the input store that no bundle names."""
+    names = list(stores.walk(stores.inputs()))
+    # Read after the listing: an intake stores its input just before committing its bundle.
+    expected = set(Bundle.objects.values_list("input_name", flat=True))
+    return [Finding(kind=Kind.UNEXPECTED_INPUT, name=name, detail="A file in the input store that no bundle names.")
+            for name in names if name not in expected]
+
+
+def check_previews(excused: set[str]) -> list[Finding]:
+    """Re-hash every recorded page preview that retention has not deleted."""
+    found = []
+    for preview in PagePreview.objects.only("pk", "manifest_id", "storage_name", "sha256").iterator(chunk_size=2000):
+        if preview.storage_name in excused:
+            continue
+        try:
+            with stores.outputs().open(preview.storage_name, "rb") as fh:
+                digest = hashlib.file_digest(fh, "sha256").hexdigest()
+        except FileNotFoundError:
+            found.append(Finding(kind=Kind.MISSING_OUTPUT, manifest_id=preview.manifest_id, name=preview.storage_name,
+                                 detail="The page preview's file is missing from the output store."))
+            continue
+        if digest != preview.sha256:
+            found.append(Finding(kind=Kind.HASH_MISMATCH, manifest_id=preview.manifest_id, name=preview.storage_name,
+                                 detail=f"The page preview hashes to {digest}, its row says {preview.sha256}."))
+    return found
+
+
+def check_signing_keys(trusted: signing.Trust) -> list[Finding]:
+    """A published key the configuration does not hold is someone's claim, not the portal's key."""
+    return [Finding(kind=Kind.UNTRUSTED_SIGNING_KEY, name=key_id,
+                    detail=f"Signing key {key_id} is published in the database, but the configuration holds no such "
+                           "key (PAGETRAIL_SIGNING_KEY, PAGETRAIL_SIGNING_RETIRED_KEYS): nothing it signed is trusted.")
+            for key_id, encoded in SigningKey.objects.values_list("key_id", "public_key")
+            if key_id not in trusted.public or _decoded(encoded) != trusted.public[key_id]]
+
+
+def _decoded(encoded: str) -> bytes | None:
+    try:
+        return base64.b64decode(encoded, validate=True)
+    except ValueError:
+        return None
 
 
 def check_input(bundle: Bundle) -> list[Finding]:

@@ -14,6 +14,7 @@ from django.db.models import OuterRef, Subquery
 from extraction import stores
 from extraction.models import Bundle, Job
 
+from . import retention_events
 from .alerts import raise_alert
 from .models import (ActivityEvent, Asset, Manifest, PagePreview, RetentionAssignment, RetentionEvent,
                      RetentionPolicy)
@@ -185,19 +186,29 @@ def _decide(bundle, manifest, policy, what, now, dry_run, blocked) -> dict | Non
     if dry_run:
         return entry
     if blocked:
-        _, new = RetentionEvent.objects.get_or_create(bundle=bundle, manifest=manifest, what=what, policy=policy,
-                                                      outcome=RetentionEvent.Outcome.BLOCKED, defaults={"at": now})
-        if new:
-            raise_alert("retention_blocked", f"legal-hold-{policy.name}", link="/admin/audit/retentionevent/",
-                        message=f"Retention of {what} of bundle {bundle.correlation_id[:16]} is blocked by the legal "
-                                f"hold on {policy.name}.")
-        return entry if new else None  # a block is recorded once per policy version, not every night
+        return entry if _record_block(bundle, manifest, policy, what, files, now) else None
     _delete(bundle, what, files, now)
+    deleted = RetentionEvent.Outcome.DELETED
     event = RetentionEvent.objects.create(bundle=bundle, manifest=manifest, policy=policy, what=what, at=now,
-                                          outcome=RetentionEvent.Outcome.DELETED, files=entry["files"],
-                                          bytes_freed=entry["bytes_freed"])
+                                          outcome=deleted, files=entry["files"], bytes_freed=entry["bytes_freed"],
+                                          **retention_events.signed_fields(bundle, manifest, policy, what, deleted,
+                                                                           files, now))
     ActivityEvent.record("retention", "retention_deleted", event, after=entry)
     return entry
+
+
+def _record_block(bundle, manifest, policy, what, files, now) -> bool:
+    """A block is recorded (and alerted) once per policy version, not every night."""
+    blocked = RetentionEvent.Outcome.BLOCKED
+    if RetentionEvent.objects.filter(bundle=bundle, manifest=manifest, what=what, policy=policy,
+                                     outcome=blocked).exists():
+        return False
+    RetentionEvent.objects.create(bundle=bundle, manifest=manifest, what=what, policy=policy, outcome=blocked, at=now,
+                                  **retention_events.signed_fields(bundle, manifest, policy, what, blocked, files, now))
+    raise_alert("retention_blocked", f"legal-hold-{policy.name}", link="/admin/audit/retentionevent/",
+                message=f"Retention of {what} of bundle {bundle.correlation_id[:16]} is blocked by the legal "
+                        f"hold on {policy.name}.")
+    return True
 
 
 def _files(bundle, manifest, what) -> list[tuple[str, int]]:
@@ -227,6 +238,3 @@ def overdue_inputs(now=None):
                 assignment.policy):
             yield assignment.bundle
 
-
-def deleted_output_manifests() -> models.QuerySet:
-    return RetentionEvent.objects.filter(what="outputs", outcome="deleted").values("manifest_id")

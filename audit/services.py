@@ -124,7 +124,7 @@ def _write(job, document, ordered, names, chain, attempt_number, at, written: li
         job=job, sequence=document["sequence"], schema_version=manifests.SCHEMA_VERSION,
         correlation_id=job.bundle.correlation_id, extractor=job.extractor, extractor_version=job.extractor_version,
         input_sha256=job.bundle.correlation_id, page_count=job.bundle.page_count, body=body.decode("ascii"),
-        sha256=sha256, previous_sha256=chain.head_sha256, signature=signing.sign(body),
+        sha256=sha256, previous_sha256=chain.head_sha256, signature=signing.sign(body, at),
         key_id=document["key_id"], storage_name=storage_name, created_at=at)
     assets = Asset.objects.bulk_create([
         Asset(manifest=manifest, name=names[a.key], sha256=a.sha256, size=a.size, page=a.first_placement[0],

@@ -1,15 +1,20 @@
-"""Signatures of manifests, case maps and checkpoints.
+"""Signatures of manifests, case maps, checkpoints, retention events and evidence indexes.
 
 New signatures are Ed25519: anyone holding the published public key can check them, and only the
 portal's private key can make them. A key id names its public key (`ed25519-` and the first 16 hex
-digits of the key's sha256), so a key id cannot be pointed at another key. Signatures made with
-HMAC-SHA256 before the move keep verifying with their secret key (`PAGETRAIL_MANIFEST_KEY`, and
+digits of the key's sha256), so a key id cannot be pointed at another key. Verification trusts only
+keys the configuration names: the signing key's public half (`PAGETRAIL_SIGNING_KEY`) and retired
+public keys (`PAGETRAIL_SIGNING_RETIRED_KEYS`); a SigningKey row is a publication with a validity
+period, never a reason to trust a key, so an insider who inserts one gains nothing. Signatures made
+with HMAC-SHA256 before the move keep verifying with their secret key (`PAGETRAIL_MANIFEST_KEY`, and
 `PAGETRAIL_MANIFEST_OLD_KEYS` for retired ones).
 """
 
 import base64
 import hashlib
 import hmac
+from dataclasses import dataclass, field
+from datetime import datetime
 from functools import lru_cache
 
 from cryptography.exceptions import InvalidSignature
@@ -49,30 +54,94 @@ def current_key_id() -> str:
     return key_id_of(public_bytes(private_key().public_key()))
 
 
-def sign(body: bytes) -> str:
-    """The Ed25519 signature of `body`, hex; record current_key_id() beside it."""
-    from .models import SigningKey  # the public key is published before anything signed with it exists
+def sign(body: bytes, at: datetime | None = None) -> str:
+    """The Ed25519 signature of `body`, hex; record current_key_id() beside it.
 
-    SigningKey.publish(current_key_id(), current_public_key())
+    `at`: the time the signed statement gives itself; the published validity period is widened to it.
+    """
+    cover(at)  # the public key is published before anything signed with it exists
     return private_key().sign(body).hex()
 
 
-def signature_ok(body: bytes, signature: str, key_id: str, published: dict[str, bytes] | None = None) -> bool:
-    """`published`: the keys of published_keys(), when many signatures are checked (one query, not one each)."""
-    if key_id.startswith(ED25519):
-        public = (published if published is not None else published_keys()).get(key_id)
-        return public is not None and ed25519_ok(public, body, signature)
-    secret = hmac_key(key_id)
-    return secret is not None and hmac.compare_digest(hmac_sign(body, secret), signature)
-
-
-def published_keys() -> dict[str, bytes]:
-    """Every published public key by its id, each only if it is the key the id names."""
+def cover(at: datetime | None = None) -> None:
+    """Widen the signing key's published period to `at` before publishing it with a statement of that time."""
     from .models import SigningKey
 
-    keys = {key_id: base64.b64decode(public) for key_id, public in SigningKey.objects.values_list(
-        "key_id", "public_key")}
-    return {key_id: public for key_id, public in keys.items() if key_id_of(public) == key_id}
+    SigningKey.publish(current_key_id(), current_public_key(), at)
+
+
+@lru_cache(maxsize=64)
+def _retired_public(encoded: str) -> bytes:
+    public = base64.b64decode(encoded, validate=True)
+    if len(public) != 32:
+        raise ValueError("PAGETRAIL_SIGNING_RETIRED_KEYS holds base64 Ed25519 public keys of 32 bytes.")
+    return public
+
+
+def configured_keys() -> dict[str, bytes]:
+    """The Ed25519 public keys the configuration vouches for, by key id: the only ones verification trusts."""
+    keys = [public_bytes(private_key().public_key())]
+    keys += [_retired_public(k) for k in settings.PAGETRAIL_SIGNING_RETIRED_KEYS]
+    return {key_id_of(public): public for public in keys}
+
+
+@dataclass(frozen=True)
+class Trust:
+    """The trusted public keys, with the validity periods published for them."""
+
+    public: dict[str, bytes]
+    periods: dict[str, tuple[datetime, datetime | None]] = field(default_factory=dict)
+
+    def outside_period(self, key_id: str, at: datetime | None) -> str | None:
+        start, end = self.periods.get(key_id, (None, None))
+        if at is None or start is None or (start <= at and (end is None or at <= end)):
+            return None
+        until = f"until {end:%Y-%m-%d %H:%M:%S}" if end else "on"
+        return f"signed at {at:%Y-%m-%d %H:%M:%S}, outside key {key_id}'s validity ({start:%Y-%m-%d %H:%M:%S} {until})"
+
+
+def trust() -> Trust:
+    """The configured keys and their published periods (one query): pass it when checking many signatures."""
+    from .models import SigningKey
+
+    public = configured_keys()
+    rows = SigningKey.objects.filter(key_id__in=public).values_list("key_id", "public_key", "valid_from", "valid_until")
+    return Trust(public, {key_id: (start, end) for key_id, encoded, start, end in rows
+                          if base64.b64decode(encoded) == public[key_id]})
+
+
+def published_rows():
+    """The SigningKey rows of trusted keys: what /signing-keys.json and packages publish."""
+    from .models import SigningKey
+
+    public = configured_keys()
+    return [row for row in SigningKey.objects.filter(key_id__in=public).order_by("valid_from")
+            if base64.b64decode(row.public_key) == public[row.key_id]]
+
+
+def published_document() -> dict:
+    return {"keys": [row.as_json() for row in published_rows()]}
+
+
+def signature_problem(body: bytes, signature: str, key_id: str, trusted: Trust | None = None,
+                      at: datetime | None = None) -> str | None:
+    """None when the signature verifies with a trusted key inside its validity period, else why not."""
+    if key_id.startswith(ED25519):
+        trusted = trusted or trust()
+        public = trusted.public.get(key_id)
+        if public is None:
+            return f"Key {key_id!r} is not one the configuration trusts."
+        if not ed25519_ok(public, body, signature):
+            return f"The signature does not verify with key {key_id!r}."
+        return trusted.outside_period(key_id, at)
+    secret = hmac_key(key_id)
+    if secret is None or not hmac.compare_digest(hmac_sign(body, secret), signature):
+        return f"The signature does not verify with key {key_id!r}."
+    return None
+
+
+def signature_ok(body: bytes, signature: str, key_id: str, trusted: Trust | None = None, at=None) -> bool:
+    return signature_problem(body, signature, key_id, trusted, at) is None
 
 
 def ed25519_ok(public: bytes, body: bytes, signature: str) -> bool:

@@ -1,17 +1,23 @@
 #!/usr/bin/env python3
 """Offline verifier for a Pagetrail evidence package (shipped inside it as verify_evidence.py).
 
-    python3 verify_evidence.py PACKAGE.zip [--public-keys signing-keys.json] [--key-id ID --key KEY ...]
+    python3 verify_evidence.py PACKAGE.zip --public-keys signing-keys.json [--key-id ID --key KEY ...]
+    python3 verify_evidence.py PACKAGE.zip --trust-package-keys
 
 No network, no Pagetrail. Re-hashes every manifest and asset in the package, checks the chain and the
-checkpoints against it, and every signature: Ed25519 ones with the public keys (the package's keys.json,
-or the portal's published list given with --public-keys, which then must agree), HMAC-SHA256 ones (made
-before Ed25519) only when given their secret key. Ed25519 needs the `cryptography` package (pip install
-cryptography): a well-reviewed implementation rather than one of our own. Exits 0 on PASS.
+checkpoints against it, the signed retention events behind anything deleted, and every signature, each
+inside its key's validity period: Ed25519 ones with public keys, HMAC-SHA256 ones (made before Ed25519)
+only when given their secret key. The public keys are the portal's published list given with
+--public-keys (the package's keys.json must agree with it); without it, trust would rest on the keys the
+package carries, which whoever re-signs a package can replace, so the verifier says so and exits 3 unless
+--trust-package-keys accepts that. Ed25519 needs the `cryptography` package (pip install cryptography): a
+well-reviewed implementation rather than one of our own. Exits 0 on PASS, 1 on FAIL, 3 when only the
+package's own keys vouch for it.
 """
 
 import argparse
 import base64
+import datetime
 import hashlib
 import hmac
 import json
@@ -37,6 +43,9 @@ LEFT_OUT = {"not_included": "asset(s) not included (package exported without ass
 class Report:
     def __init__(self):
         self.problems = []
+        self.pinned = False
+        self.periods = {}  # key id -> (valid from, valid until or None), from the trusted key list
+        self.retention = []  # the signed bodies of retention events that verified
         self.counts = dict.fromkeys(("manifests", "links", "checkpoints", "assets", "not_included",
                                      "outside_case", "signatures", "retained_away"), 0)
         self.unsigned = {}  # key id -> signatures left unchecked for want of its key
@@ -58,10 +67,19 @@ def ed25519_ok(public, body, signature):
     return True
 
 
-def check_signature(report, where, body, signature, key_id, keys):
+def parse_time(text):
+    try:
+        return datetime.datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def check_signature(report, where, body, signature, key_id, keys, at=None):
+    """`at`: the time the signed statement gives itself, which must fall inside its key's validity."""
     key_id = key_id or ""
     if key_id.startswith(ED25519):
-        check_ed25519(report, where, body, signature, key_id, keys)
+        if check_ed25519(report, where, body, signature, key_id, keys):
+            check_period(report, where, key_id, at)
     elif key_id not in keys:
         report.unsigned[key_id] = report.unsigned.get(key_id, 0) + 1
     elif signature_ok(body, signature, keys[key_id]):
@@ -79,16 +97,29 @@ def check_ed25519(report, where, body, signature, key_id, keys):
     elif ed25519_ok(public, body, signature):
         report.counts["signatures"] += 1
         report.signers.add(key_id)
+        return True
     else:
         report.fail(where, f"the Ed25519 signature does not verify with public key {key_id}")
+    return False
+
+
+def check_period(report, where, key_id, at):
+    start, end = report.periods.get(key_id, (None, None))
+    signed = parse_time(at) if at else None
+    if signed is None or signed.tzinfo is None:
+        report.fail(where, f"gives no time it was signed at ({at!r}), so key {key_id}'s validity cannot be checked")
+    elif start is None or signed < start or (end is not None and signed > end):
+        report.fail(where, f"signed at {at}, outside the validity period of key {key_id} "
+                           f"({start.isoformat() if start else '?'} until {end.isoformat() if end else 'now'})")
 
 
 def key_id_of(public):
     return ED25519 + hashlib.sha256(public).hexdigest()[:16]
 
 
-def public_keys(document, where, report):
-    """{key id: raw public key} from a published key list; a key under another key's id is refused."""
+def public_keys(document, where, report, periods=None):
+    """{key id: raw public key} from a published key list; a key under another key's id is refused.
+    `periods` receives each key's validity period."""
     found = {}
     for entry in (document or {}).get("keys", []):
         try:
@@ -99,16 +130,25 @@ def public_keys(document, where, report):
             report.fail(where, f"key {entry.get('key_id')!r} is not the public key its id names")
             continue
         found[entry["key_id"]] = public
+        if periods is not None:
+            periods[entry["key_id"]] = (parse_time(entry.get("valid_from") or ""),
+                                        parse_time(entry["valid_until"]) if entry.get("valid_until") else None)
     return found
 
 
-def load_public_keys(zf, pinned, report):
-    """The package's keys.json; with --public-keys, the published list, and the package must agree with it."""
-    data = read_member(zf, "keys.json", report) if "keys.json" in zf.namelist() else b'{"keys": []}'
-    carried = public_keys(parse_json(report, "keys.json", data or b"{}"), "keys.json", report)
+def load_public_keys(zf, index, pinned, report):
+    """The package's keys.json, which the signed index covers; with --public-keys, the published list, and
+    the package must agree with it."""
+    data = read_member(zf, "keys.json", report) or b"{}"
+    listed = (index.get("keys") or {}).get("sha256")
+    if hashlib.sha256(data).hexdigest() != listed:
+        report.fail("keys.json", "is not the key list the index records (its sha256 differs from index.json's)")
+    carried = public_keys(parse_json(report, "keys.json", data), "keys.json", report,
+                          None if pinned is not None else report.periods)
     if pinned is None:
         return carried
-    trusted = public_keys(pinned, "--public-keys", report)
+    report.pinned = True
+    trusted = public_keys(pinned, "--public-keys", report, report.periods)
     for key_id, public in carried.items():
         if trusted.get(key_id) != public:
             report.fail("keys.json", f"key {key_id} is not in the published key list given with --public-keys")
@@ -129,11 +169,12 @@ def check_manifests(zf, index, keys, report):
         report.counts["manifests"] += 1
         check_manifest_bytes(report, where, entry, data)
         body = parse_json(report, where, data)
-        if body is not None:
+        if isinstance(body, dict):
             check_manifest_fields(report, where, entry, body)
             bodies[seq] = body
-        check_signature(report, where, data, entry.get("signature"), entry.get("key_id"), keys)
-        check_stored_copy(report, where, entry, index, seq)
+        at = body.get("created_at") if isinstance(body, dict) else None
+        check_signature(report, where, data, entry.get("signature"), entry.get("key_id"), keys, at)
+        check_stored_copy(report, where, entry, seq, entry.get("stored_name"))
     return bodies
 
 
@@ -159,22 +200,48 @@ STORED_COPY_PROBLEMS = {
 }
 
 
-def check_stored_copy(report, where, entry, index, sequence=None):
+def check_stored_copy(report, where, entry, sequence=None, name=None):
     stored = entry.get("stored_copy")
     if stored == "deleted_by_retention":
-        check_retention(report, where, index, sequence, "manifest_file")
+        check_retention(report, where, sequence, "manifest_file", name)
     elif stored != "matches":
         report.fail(where, STORED_COPY_PROBLEMS.get(stored, f"its stored copy was not compared ({stored})"))
 
 
-def check_retention(report, where, index, sequence, what):
-    """Something left out as deleted under retention must have the retention event that says so."""
-    if any(e.get("manifest") == sequence and e.get("what") == what and e.get("outcome") == "deleted"
-           for e in index.get("retention_events", [])):
+def check_retention(report, where, sequence, what, name):
+    """Something left out as deleted under retention must have a signed retention event naming it."""
+    if any(body.get("manifest_sequence") == sequence and body.get("what") == what and body.get("outcome") == "deleted"
+           and name in (body.get("files") or []) for body in report.retention):
         report.counts["retained_away"] += 1
     else:
-        report.fail(where, f"left out as deleted under retention, but no retention event in index.json "
-                           f"records deleting the {what.replace('_', ' ')} of manifest {sequence}")
+        report.fail(where, f"left out as deleted under retention, but no signed retention event in the package "
+                           f"names {name} among the {what.replace('_', ' ')} of manifest {sequence} it deleted")
+
+
+RETENTION_FIELDS = {"bundle": "bundle", "manifest": "manifest_sequence", "what": "what", "outcome": "outcome",
+                    "files": "file_count", "bytes_freed": "bytes_freed", "at": "at"}
+
+
+def check_retention_events(index, keys, report):
+    """Each retention event in the index: its signed body verifies and says what the index says."""
+    for event in index.get("retention_events", []):
+        where = f"index.json: retention event {event.get('id')}"
+        text = event.get("body") or ""
+        body = parse_json(report, where, text.encode("utf-8")) if text else None
+        if not isinstance(body, dict):
+            report.fail(where, "is not signed: it proves nothing about what was deleted")
+            continue
+        if not str(event.get("key_id", "")).startswith(ED25519):  # an HMAC one could go unchecked for want of a key
+            report.fail(where, "a retention event must be signed with an Ed25519 key")
+            continue
+        before = len(report.problems)
+        check_signature(report, where, text.encode("utf-8"), event.get("signature"), event.get("key_id"), keys,
+                        body.get("signed_at"))
+        differing = [k for k, field in RETENTION_FIELDS.items() if event.get(k) != body.get(field)]
+        if differing:
+            report.fail(where, f"says other {', '.join(differing)} than its signed body")
+        if len(report.problems) == before:
+            report.retention.append(body)
 
 
 def check_chain(index, report):
@@ -204,13 +271,19 @@ def check_chain(index, report):
 
 
 def check_checkpoints(index, links, keys, report):
-    """A checkpoint inside the segment must name the same head; its signed body is what counts."""
+    """A checkpoint inside the segment must name the same head; its signed body is what counts.
+    Returns the bodies of those whose signature verified."""
+    verified = []
     for cp in index.get("checkpoints", []):
         where = f"index.json: checkpoint at chain length {cp.get('chain_length')}"
         body_text = cp.get("body", "")
-        check_signature(report, where, body_text.encode("utf-8"), cp.get("signature"), cp.get("key_id"), keys)
-        check_stored_copy(report, where, cp, index)
         body = parse_json(report, where, body_text.encode("utf-8")) or {}
+        before = len(report.problems)
+        check_signature(report, where, body_text.encode("utf-8"), cp.get("signature"), cp.get("key_id"), keys,
+                        body.get("created_at"))
+        if len(report.problems) == before and (str(cp.get("key_id", "")).startswith(ED25519) or cp.get("key_id") in keys):
+            verified.append(body)  # only a checked signature anchors anything: an HMAC one without its key does not
+        check_stored_copy(report, where, cp)
         length, head = body.get("chain_length", cp.get("chain_length")), body.get("head_sha256", cp.get("head_sha256"))
         if (length, head) != (cp.get("chain_length"), cp.get("head_sha256")):
             report.fail(where, f"its signed body says chain length {length}, head {head}")
@@ -219,6 +292,7 @@ def check_checkpoints(index, links, keys, report):
             if links[length].get("sha256") != head:
                 report.fail(where, f"names head {head} but manifest {length} in the chain is "
                                    f"{links[length].get('sha256')}")
+    return verified
 
 
 def check_assets(zf, index, bodies, report):
@@ -244,7 +318,7 @@ def check_asset_file(zf, index, entry, seq, wanted, report):
     if not where:
         reason = entry.get("omitted") or "not_exported"
         if reason == "deleted_by_retention":
-            check_retention(report, f"assets/{entry.get('name')}", index, seq, "outputs")
+            check_retention(report, f"assets/{entry.get('name')}", seq, "outputs", entry.get("name"))
         elif reason == "not_exported" and not index.get("includes_assets"):
             report.counts["not_included"] += 1
         elif reason == "outside_case" and "case_map" in index:
@@ -313,19 +387,20 @@ def verify(zf, keys, report, pinned=None):
     index = parse_json(report, "index.json", data) if data is not None else None
     if not isinstance(index, dict):
         return None
-    keys = {**keys, **load_public_keys(zf, pinned, report)}
-    check_index_signature(zf, data, keys, report)
+    keys = {**keys, **load_public_keys(zf, index, pinned, report)}
+    check_index_signature(zf, data, index, keys, report)
+    check_retention_events(index, keys, report)
     bodies = check_manifests(zf, index, keys, report)
     links = check_chain(index, report)
-    check_checkpoints(index, links, keys, report)
+    checkpoints = check_checkpoints(index, links, keys, report)
     check_assets(zf, index, bodies, report)
     check_case_map(zf, index, keys, report)
     check_members(zf, index, report)
-    check_date_range_complete(index, report)
+    check_date_range_complete(index, checkpoints, report)
     return index
 
 
-def check_index_signature(zf, data, keys, report):
+def check_index_signature(zf, data, index, keys, report):
     """index.json says what is in scope and why anything is absent; only the exporter's signature makes that count."""
     if "index.sig.json" not in zf.namelist():
         report.fail("index.json", "is not signed (index.sig.json is missing): what it says is left out cannot be trusted")
@@ -335,23 +410,53 @@ def check_index_signature(zf, data, keys, report):
         report.fail("index.sig.json", "the index must be signed with an Ed25519 key")
         return
     before = len(report.problems)
-    check_signature(report, "index.sig.json", data, signed.get("signature"), signed.get("key_id"), keys)
+    check_signature(report, "index.sig.json", data, signed.get("signature"), signed.get("key_id"), keys,
+                    index.get("generated_at"))
     if len(report.problems) > before:
         report.problems[-1] = "index.json: changed after export: " + report.problems[-1].split(": ", 1)[1]
 
 
-def check_date_range_complete(index, report):
-    """A date-range package holds every manifest of the chain segment created within its range."""
+def check_date_range_complete(index, checkpoints, report):
+    """A date-range package holds every manifest of the chain segment created within its range, and the
+    segment reaches what proves nothing later is in the range: a signed checkpoint made at or after the
+    range's end, or the chain head the signed index records."""
     scope = index.get("scope", {})
     if scope.get("kind") != "date_range":
         return
     listed = {m.get("sequence") for m in index.get("manifests", [])}
     start, before = scope.get("from") or "", scope.get("before") or "9999"
-    for link in index.get("chain_segment", []):
+    segment = index.get("chain_segment", [])
+    for link in segment:
         created = link.get("created_at") or ""
         if start <= created < before and link.get("sequence") not in listed:
             report.fail("index.json", f"manifest {link.get('sequence')} was created within the range "
                                       f"({created}) but is not in the package")
+    end = segment[-1] if segment else {}
+    check_range_anchor(index, checkpoints, end, scope.get("before"), report)
+
+
+def check_range_anchor(index, checkpoints, end, before, report):
+    head, range_end = index.get("chain_head") or {}, parse_time(before) if before else None
+    at_head = (head.get("length"), head.get("sha256")) == (end.get("sequence"), end.get("sha256"))
+    at_checkpoint = range_end is not None and any(
+        (cp.get("chain_length"), cp.get("head_sha256")) == (end.get("sequence"), end.get("sha256"))
+        and made_at_or_after(cp, range_end) for cp in checkpoints)
+    if not (at_head or at_checkpoint):
+        report.fail("index.json", f"the chain segment ends at manifest {end.get('sequence')}, which neither a signed "
+                                  "checkpoint made after the range's end nor the chain head vouches for: "
+                                  "manifests of the range after it may be missing")
+    for cp in checkpoints:
+        made = parse_time(cp.get("created_at") or "")
+        if (cp.get("chain_length") or 0) > (end.get("sequence") or 0) and made and (
+                range_end is None or made < range_end):
+            report.fail("index.json", f"a signed checkpoint made at {cp.get('created_at')}, within the range, covers "
+                                      f"{cp.get('chain_length')} manifests, past the segment's end at "
+                                      f"{end.get('sequence')}: manifests of the range are missing")
+
+
+def made_at_or_after(checkpoint, moment):
+    made = parse_time(checkpoint.get("created_at") or "")
+    return made is not None and made.tzinfo is not None and made >= moment
 
 
 def check_case_map(zf, index, keys, report):
@@ -365,7 +470,7 @@ def check_case_map(zf, index, keys, report):
         return
     if hashlib.sha256(data).hexdigest() != entry.get("sha256"):
         report.fail(where, "the case map's bytes do not match the sha256 in index.json")
-    check_signature(report, where, data, entry.get("signature"), entry.get("key_id"), keys)
+    check_signature(report, where, data, entry.get("signature"), entry.get("key_id"), keys, entry.get("created_at"))
     body = parse_json(report, where, data) or {}
     if body.get("manifest_sha256") not in {m.get("sha256") for m in index.get("manifests", [])}:
         report.fail(where, "refers to a manifest that is not in the package")
@@ -398,8 +503,12 @@ def summary_lines(index, keys, report):
     lines += [f"note: {n} HMAC signature(s) not checked: no key given for key id {k!r} "
               "(use --key-id ID --key KEY or --key-file)" for k, n in sorted(report.unsigned.items())]
     if report.signers:
-        lines.append(f"signed by: {', '.join(sorted(report.signers))} (compare with the portal's published "
-                     "/signing-keys.json, or pass it with --public-keys)")
+        lines.append(f"signed by: {', '.join(sorted(report.signers))}")
+    if not report.pinned:
+        lines.append("WARNING: no --public-keys given: every signature was checked with the keys.json the package "
+                     "carries, so trust rests on the package itself (a package re-signed with another key and "
+                     "carrying that key would pass). Pass the portal's /signing-keys.json, obtained separately, "
+                     "with --public-keys.")
     lines += [f"note: {report.counts[kind]} {text}: their hashes are listed but not re-checked"
               for kind, text in LEFT_OUT.items() if report.counts[kind]]
     c = report.counts
@@ -431,6 +540,8 @@ def main(argv=None):
     parser.add_argument("--key", action="append", default=[], help="the HMAC key for the preceding --key-id")
     parser.add_argument("--key-file", help="a file of id=key lines")
     parser.add_argument("--public-keys", help="the portal's published key list (signing-keys.json) to trust")
+    parser.add_argument("--trust-package-keys", action="store_true",
+                        help="accept the package's own keys.json when no --public-keys is given (exit 0, not 3)")
     args = parser.parse_args(argv)
     keys, report = load_keys(args, parser), Report()
     pinned = None
@@ -452,6 +563,10 @@ def main(argv=None):
         print(f"FAIL ({len(report.problems)} problem(s))")
         print("\n".join(f"  {problem}" for problem in report.problems))
         return 1
+    if not report.pinned and not args.trust_package_keys:
+        print("UNPINNED: every check passed, but only against the keys the package carries; verify with "
+              "--public-keys signing-keys.json, or accept them with --trust-package-keys")
+        return 3
     print("PASS")
     return 0
 

@@ -12,17 +12,17 @@ from PIL import Image
 
 from extraction import stores
 
-from . import cases, previews, review
-from .models import Asset, Manifest, PagePreview, ReviewFlag, SigningKey
+from . import cases, previews, review, signing
+from .models import Asset, Manifest, PagePreview, ReviewFlag
 
 THUMBNAIL = 240
 REVIEW_PAGE_PERMISSIONS = ("audit.view_manifest", "audit.view_asset")
 
 
 def signing_keys(request):
-    """The public keys, current and retired, with their validity: public, so an auditor needs no account."""
-    keys = [key.as_json() for key in SigningKey.objects.all()]
-    return JsonResponse({"keys": keys}, json_dumps_params={"indent": 1})
+    """The public keys, current and retired, with their validity: public, so an auditor needs no account.
+    Only keys the configuration holds: a row an insider inserts is not published."""
+    return JsonResponse(signing.published_document(), json_dumps_params={"indent": 1})
 
 
 @staff_member_required

@@ -280,6 +280,9 @@ PAGETRAIL_DOWNLOAD_TRIES = env.int("PAGETRAIL_DOWNLOAD_TRIES", default=3)
 # keys are published. The HMAC keys only verify what was signed before Ed25519 (key id in each manifest). ---
 PAGETRAIL_SIGNING_KEY = shared_secret(
     "PAGETRAIL_SIGNING_KEY", "signing_key", lambda: base64.b64encode(secrets.token_bytes(32)).decode())  # 32-byte seed
+# Retired Ed25519 public keys (base64, as /signing-keys.json shows them), comma-separated: verification
+# trusts these and the signing key's own, never a key found only in the database.
+PAGETRAIL_SIGNING_RETIRED_KEYS = env.list("PAGETRAIL_SIGNING_RETIRED_KEYS", default=[])
 PAGETRAIL_MANIFEST_KEY_ID = env.str("PAGETRAIL_MANIFEST_KEY_ID", default="local-1")
 # Only verifies: a shared deployment without HMAC-signed manifests from before Ed25519 needs none.
 PAGETRAIL_MANIFEST_KEY = shared_secret("PAGETRAIL_MANIFEST_KEY", "manifest_key", needed=not SHARED_DEPLOYMENT)

@@ -185,6 +185,9 @@ class Finding(WriteOnceModel):
         ACTIVITY_CHAIN_BREAK = "activity_chain_break"
         CHAIN_TRUNCATED = "chain_truncated"
         CHECKPOINT_MISSING = "checkpoint_missing"
+        RETENTION_EVENT_INVALID = "retention_event_invalid"
+        UNTRUSTED_SIGNING_KEY = "untrusted_signing_key"
+        UNEXPECTED_INPUT = "unexpected_input"
 
     run = models.ForeignKey(VerificationRun, on_delete=models.PROTECT, related_name="findings")
     kind = models.CharField(max_length=30, choices=Kind.choices, db_index=True)

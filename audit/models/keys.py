@@ -21,14 +21,23 @@ class SigningKey(models.Model):
 
     @classmethod
     def publish(cls, key_id: str, public_key: str, at=None) -> None:
-        """Record the key in use (once); the key it replaces is retired from the same moment."""
-        if cls.objects.filter(key_id=key_id, valid_until__isnull=True).exists():
-            return
+        """Record the key in use (once); the key it replaces is retired from the same moment.
+
+        `at`, the time a statement signed with the key gives itself, is kept inside the key's period: a
+        worker that took its time before another published the key, or a host still on the old key
+        during a rolling restart, signs statements that the published period must cover.
+        """
         at = at or timezone.now()
+        if cls.objects.filter(key_id=key_id, valid_until__isnull=True, valid_from__lte=at).exists():
+            return
         with transaction.atomic():
-            _, created = cls.objects.get_or_create(key_id=key_id, defaults={"public_key": public_key, "valid_from": at})
+            key, created = cls.objects.get_or_create(key_id=key_id, defaults={"public_key": public_key,
+                                                                              "valid_from": at})
             if created:
                 cls.objects.exclude(key_id=key_id).filter(valid_until__isnull=True).update(valid_until=at)
+                return
+            cls.objects.filter(pk=key.pk, valid_from__gt=at).update(valid_from=at)
+            cls.objects.filter(pk=key.pk, valid_until__lt=at).update(valid_until=at)
 
     def as_json(self) -> dict:
         stamp = lambda at: at.isoformat().replace("+00:00", "Z") if at else None  # noqa: E731

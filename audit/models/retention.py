@@ -72,7 +72,11 @@ class RetentionAssignment(models.Model):
 
 
 class RetentionEvent(WriteOnceModel):
-    """A deletion done, or blocked by legal hold, under a policy version."""
+    """A deletion done, or blocked by legal hold, under a policy version.
+
+    `body` is the signed statement (canonical JSON, audit/retention_events.py): it names every file
+    the decision covers, so a made-up or edited row cannot excuse a missing file.
+    """
 
     class What(models.TextChoices):
         INPUT = "input"
@@ -92,6 +96,9 @@ class RetentionEvent(WriteOnceModel):
     files = models.PositiveIntegerField(default=0)
     bytes_freed = models.PositiveBigIntegerField(default=0)
     at = models.DateTimeField()
+    body = models.TextField(blank=True, help_text="Canonical JSON that was signed: what, when, policy, every file")
+    signature = models.CharField(max_length=128, blank=True)
+    key_id = models.CharField(max_length=50, blank=True)
 
     class Meta:
         ordering = ["-at"]

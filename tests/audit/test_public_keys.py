@@ -31,8 +31,9 @@ def test_it_publishes_the_key_that_signed_the_manifests(chain):  # noqa: F811
 
 
 def test_it_passes_a_package_checked_against_the_published_key_list(chain, out):  # noqa: F811
+    package = export(out)  # exported as of yesterday: the period the portal then publishes covers it
     (out / "signing-keys.json").write_text(json.dumps(published()))
-    done = verify(export(out), "--public-keys", str(out / "signing-keys.json"))
+    done = verify(package, "--public-keys", str(out / "signing-keys.json"))
     assert done.returncode == 0 and "4 signature(s)" in done.stdout, done.stdout
 
 
@@ -78,3 +79,21 @@ def test_it_says_what_to_install_when_cryptography_is_missing(chain, out):  # no
 def test_the_signature_column_holds_an_ed25519_signature(chain):  # noqa: F811
     manifest = Manifest.objects.first()
     assert len(bytes.fromhex(manifest.signature)) == 64 and SigningKey.objects.filter(key_id=manifest.key_id).exists()
+
+
+def test_the_verifier_runs_without_django_or_pagetrail(chain, out):  # noqa: F811
+    package = export(out)
+    script = out / "verify_evidence.py"
+    with zipfile.ZipFile(package) as zf:
+        script.write_bytes(zf.read("verify_evidence.py"))
+    without = ("import runpy, sys; sys.modules.update(django=None, audit=None, extraction=None, portal=None); "
+               f"sys.argv = ['verify_evidence.py', {str(package)!r}, '--trust-package-keys']; "
+               f"runpy.run_path({str(script)!r}, run_name='__main__')")
+    done = subprocess.run([sys.executable, "-I", "-c", without], capture_output=True, text=True, timeout=60, cwd=out)
+    assert done.returncode == 0 and done.stdout.splitlines()[-1] == "PASS", done.stdout + done.stderr
+
+
+def test_it_does_not_publish_a_key_row_the_configuration_does_not_hold(chain):  # noqa: F811
+    public = public_bytes(Ed25519PrivateKey.generate().public_key())
+    SigningKey.objects.create(key_id=key_id_of(public), public_key=base64.b64encode(public).decode())
+    assert [k["key_id"] for k in published()["keys"]] == [chain.first().key_id]

@@ -146,3 +146,23 @@ def test_the_activity_record_finds_an_edited_event():
     assert ActivityEvent.broken_links() == []
     ActivityEvent.objects.filter(pk=ActivityEvent.objects.order_by("pk").first().pk).update(actor="someone else")
     assert ActivityEvent.broken_links() == [ActivityEvent.objects.order_by("pk").first().pk]
+
+
+def test_the_upgrade_signs_events_recorded_before_signing_and_widens_key_periods(completed):
+    import importlib
+
+    from django.apps import apps
+
+    from audit.models import SigningKey
+    from tests.audit.test_verify import kinds
+
+    policy(input_days=1, output_days=1)
+    retention.apply_retention(at=timezone.now() + timedelta(days=2))
+    RetentionEvent.objects.update(body="", signature="", key_id="")  # as recorded before events were signed
+    SigningKey.objects.update(valid_from=timezone.now())  # published at the first signature, after its statement
+    assert set(kinds()) == {"bad_signature", "missing_input", "missing_output", "retention_event_invalid"}
+    upgrade = importlib.import_module("audit.migrations.0013_signed_retention_events")
+    upgrade.periods_covering_what_each_key_signed(apps, None)
+    upgrade.sign_events_recorded_before_signing(apps, None)
+    assert kinds() == []
+    assert all('"signed_at_upgrade":true' in e.body for e in RetentionEvent.objects.all())

@@ -2,19 +2,28 @@
 could change, each expected to be found by the right finding kind (verification) or offline message
 (verify_evidence.py). The README's tampering table lists them; signatures are tested in test_public_keys.py."""
 
+import base64
+import hashlib
 import json
+from datetime import timedelta
 
 import pytest
 from django.core.management import call_command
 from django.db import connection
+from django.utils import timezone
 
-from audit import cases, checkpoints
-from audit.models import ActivityEvent, Case, Manifest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from audit import cases, checkpoints, retention, retention_events, signing
+from audit.signing import key_id_of, public_bytes
+from audit.verify import verify_all
+from audit.models import ActivityEvent, Asset, Case, Manifest, PagePreview, RetentionEvent
 from extraction.models import Bundle
 from tests.audit.test_cases import manifest  # noqa: F401 (a fixture)
-from tests.audit.test_evidence import chain, edit_index, export, failed, index_of, out, rewrite, verify  # noqa: F401
+from tests.audit.test_evidence import (AT, chain, edit_index, export, failed, index_of, out, rewrite,  # noqa: F401
+                                       verify)
 from tests.audit.test_verify import completed, kinds  # noqa: F401 (a fixture)
-from tests.conftest import delete_stored, read_stored, write_stored
+from tests.conftest import approved_policy, delete_stored, read_stored, write_stored
 
 pytestmark = pytest.mark.django_db
 CHANGED = "changed after export"
@@ -93,6 +102,112 @@ def test_it_finds_a_preview_named_file_for_a_page_the_bundle_lacks(completed):  
     assert kinds() == ["unexpected_output"]
 
 
+def test_it_finds_a_stray_file_in_the_input_store(completed):  # noqa: F811
+    write_stored("inputs", "ab/planted.pdf", b"%PDF-1.7 not a bundle's")
+    assert kinds() == ["unexpected_input"]
+
+
+def test_it_finds_an_altered_checkpoint_file(completed):  # noqa: F811
+    name = checkpoints.write_checkpoint().storage_name
+    document = json.loads(read_stored("outputs", name))
+    document["checkpoint"]["created_at"] = "2020-01-01T00:00:00.000000Z"
+    write_stored("outputs", name, json.dumps(document).encode())
+    assert kinds() == ["checkpoint_mismatch"]
+
+
+def test_it_finds_a_changed_page_preview(completed):  # noqa: F811
+    manifest = Manifest.objects.first()
+    preview = PagePreview.objects.create(manifest=manifest, page=1, max_width=200, content_type="image/png",
+                                         storage_name=manifest.storage_name.rsplit("/", 1)[0] + "/previews/p00001-w200.png",
+                                         sha256=hashlib.sha256(b"\x89PNG preview").hexdigest(), size=13, width=1,
+                                         height=1)
+    write_stored("outputs", preview.storage_name, b"\x89PNG preview")
+    assert "hash_mismatch" not in kinds()
+    write_stored("outputs", preview.storage_name, b"\x89PNG changed")
+    assert "hash_mismatch" in kinds()
+
+
+def made_up_deletion(bundle, **fields) -> RetentionEvent:
+    """A retention event row inserted by hand, as an insider with database access would."""
+    policy = approved_policy(is_default=True, contract_owner="Claims Ltd", decision_note="x")
+    return RetentionEvent.objects.create(bundle=bundle, policy=policy, what="input", outcome="deleted", files=1,
+                                         bytes_freed=bundle.size, at=bundle.created_at, **fields)
+
+
+def test_it_finds_an_input_deleted_and_explained_by_a_made_up_retention_event(completed):  # noqa: F811
+    bundle = Bundle.objects.first()
+    delete_stored("inputs", bundle.input_name)
+    made_up_deletion(bundle)
+    assert kinds() == ["missing_input", "retention_event_invalid"]
+
+
+def test_it_finds_an_edited_retention_event(completed):  # noqa: F811
+    approved_policy(is_default=True, input_days=1, contract_owner="Claims Ltd", decision_note="x")
+    retention.apply_retention(at=timezone.now() + timedelta(days=2))
+    assert kinds() == []
+    event = RetentionEvent.objects.get(what="input", bundle=Bundle.objects.first())
+    RetentionEvent.objects.filter(pk=event.pk).update(bytes_freed=1)
+    assert kinds() == ["missing_input", "retention_event_invalid"]  # and it no longer excuses the deleted input
+
+
+def test_it_finds_assets_hidden_behind_a_signed_event_of_another_manifest(completed):  # noqa: F811
+    first, second = Manifest.objects.order_by("sequence")[:2]
+    approved_policy(is_default=True, output_days=1, contract_owner="Claims Ltd", decision_note="x")
+    retention.apply_retention(at=timezone.now() + timedelta(days=2))
+    event = RetentionEvent.objects.filter(what="outputs", manifest=first).get()
+    RetentionEvent.objects.filter(pk=event.pk).update(manifest=second)  # now "explains" the second's assets
+    assert "retention_event_invalid" in kinds()
+
+
+def flip_middle_byte(alias, name):
+    data = bytearray(read_stored(alias, name))
+    data[len(data) // 2] ^= 0x01
+    write_stored(alias, name, bytes(data))
+
+
+def swap_sequences():
+    with connection.cursor() as cursor:  # past the unique constraint: through a free number
+        for old, new in ((1, 1000), (2, 1), (1000, 2)):
+            cursor.execute(f"UPDATE {Manifest._meta.db_table} SET sequence = %s WHERE sequence = %s", [new, old])
+
+
+# The tamperings verification caught before the table above; the detailed tests are in test_verify.py.
+ALREADY_CAUGHT = {
+    "an asset's byte flipped": (lambda: flip_middle_byte("outputs", Asset.objects.first().name), "hash_mismatch"),
+    "an asset deleted": (lambda: delete_stored("outputs", Asset.objects.first().name), "missing_output"),
+    "a stray output file": (lambda: write_stored("outputs", "stray.bin", b"x"), "unexpected_output"),
+    "a manifest row's hash edited": (lambda: Manifest.objects.filter(sequence=2).update(sha256="0" * 64),
+                                     "manifest_changed"),
+    "a manifest row's body edited": (lambda: Manifest.objects.filter(sequence=1).update(body="{}"),
+                                     "manifest_changed"),
+    "two manifests' sequences swapped": (swap_sequences, "chain_break"),
+}
+
+
+@pytest.mark.parametrize("tampering", ALREADY_CAUGHT)
+def test_it_still_finds_what_it_found_before(completed, tampering):  # noqa: F811
+    tamper, kind = ALREADY_CAUGHT[tampering]
+    tamper()
+    assert kind in kinds()
+
+
+def test_it_fails_a_package_whose_asset_byte_was_flipped_or_signature_zeroed(chain, out):  # noqa: F811
+    package = export(out)
+    index = index_of(package)
+    asset, manifest = next(a["file"] for a in index["assets"] if a["file"]), index["manifests"][0]
+
+    def flip(members):
+        data = bytearray(members[asset])
+        data[len(data) // 2] ^= 0x01
+        members[asset] = bytes(data)
+    failed(verify(rewrite(package, flip)), asset, "bytes hash to")
+
+    def zero(entry_index):
+        entry_index["manifests"][0]["signature"] = "00" * 64
+    failed(verify(rewrite(package, lambda members: (edit_index(zero)(members), resign(members)))), manifest["file"],
+           "Ed25519 signature does not verify")
+
+
 # --- exported packages: the offline verifier fails each ------------------------------------------------
 
 
@@ -165,3 +280,184 @@ def test_it_fails_a_case_package_missing_an_asset_its_signed_case_map_names(mani
         members["index.json"] = json.dumps(index).encode()
     problems = failed(verify(rewrite(package, relabel)), "cases/case-map-", taken["name"], "does not hold")
     assert any(CHANGED in line for line in problems)
+
+
+def test_it_finds_an_asset_deleted_beside_a_signed_event_that_does_not_name_it(completed):  # noqa: F811
+    manifest = Manifest.objects.get(sequence=1)
+    kept, taken = list(manifest.assets.order_by("name"))[:2]
+    policy = approved_policy(is_default=True, contract_owner="Claims Ltd", decision_note="x")
+    at = timezone.now()
+    RetentionEvent.objects.create(bundle=manifest.job.bundle, manifest=manifest, policy=policy, what="outputs",
+                                  outcome="deleted", files=1, bytes_freed=kept.size, at=at,
+                                  **retention_events.signed_fields(manifest.job.bundle, manifest, policy, "outputs",
+                                                                   "deleted", [(kept.name, kept.size)], at))
+    delete_stored("outputs", kept.name)
+    delete_stored("outputs", taken.name)
+    found = verify_all()[0]
+    assert [(f.kind, f.name) for f in found] == [("missing_output", taken.name)]
+
+
+# --- packages re-signed after tampering: with the portal's key, or with a key the auditor does not pin ----
+
+INSIDER = Ed25519PrivateKey.generate()
+
+
+def insider_key_entry(key) -> dict:
+    public = public_bytes(key.public_key())
+    return {"key_id": key_id_of(public), "algorithm": "ed25519", "public_key": base64.b64encode(public).decode(),
+            "valid_from": "2000-01-01T00:00:00Z", "valid_until": None}
+
+
+def resign(members: dict, key=None) -> None:
+    """Sign index.json again after a change: with the portal's key (whoever holds it re-signs consistently),
+    or with `key`, an insider's, which keys.json then carries beside the portal's."""
+    index = json.loads(members["index.json"])
+    if key is not None:
+        keys = json.loads(members["keys.json"])
+        keys["keys"].append(insider_key_entry(key))
+        members["keys.json"] = json.dumps(keys).encode()
+    index["keys"]["sha256"] = hashlib.sha256(members["keys.json"]).hexdigest()
+    members["index.json"] = data = json.dumps(index).encode()
+    signer = key or signing.private_key()
+    members["index.sig.json"] = json.dumps({"key_id": key_id_of(public_bytes(signer.public_key())),
+                                            "signature": signer.sign(data).hex()}).encode()
+
+
+def explained_by_a_made_up_event(package, key=None):
+    gone = next(a for a in index_of(package)["assets"] if a["file"])
+
+    def strip(members):
+        del members[gone["file"]]
+        index = json.loads(members["index.json"])
+        next(a for a in index["assets"] if a["name"] == gone["name"]).update(file=None, omitted="deleted_by_retention")
+        event = {"id": 999, "bundle": index["manifests"][0]["correlation_id"], "manifest": gone["manifest_sequence"],
+                 "what": "outputs", "outcome": "deleted", "files": 1, "bytes_freed": gone["size"],
+                 "at": "2026-11-30T00:00:00Z", "body": ""}
+        if key is not None:  # signed with the insider's key, naming the asset
+            body = json.dumps({"bundle": event["bundle"], "manifest_sequence": event["manifest"], "what": "outputs",
+                               "outcome": "deleted", "files": [gone["name"]], "file_count": 1,
+                               "bytes_freed": gone["size"], "at": event["at"], "signed_at": event["at"]})
+            event.update(body=body, signature=key.sign(body.encode()).hex(), key_id=insider_key_entry(key)["key_id"])
+        index["retention_events"].append(event)
+        members["index.json"] = json.dumps(index).encode()
+        resign(members, key)
+    return rewrite(package, strip), gone
+
+
+def test_a_made_up_retention_event_fails_even_in_an_index_re_signed_with_the_portals_key(chain, out):  # noqa: F811
+    tampered, gone = explained_by_a_made_up_event(export(out))
+    done = verify(tampered)
+    failed(done, "retention event 999", "is not signed")
+    failed(done, gone["name"], "no signed retention event in the package names")
+
+
+def test_a_package_re_signed_throughout_with_an_insiders_key_fails_against_the_pinned_keys(chain, out):  # noqa: F811
+    tampered, _ = explained_by_a_made_up_event(export(out), INSIDER)
+    failed(verify(tampered), "keys.json", "is not in the published key list")
+    unpinned = verify(tampered, pin=False)  # only the package's own keys: it says so and does not pass
+    assert unpinned.returncode == 3 and "WARNING: no --public-keys given" in unpinned.stdout, unpinned.stdout
+    assert "PASS" not in unpinned.stdout.splitlines()
+
+
+def test_an_untouched_package_checked_without_pinned_keys_says_where_trust_rests(chain, out):  # noqa: F811
+    package = export(out)
+    done = verify(package, pin=False)
+    assert done.returncode == 3 and done.stdout.splitlines()[-1].startswith("UNPINNED"), done.stdout
+    accepted = verify(package, "--trust-package-keys")
+    assert accepted.returncode == 0 and accepted.stdout.splitlines()[-1] == "PASS", accepted.stdout
+    assert "trust rests on the package itself" in accepted.stdout
+
+
+def test_it_fails_a_keys_json_edited_after_export(chain, out):  # noqa: F811
+    def widen(members):
+        keys = json.loads(members["keys.json"])
+        keys["keys"][0]["valid_until"] = None
+        keys["keys"][0]["valid_from"] = "2000-01-01T00:00:00Z"
+        members["keys.json"] = json.dumps(keys).encode()
+    failed(verify(rewrite(export(out), widen), "--trust-package-keys"), "keys.json", "is not the key list the index")
+
+
+def test_it_fails_a_signature_dated_outside_its_keys_published_validity(chain, out):  # noqa: F811
+    package = export(out)
+    keys = signing.published_document()
+    keys["keys"][0]["valid_until"] = "2026-11-29T00:00:00Z"  # retired, as the auditor's list says, before the export
+    (out / "signing-keys.json").write_text(json.dumps(keys))
+    failed(verify(package, "--public-keys", str(out / "signing-keys.json")), "manifests/",
+           "outside the validity period of key")
+
+
+def dropped_newest(package, key=None):
+    def drop(members):
+        index = json.loads(members["index.json"])
+        newest = index["manifests"].pop()
+        del members[newest["file"]]
+        for asset in [a for a in index["assets"] if a["manifest_sequence"] == newest["sequence"]]:
+            index["assets"].remove(asset)
+            members.pop(asset["file"], None)
+        index["chain_segment"] = [s for s in index["chain_segment"] if s["sequence"] < newest["sequence"]]
+        members["index.json"] = json.dumps(index).encode()
+        resign(members, key)
+    return rewrite(package, drop)
+
+
+def test_a_date_range_package_trimmed_and_re_signed_with_the_portals_key_lacks_its_anchor(chain, out):  # noqa: F811
+    failed(verify(dropped_newest(export(out))), "index.json", "the chain segment ends at manifest 2",
+           "nor the chain head vouches for")
+
+
+def test_a_date_range_package_trimmed_and_re_signed_with_an_insiders_key_fails_pinned(chain, out):  # noqa: F811
+    failed(verify(dropped_newest(export(out), INSIDER)), "keys.json", "is not in the published key list")
+
+
+def test_a_checkpoint_past_a_trimmed_segments_end_shows_manifests_are_missing(chain, out):  # noqa: F811
+    checkpoints.write_checkpoint(at=AT - timedelta(hours=1))
+    failed(verify(dropped_newest(export(out))), "index.json", "a signed checkpoint made at", "past the segment's end")
+
+
+def test_it_fails_a_package_checkpoint_whose_signed_body_was_altered(chain, out):  # noqa: F811
+    checkpoints.write_checkpoint()
+
+    def alter(index):
+        body = json.loads(index["checkpoints"][0]["body"])
+        body["created_at"] = "2020-01-01T00:00:00.000000Z"
+        index["checkpoints"][0]["body"] = json.dumps(body)
+    tampered = rewrite(export(out), lambda members: (edit_index(alter)(members), resign(members)))
+    failed(verify(tampered), "checkpoint at chain length 3", "does not verify")
+
+
+def test_evidence_whose_manifest_files_and_outputs_retention_deleted_still_verifies(chain, out):  # noqa: F811
+    approved_policy(is_default=True, output_days=1, manifest_days=1, contract_owner="Claims Ltd", decision_note="x")
+    retention.apply_retention(at=timezone.now() + timedelta(days=2))
+    assert verify_all()[0] == []
+    done = verify(export(out))
+    assert done.returncode == 0 and done.stdout.splitlines()[-1] == "PASS", done.stdout
+    assert "file(s) deleted under retention" in done.stdout
+
+
+def test_a_made_up_retention_event_under_an_hmac_key_id_is_not_left_unchecked(chain, out):  # noqa: F811
+    package = export(out)
+    gone = next(a for a in index_of(package)["assets"] if a["file"])
+
+    def strip(members):
+        del members[gone["file"]]
+        index = json.loads(members["index.json"])
+        next(a for a in index["assets"] if a["name"] == gone["name"]).update(file=None, omitted="deleted_by_retention")
+        body = {"manifest_sequence": gone["manifest_sequence"], "what": "outputs", "outcome": "deleted",
+                "files": [gone["name"]], "file_count": 1, "bytes_freed": gone["size"], "at": None, "bundle": None}
+        index["retention_events"].append({"id": 998, "manifest": gone["manifest_sequence"], "what": "outputs",
+                                          "outcome": "deleted", "files": 1, "bytes_freed": gone["size"], "at": None,
+                                          "bundle": None, "body": json.dumps(body), "signature": "00" * 32,
+                                          "key_id": "local-1"})
+        members["index.json"] = json.dumps(index).encode()
+        resign(members)
+    done = verify(rewrite(package, strip))
+    failed(done, "retention event 998", "must be signed with an Ed25519 key")
+    failed(done, gone["name"], "no signed retention event in the package names")
+
+
+def test_rows_edited_into_non_ascii_are_findings_not_a_crash(completed):  # noqa: F811
+    approved_policy(is_default=True, input_days=1, contract_owner="Claims Ltd", decision_note="x")
+    retention.apply_retention(at=timezone.now() + timedelta(days=2))
+    RetentionEvent.objects.filter(what="input").update(body='{"signed_at": "2026-12-01T00:00:00Z", "\u00e9": 1}')
+    Manifest.objects.filter(sequence=1).update(body="{\u00e9}")
+    assert {"manifest_changed", "retention_event_invalid"} <= set(kinds())

@@ -76,9 +76,27 @@ def test_it_finds_a_signature_made_with_another_key(completed):
 
 
 def test_it_finds_a_key_id_whose_published_key_was_swapped(completed):
+    # The manifests still verify with the configured key; what is wrong is the published list.
     insider = base64.b64encode(public_bytes(Ed25519PrivateKey.generate().public_key())).decode()
     SigningKey.objects.update(public_key=insider)
-    assert kinds() == ["bad_signature", "bad_signature"]
+    assert kinds() == ["untrusted_signing_key"]
+
+
+def test_it_trusts_no_signing_key_row_that_the_configuration_does_not_hold(completed):
+    insider = Ed25519PrivateKey.generate()
+    public = public_bytes(insider.public_key())
+    SigningKey.objects.create(key_id=signing.key_id_of(public), public_key=base64.b64encode(public).decode())
+    manifest = completed.first()
+    Manifest.objects.filter(pk=manifest.pk).update(signature=insider.sign(manifest.body.encode()).hex(),
+                                                   key_id=signing.key_id_of(public))
+    assert kinds() == ["bad_signature", "untrusted_signing_key"]
+
+
+def test_it_finds_a_signature_dated_outside_its_keys_validity_period(completed):
+    first, second = completed
+    SigningKey.objects.filter(key_id=first.key_id).update(valid_until=first.created_at)  # retired before the second
+    found = verify_all()[0]
+    assert [(f.kind, f.manifest) for f in found] == [("bad_signature", second)] and "outside key" in found[0].detail
 
 
 def test_it_finds_a_manifest_dropped_from_the_chain(completed):
@@ -114,12 +132,16 @@ def test_it_still_verifies_hmac_manifests_signed_before_ed25519_and_a_key_rotati
 
 def test_it_verifies_what_a_retired_ed25519_key_signed_after_rotation(completed, settings, tmp_path):
     before = completed.first().key_id
+    old_public = signing.current_public_key()
     settings.PAGETRAIL_SIGNING_KEY = base64.b64encode(os.urandom(32)).decode()  # a new key
     with open(pdfs.jpeg_rgb(tmp_path), "rb") as fh:
         run_job(submit_bundle(fh, filename="y.pdf", submitted_by="t").job_id)
     assert Manifest.objects.order_by("sequence").last().key_id not in ("", before)
-    assert kinds() == []
     assert SigningKey.objects.get(key_id=before).valid_until is not None
+    # Until the retired public key is configured, its row is only a claim in the database.
+    assert kinds() == ["bad_signature", "bad_signature", "untrusted_signing_key"]
+    settings.PAGETRAIL_SIGNING_RETIRED_KEYS = [old_public]
+    assert kinds() == []
 
 
 def test_its_queries_do_not_grow_with_the_number_of_manifests(completed, tmp_path):
