@@ -161,7 +161,7 @@ def test_the_upgrade_signs_events_recorded_before_signing_and_widens_key_periods
     RetentionEvent.objects.update(body="", signature="", key_id="")  # as recorded before events were signed
     SigningKey.objects.update(valid_from=timezone.now())  # published at the first signature, after its statement
     assert set(kinds()) == {"bad_signature", "missing_input", "missing_output", "retention_event_invalid"}
-    upgrade = importlib.import_module("audit.migrations.0013_signed_retention_events")
+    upgrade = importlib.import_module("audit.migrations.0014_signed_retention_events")
     upgrade.periods_covering_what_each_key_signed(apps, None)
     upgrade.sign_events_recorded_before_signing(apps, None)
     assert kinds() == []

@@ -68,7 +68,7 @@ def _publish(apps, key_id, now):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('audit', '0012_retention_four_eyes_approval'),
+        ('audit', '0013_alert_storage_unavailable'),
     ]
 
     operations = [
