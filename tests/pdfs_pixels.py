@@ -237,3 +237,56 @@ def separation_page(d: Path) -> Path:
     image, _ = separation(doc.pdf)
     doc.page(content=b"/Im0 Do\n", resources=Dictionary(XObject=Dictionary(Im0=image)))
     return doc.save(d / "separation.pdf")
+
+
+# ---------- JPEG 2000: what Pillow reads against what the PDF draws (ISO 32000-1, 7.4.9) ----------
+def jpx_bytes(picture: Image.Image, codestream_only: bool = False) -> bytes:
+    """Lossless JPEG 2000 from Pillow (OpenJPEG): a JP2 file, or a bare codestream without its boxes."""
+    buffer = io.BytesIO()
+    picture.save(buffer, "JPEG2000", irreversible=False, no_jp2=codestream_only)
+    return buffer.getvalue()
+
+
+def jpx(pdf, data: bytes, width: int, height: int, **keys) -> pikepdf.Stream:
+    """A JPXDecode image; no /BitsPerComponent (the codestream says) and no /ColorSpace unless given."""
+    image = stream(pdf, data, width, height, keys.pop("ColorSpace", None), Filter=Name.JPXDecode, **keys)
+    del image["/BitsPerComponent"]
+    return pdf.make_indirect(image)  # as in a file, and so drawn_by_pdfium can copy it
+
+
+def rgba_picture() -> Image.Image:
+    picture = pdfs.rgb_picture()
+    picture.putalpha(pdfs.alpha_picture())
+    return picture
+
+
+def gray16_picture(width: int = 10, height: int = 6) -> Image.Image:
+    """16-bit grey whose low bytes are not zero, so 8 bits cannot hold it."""
+    picture = Image.new("I;16", (width, height))
+    picture.putdata([(x * 6007 + y * 1777) % 65536 for y in range(height) for x in range(width)])
+    return picture
+
+
+def cmyk_codestream() -> bytes:
+    """Four components in a bare codestream (no colour specification): Pillow takes the fourth for
+    opacity, a PDF whose /ColorSpace is DeviceCMYK draws them as C, M, Y and K."""
+    return jpx_bytes(Image.frombytes("RGBA", (20, 12), pdfs.cmyk_picture().tobytes()), codestream_only=True)
+
+
+def drawn_by_pdfium(image: pikepdf.Stream) -> Image.Image:
+    """What PDFium paints for the image alone on a white page of its size, one pixel a sample."""
+    import pypdfium2 as pdfium
+
+    pdf = pikepdf.Pdf.new()
+    copy = pdf.copy_foreign(image)  # an indirect object: see jpx()
+    width, height = int(image.Width), int(image.Height)
+    page = pdf.add_blank_page(page_size=(width, height))
+    page.obj.Resources = Dictionary(XObject=Dictionary(Im0=copy))
+    page.obj.Contents = pdf.make_stream(b"q %d 0 0 %d 0 0 cm /Im0 Do Q" % (width, height))
+    buffer = io.BytesIO()
+    pdf.save(buffer)
+    document = pdfium.PdfDocument(buffer.getvalue())
+    try:
+        return document[0].render(scale=1).to_pil().convert("RGB")
+    finally:
+        document.close()

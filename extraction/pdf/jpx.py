@@ -1,0 +1,161 @@
+"""JPEG 2000 streams: passed through when a standard decoder reads them as the PDF draws them, else decoded.
+
+How a PDF draws a JPXDecode image (ISO 32000-1, 7.4.9): a /ColorSpace in the dictionary says how the
+samples are read and the codestream's own colour specification is ignored; /BitsPerComponent and
+/Decode are ignored (PDFium and poppler ignore /Decode too); an opacity channel is the image's soft
+mask with /SMaskInData 1 or 2 and is ignored without. Pillow and browsers read a JPEG 2000 file
+by its own colour specification, take an extra component for opacity and keep at most 8 bits a
+component. So the stream is passed through only when they agree with the PDF: one (grey) or three
+(RGB) components of 8 unsigned bits, none subsampled, no palette box, no opacity channel, and a
+/ColorSpace (if any) that is grey, RGB or ICC-based of that many components. Its dimensions are the
+codestream's (the SIZ marker, read without decoding).
+
+Anything else is decoded by OpenJPEG (openjpeg.py) and written as samples.py writes samples: the
+colour components in the PDF's colour space (or the codestream's, without one), 8-bit below 9 bits
+(scaled as 1/2/4-bit samples are), 16-bit above (scaled to 16 bits), signed samples offset to
+unsigned; the opacity channel kept as PNG alpha with /SMaskInData 1 or 2 (premultiplied colours
+stay as stored for 2) and dropped without it.
+"""
+from dataclasses import dataclass
+
+import pikepdf
+
+from . import colour, containers, openjpeg, samples
+
+SOC_SIZ = b"\xff\x4f\xff\x51"
+SRGB, GREYSCALE, SYCC = 16, 17, 18
+GREY_OR_RGB = {"DeviceGray", "CalGray", "DeviceRGB", "CalRGB", "ICCBased"}
+# Colour components of a JP2 enumerated colour space; other values are left to the PDF's space.
+ENUMERATED_COMPONENTS = {SRGB: 3, GREYSCALE: 1, SYCC: 3, 12: 4}
+CODESTREAM_SPACES = {1: "DeviceGray", 3: "DeviceRGB", 4: "DeviceCMYK"}
+
+
+@dataclass(frozen=True)
+class Header:
+    width: int
+    height: int
+    components: list[tuple[int, bool, bool]]  # (precision, signed, subsampled) of each
+    enumerated: int | None = None  # the JP2 'colr' box's enumerated colour space
+    opacity: tuple[int, ...] = ()  # channels a 'cdef' box marks as opacity
+    palette: bool = False
+
+
+def header_of(data: bytes) -> Header:
+    """The JP2 boxes that change a reading and the codestream's SIZ marker; ValueError without one."""
+    if data.startswith(SOC_SIZ):
+        return _siz(data, 0)
+    boxes, found = _boxes(data, 0, len(data)), {}
+    for kind, start, end in boxes:
+        if kind == b"jp2h":
+            found.update((k, data[s:e]) for k, s, e in _boxes(data, start, end))
+        elif kind == b"jp2c":
+            colr, cdef = found.get(b"colr", b""), found.get(b"cdef", b"")
+            enumerated = int.from_bytes(colr[3:7], "big") if colr[:1] == b"\x01" and len(colr) >= 7 else None
+            header = _siz(data, start)
+            return Header(header.width, header.height, header.components, enumerated, _opacity(cdef),
+                          b"pclr" in found)
+    raise ValueError("no JPEG 2000 codestream in the stream")
+
+
+def _boxes(data: bytes, start: int, end: int) -> list[tuple[bytes, int, int]]:
+    """(type, content start, content end) of the boxes between start and end."""
+    found = []
+    while start + 8 <= end:
+        length, kind, content = int.from_bytes(data[start:start + 4], "big"), data[start + 4:start + 8], start + 8
+        if length == 1 and start + 16 <= end:
+            length, content = int.from_bytes(data[start + 8:start + 16], "big"), start + 16
+        box_end = end if length == 0 else start + length
+        if box_end < content or box_end > end:
+            box_end = end
+        found.append((kind, content, box_end))
+        start = box_end
+        if kind == b"jp2c":
+            break
+    return found
+
+
+def _siz(data: bytes, start: int) -> Header:
+    if data[start:start + 4] != SOC_SIZ or len(data) < start + 42:
+        raise ValueError("the JPEG 2000 codestream does not start with its SIZ marker")
+    number = lambda at, size=4: int.from_bytes(data[start + at:start + at + size], "big")  # noqa: E731
+    width, height, count = number(8) - number(16), number(12) - number(20), number(40, 2)
+    found = [(data[start + 42 + 3 * i] & 0x7F) + 1 for i in range(count) if start + 45 + 3 * i <= len(data)]
+    if width <= 0 or height <= 0 or not count or len(found) != count:
+        raise ValueError("the JPEG 2000 codestream's SIZ marker is malformed")
+    components = []
+    for i, precision in enumerate(found):
+        at = start + 42 + 3 * i
+        components.append((precision, bool(data[at] & 0x80), data[at + 1:at + 3] != b"\x01\x01"))
+    return Header(width, height, components)
+
+
+def _opacity(cdef: bytes) -> tuple[int, ...]:
+    count = int.from_bytes(cdef[:2], "big")
+    entries = [cdef[2 + 6 * i:8 + 6 * i] for i in range(count) if 8 + 6 * i <= len(cdef)]
+    return tuple(int.from_bytes(e[:2], "big") for e in entries if int.from_bytes(e[2:4], "big") in (1, 2))
+
+
+def passes_through(image: pikepdf.Stream, header: Header, space: colour.Space) -> bool:
+    n = len(header.components)
+    if n not in (1, 3) or header.palette or header.opacity or image.get("/ImageMask") is True:
+        return False
+    if any(c != (8, False, False) for c in header.components):
+        return False
+    if not space.family:  # the codestream's colour specification applies, as Pillow reads it
+        return ENUMERATED_COMPONENTS.get(header.enumerated, n) == n
+    return space.family in GREY_OR_RGB and space.components == n and header.enumerated != SYCC
+
+
+def decoded(image: pikepdf.Stream, data: bytes, header: Header, space: colour.Space) -> tuple[bytes, str, int]:
+    """(file bytes, extension, bits) of the samples the PDF draws."""
+    planes = openjpeg.decode(data)
+    colours = space.components or ENUMERATED_COMPONENTS.get(header.enumerated) or min(len(planes), 4)
+    opacity = [i for i in header.opacity if i < len(planes)] or list(range(colours, len(planes)))
+    drawn = [p for i, p in enumerate(planes) if i not in opacity][:colours]
+    if len(drawn) != colours:
+        raise ValueError(f"the JPEG 2000 data has {len(drawn)} colour components, its colour space {colours}")
+    alpha = image.get("/SMaskInData") in (1, 2) and bool(opacity) and colours in containers.PNG_COLOR_TYPES
+    kept = drawn + [planes[opacity[0]]] if alpha else drawn
+    bits = 16 if max(p.precision for p in kept) > 8 else 8
+    width, height = header.width, header.height
+    rows = _interleaved([_scaled(p, width, height, bits) for p in kept], bits // 8)
+    written_space = space if space.components else colour.described(pikepdf.Name("/" + CODESTREAM_SPACES.get(
+        colours, "DeviceN")))
+    if alpha:
+        return _with_alpha(rows, width, height, colours, bits), "png", bits
+    if bits == 16:
+        return samples.sixteen(rows, width, height, colours, None)
+    return samples.from_components(rows, width, height, colours, written_space, colour.icc_profile(image))
+
+
+def _scaled(plane: openjpeg.Plane, width: int, height: int, bits: int) -> bytes:
+    """The plane at full size, unsigned, on 0..255 or 0..65535 (big-endian), one sample a pixel."""
+    from PIL import Image
+
+    picture = Image.frombuffer("I", (plane.width, plane.height), plane.samples, "raw", "I", 0, 1)
+    top, stored = (1 << bits) - 1, (1 << plane.precision) - 1
+    if plane.signed:
+        picture = picture.point(lambda v: v + (1 << plane.precision - 1))
+    if stored != top:  # exact for whole ratios (1, 2, 4 bits to 8); rounded otherwise
+        picture = picture.point(lambda v: v * (top / stored) + 0.5)
+    if picture.size != (width, height):
+        picture = picture.resize((width, height), Image.NEAREST)
+    return picture.convert("L").tobytes() if bits == 8 else picture.tobytes("raw", "I;16B")
+
+
+def _interleaved(planes: list[bytes], size: int) -> bytes:
+    if len(planes) == 1:
+        return planes[0]
+    step, out = size * len(planes), bytearray(len(planes[0]) * len(planes))
+    for c, plane in enumerate(planes):
+        for k in range(size):
+            out[c * size + k::step] = plane[k::size]
+    return bytes(out)
+
+
+def _with_alpha(rows: bytes, width: int, height: int, colours: int, bits: int) -> bytes:
+    import zlib
+
+    row = width * (colours + 1) * bits // 8
+    filtered = b"".join(b"\0" + rows[y * row:(y + 1) * row] for y in range(height))
+    return containers.png(width, height, bits, colours, zlib.compress(filtered, samples.PNG_LEVEL), alpha=True)
