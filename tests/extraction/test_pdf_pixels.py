@@ -4,7 +4,7 @@ import zlib
 
 import pikepdf
 import pytest
-from PIL import Image
+from PIL import Image, ImageChops, ImageCms, ImageStat
 
 from extraction.pdf.encode import encode
 from tests import pdfs, pdfs_pixels as px
@@ -48,6 +48,29 @@ def test_it_writes_a_cmyk_jpeg_with_the_samples_the_pdf_draws_not_their_negative
 
     assert within_rounding(opened(encoded), expected)
     assert (encoded.method, encoded.extension, encoded.colorspace) == ("decoded", "tif", "DeviceCMYK")
+
+
+def as_srgb(picture: Image.Image) -> Image.Image:
+    """What a colour-managed viewer shows: the file's samples through the profile it embeds."""
+    profile = ImageCms.ImageCmsProfile(io.BytesIO(picture.info["icc_profile"]))
+    return ImageCms.profileToProfile(picture, profile, ImageCms.createProfile("sRGB"), outputMode="RGB")
+
+
+def mean_difference(a: Image.Image, b: Image.Image) -> float:
+    return sum(ImageStat.Stat(ImageChops.difference(a, b)).mean) / 3
+
+
+def test_it_writes_an_icc_cmyk_jpeg_as_pdfium_draws_it_not_its_negative():
+    image, expected = px.icc_cmyk_jpeg(pdf := pikepdf.Pdf.new())
+    drawn = px.drawn_by_pdfium(image)  # through the image's own /N 4 profile
+
+    encoded = encode(image, MAX_PIXELS)
+
+    written = opened(encoded)
+    assert (encoded.method, encoded.extension, encoded.colorspace, written.mode) == ("decoded", "tif", "ICCBased", "CMYK")
+    assert within_rounding(written, expected) and written.info["icc_profile"] == px.cmyk_profile()
+    assert max(hi for _lo, hi in ImageChops.difference(as_srgb(written), drawn).getextrema()) <= 4
+    assert mean_difference(as_srgb(ImageChops.invert(written)), drawn) > 30  # what the negative would be
 
 
 def test_it_passes_through_a_cmyk_jpeg_the_pdf_inverts_as_pillow_does():
