@@ -328,3 +328,24 @@ def drawn_by_pdfium(image: pikepdf.Stream) -> Image.Image:
         return document[0].render(scale=1).to_pil().convert("RGB")
     finally:
         document.close()
+
+
+# ---------- filter parameters qpdf refuses (issue 14: "a PNG predictor overflow" crashed extraction) ----------
+# Columns x Colors x BitsPerComponent past what qpdf's PNG filter can hold: it raises a RuntimeError, not a PdfError.
+OVERFLOWING_PREDICTOR = Dictionary(Predictor=15, Colors=2**31 - 1, BitsPerComponent=16, Columns=2**31 - 1)
+
+
+def predictor_overflow(d: Path) -> Path:
+    """Page 1 draws an RGB image whose PNG predictor parameters overflow, a good one, then a good image
+    whose ICC profile stream has those parameters (its samples still say the colours)."""
+    doc, picture = pdfs.Doc(), pdfs.rgb_picture(4, 2)
+    rows = b"".join(b"\0" + picture.tobytes()[y * 12:(y + 1) * 12] for y in range(2))
+    broken = doc.image(zlib.compress(rows), picture, "/FlateDecode", dict(OVERFLOWING_PREDICTOR.items()))
+    good = doc.image(zlib.compress(picture.tobytes()), picture, "/FlateDecode")
+    profiled = doc.image(zlib.compress(pdfs.gray_picture(4, 2).tobytes()), pdfs.gray_picture(4, 2), "/FlateDecode")
+    profile = doc.pdf.make_stream(b"")
+    profile.write(zlib.compress(b"\0" * 200), filter=Name.FlateDecode, decode_parms=OVERFLOWING_PREDICTOR)
+    profile.N = 1
+    profiled.ColorSpace = Array([Name.ICCBased, profile])
+    doc.page(broken, good, profiled)
+    return doc.save(d / "predictor_overflow.pdf")
