@@ -5,6 +5,7 @@ the samples the PDF draws, computed from the numbers put into the stream, never 
 """
 import io
 import itertools
+import random
 import struct
 import zlib
 from pathlib import Path
@@ -349,3 +350,40 @@ def predictor_overflow(d: Path) -> Path:
     profiled.ColorSpace = Array([Name.ICCBased, profile])
     doc.page(broken, good, profiled)
     return doc.save(d / "predictor_overflow.pdf")
+
+
+# ---------- 16-bit samples behind PNG predictors ----------
+def png_filtered(rows: list[bytes], step: int, rng: random.Random) -> bytes:
+    """Rows with a random PNG filter each (None, Sub, Up, Average, Paeth), as PDF's PNG predictors expect."""
+    out, above = [], bytes(len(rows[0]))
+    for row in rows:
+        kind = rng.randrange(5)
+        out.append(bytes([kind]) + bytes(_filtered(kind, row, above, i, step) for i in range(len(row))))
+        above = row
+    return b"".join(out)
+
+
+def _filtered(kind: int, row: bytes, above: bytes, i: int, step: int) -> int:
+    left, up = (row[i - step] if i >= step else 0), above[i]
+    corner = above[i - step] if i >= step else 0
+    guess = [0, left, up, (left + up) // 2, _paeth(left, up, corner)][kind]
+    return (row[i] - guess) % 256
+
+
+def _paeth(a: int, b: int, c: int) -> int:
+    p = a + b - c
+    pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+    return a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+
+
+def rgb16_predicted(pdf, **parms) -> tuple[pikepdf.Stream, bytes]:
+    """rgb16()'s samples behind PNG predictors filtered six bytes a pixel (16-bit RGB), with the
+    /DecodeParms given (consistent ones by default); returns the samples."""
+    width, height = 7, 5
+    image, samples = rgb16(pdf, width, height)
+    row = width * 6
+    rows = [samples[y * row:(y + 1) * row] for y in range(height)]
+    parms = {"Predictor": 15, "Colors": 3, "BitsPerComponent": 16, "Columns": width, **parms}
+    image.write(zlib.compress(png_filtered(rows, 6, random.Random(repr(parms)))), filter=Name.FlateDecode,
+                decode_parms=Dictionary({f"/{k}": v for k, v in parms.items() if v is not None}))
+    return pdf.make_indirect(image), samples

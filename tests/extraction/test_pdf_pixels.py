@@ -288,3 +288,23 @@ def test_it_writes_an_inline_image_that_states_its_length(tmp_path):
     _pdf, [image] = inline_images(px.inline_with_length(tmp_path))
 
     assert opened(encode(image, MAX_PIXELS)).getpixel((0, 0)) == (0x10, 0x80, 0xF0)
+
+
+def test_it_keeps_every_bit_of_16_bit_rgb_behind_png_predictors():
+    image, samples = px.rgb16_predicted(pdf := pikepdf.Pdf.new())
+
+    encoded = encode(image, MAX_PIXELS)
+
+    assert (encoded.extension, encoded.bits) == ("png", 16) and png_samples16(encoded.data) == samples
+    assert png_samples16(encoded.data)[0::2] == px.drawn_by_pdfium(image).tobytes()  # PDFium draws 8 of the bits
+
+
+@pytest.mark.parametrize("parms", [{"BitsPerComponent": None}, {"Columns": 8}], ids=["default_8_bits", "columns"])
+def test_it_decodes_16_bit_predictor_rows_the_parameters_contradict_as_pdfium_does(parms):
+    """/DecodeParms that disagree with the image: the predictor works on the rows they describe (qpdf and
+    PDFium agree; poppler 22 differs without /BitsPerComponent), and the image's rows are cut from that."""
+    image, samples = px.rgb16_predicted(pdf := pikepdf.Pdf.new(), **parms)
+
+    written = png_samples16(encode(image, MAX_PIXELS).data)
+
+    assert written != samples and written[0::2] == px.drawn_by_pdfium(image).tobytes()
