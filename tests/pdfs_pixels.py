@@ -318,7 +318,8 @@ def drawn_by_pdfium(image: pikepdf.Stream) -> Image.Image:
 
     pdf = pikepdf.Pdf.new()
     copy = pdf.copy_foreign(image)  # an indirect object: see jpx()
-    width, height = int(image.Width), int(image.Height)
+    k = -(-3 // min(int(image.Width), int(image.Height)))  # pages are at least 3 units a side
+    width, height = int(image.Width) * k, int(image.Height) * k
     page = pdf.add_blank_page(page_size=(width, height))
     page.obj.Resources = Dictionary(XObject=Dictionary(Im0=copy))
     page.obj.Contents = pdf.make_stream(b"q %d 0 0 %d 0 0 cm /Im0 Do Q" % (width, height))
@@ -326,7 +327,7 @@ def drawn_by_pdfium(image: pikepdf.Stream) -> Image.Image:
     pdf.save(buffer)
     document = pdfium.PdfDocument(buffer.getvalue())
     try:
-        return document[0].render(scale=1).to_pil().convert("RGB")
+        return document[0].render(scale=1 / k).to_pil().convert("RGB")
     finally:
         document.close()
 
@@ -387,3 +388,12 @@ def rgb16_predicted(pdf, **parms) -> tuple[pikepdf.Stream, bytes]:
     image.write(zlib.compress(png_filtered(rows, 6, random.Random(repr(parms)))), filter=Name.FlateDecode,
                 decode_parms=Dictionary({f"/{k}": v for k, v in parms.items() if v is not None}))
     return pdf.make_indirect(image), samples
+
+
+def indexed_jpx(pdf) -> tuple[pikepdf.Stream, bytes]:
+    """4 x 2 indices (0 1 2 3 / 3 2 1 0) in a one-component JPEG 2000 the PDF looks up in an RGB palette;
+    Pillow reads the indices as grey."""
+    indices = Image.frombytes("L", (4, 2), bytes([0, 1, 2, 3, 3, 2, 1, 0]))
+    space = Array([Name.Indexed, Name.DeviceRGB, 3, pikepdf.String(b"".join(RGB_PALETTE))])
+    looked_up = b"".join(RGB_PALETTE[i] for i in indices.tobytes())
+    return jpx(pdf, jpx_bytes(indices), 4, 2, ColorSpace=space), looked_up

@@ -2,10 +2,10 @@
 
 How a PDF draws a JPXDecode image (ISO 32000-1, 7.4.9): a /ColorSpace in the dictionary says how the
 samples are read and the codestream's own colour specification is ignored; /BitsPerComponent and
-/Decode are ignored (PDFium and poppler ignore /Decode too); an opacity channel is the image's soft
-mask with /SMaskInData 1 or 2 and is ignored without. Pillow and browsers read a JPEG 2000 file
-by its own colour specification, take an extra component for opacity and keep at most 8 bits a
-component. So the stream is passed through only when they agree with the PDF: one (grey) or three
+/Decode are ignored unless /ImageMask is true (PDFium and PDFBox ignore /Decode; poppler and pdf.js
+apply it); an opacity channel is the image's soft mask with /SMaskInData 1 or 2 and is ignored
+without. Pillow and browsers read a JPEG 2000 file by its own colour specification, take an extra
+component for opacity and keep at most 8 bits a component. So the stream is passed through only when they agree with the PDF: one (grey) or three
 (RGB) components of 8 unsigned bits, none subsampled, no palette box, no opacity channel, and a
 /ColorSpace (if any) that is grey, RGB or ICC-based of that many components. Its dimensions are the
 codestream's (the SIZ marker, read without decoding).
@@ -14,13 +14,14 @@ Anything else is decoded by OpenJPEG (openjpeg.py) and written as samples.py wri
 colour components in the PDF's colour space (or the codestream's, without one), 8-bit below 9 bits
 (scaled as 1/2/4-bit samples are), 16-bit above (scaled to 16 bits), signed samples offset to
 unsigned; the opacity channel kept as PNG alpha with /SMaskInData 1 or 2 (premultiplied colours
-stay as stored for 2) and dropped without it.
+stay as stored for 2) and dropped without it. Over an Indexed space each sample is an index, looked
+up as indexed.py does.
 """
 from dataclasses import dataclass
 
 import pikepdf
 
-from . import colour, containers, openjpeg, samples
+from . import colour, containers, indexed, openjpeg, samples
 
 SOC_SIZ = b"\xff\x4f\xff\x51"
 SRGB, GREYSCALE, SYCC = 16, 17, 18
@@ -114,6 +115,8 @@ def decoded(image: pikepdf.Stream, data: bytes, header: Header, space: colour.Sp
     drawn = [p for i, p in enumerate(planes) if i not in opacity][:colours]
     if len(drawn) != colours:
         raise ValueError(f"the JPEG 2000 data has {len(drawn)} colour components, its colour space {colours}")
+    if space.family == "Indexed":
+        return _indexed(image.ColorSpace, drawn[0], header)
     alpha = image.get("/SMaskInData") in (1, 2) and bool(opacity) and colours in containers.PNG_COLOR_TYPES
     kept = drawn + [planes[opacity[0]]] if alpha else drawn
     bits = 16 if max(p.precision for p in kept) > 8 else 8
@@ -126,6 +129,19 @@ def decoded(image: pikepdf.Stream, data: bytes, header: Header, space: colour.Sp
     if bits == 16:
         return samples.sixteen(rows, width, height, colours, None)
     return samples.from_components(rows, width, height, colours, written_space, colour.icc_profile(image))
+
+
+def _indexed(colorspace, plane: openjpeg.Plane, header: Header) -> tuple[bytes, str, int]:
+    """Each sample an index into the PDF's palette, as stored (not scaled); past its end, its last entry."""
+    from PIL import Image
+
+    if not indexed.well_formed(colorspace):
+        raise ValueError("the Indexed colour space of the JPEG 2000 image is malformed")
+    picture = Image.frombuffer("I", (plane.width, plane.height), plane.samples, "raw", "I", 0, 1)
+    picture = picture.resize((header.width, header.height), Image.NEAREST) if picture.size != (header.width, header.height) else picture
+    last = max(0, min(255, int(colorspace[2])))
+    indices = picture.convert("L").tobytes().translate(bytes(min(i, last) for i in range(256)))
+    return indexed.looked_up(colorspace, indices, header.width, header.height)
 
 
 def _scaled(plane: openjpeg.Plane, width: int, height: int, bits: int) -> bytes:

@@ -108,3 +108,14 @@ def test_it_raises_for_jpx_data_without_a_codestream():
 
     with pytest.raises(ValueError, match="codestream"):
         encode(image, MAX_PIXELS)
+
+
+def test_it_looks_up_a_jpx_of_indices_in_the_pdfs_palette():
+    """poppler's pdfimages writes these colours too; PDFium paints such an image black."""
+    image, looked_up = px.indexed_jpx(pdf := pikepdf.Pdf.new())
+
+    encoded = encode(image, MAX_PIXELS)
+
+    assert (encoded.method, opened(encoded).mode, encoded.colorspace) == ("decoded", "P", "Indexed")
+    assert opened(encoded).convert("RGB").tobytes() == looked_up
+
