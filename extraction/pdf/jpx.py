@@ -1,21 +1,21 @@
-"""JPEG 2000 streams: passed through when a standard decoder reads them as the PDF draws them, else decoded.
+"""JPEG 2000 streams: passed through when a standard decoder reads them as the PDF draws them, else
+decoded.
 
 How a PDF draws a JPXDecode image (ISO 32000-1, 7.4.9): a /ColorSpace in the dictionary says how the
-samples are read and the codestream's own colour specification is ignored; /BitsPerComponent and
-/Decode are ignored unless /ImageMask is true (PDFium and PDFBox ignore /Decode; poppler and pdf.js
-apply it); an opacity channel is the image's soft mask with /SMaskInData 1 or 2 and is ignored
-without. Pillow and browsers read a JPEG 2000 file by its own colour specification, take an extra
-component for opacity and keep at most 8 bits a component. So the stream is passed through only when they agree with the PDF: one (grey) or three
-(RGB) components of 8 unsigned bits, none subsampled, no palette box, no opacity channel, and a
-/ColorSpace (if any) that is grey, RGB or ICC-based of that many components. Its dimensions are the
-codestream's (the SIZ marker, read without decoding).
+samples are read and the codestream's own colour specification is ignored; /BitsPerComponent and /Decode
+are ignored unless /ImageMask is true (PDFium and PDFBox ignore /Decode; poppler and pdf.js apply it);
+an opacity channel is the image's soft mask with /SMaskInData 1 or 2 and is ignored without. Pillow and
+browsers read a JPEG 2000 file by its own colour specification, take an extra component for opacity and
+keep at most 8 bits a component. So the stream is passed through only when they agree with the PDF: one
+(grey) or three (RGB) components of 8 unsigned bits, none subsampled, no palette box, no opacity
+channel, and a /ColorSpace (if any) that is grey, RGB or ICC-based of that many components. Its
+dimensions are the codestream's (the SIZ marker, read without decoding).
 
-Anything else is decoded by OpenJPEG (openjpeg.py) and written as samples.py writes samples: the
-colour components in the PDF's colour space (or the codestream's, without one), 8-bit below 9 bits
-(scaled as 1/2/4-bit samples are), 16-bit above (scaled to 16 bits), signed samples offset to
-unsigned; the opacity channel kept as PNG alpha with /SMaskInData 1 or 2 (premultiplied colours
-stay as stored for 2) and dropped without it. Over an Indexed space each sample is an index, looked
-up as indexed.py does.
+Anything else is decoded by OpenJPEG (openjpeg.py) and written as samples.py writes samples: the colour
+components in the PDF's colour space (or the codestream's, without one), 8-bit below 9 bits (scaled as
+1/2/4-bit samples are), 16-bit above (scaled to 16 bits), signed samples offset to unsigned; the opacity
+channel kept as PNG alpha with /SMaskInData 1 or 2 (premultiplied colours stay as stored for 2) and
+dropped without it. Over an Indexed space each sample is an index, looked up as indexed.py does.
 """
 from dataclasses import dataclass
 
@@ -133,30 +133,31 @@ def decoded(image: pikepdf.Stream, data: bytes, header: Header, space: colour.Sp
 
 def _indexed(colorspace, plane: openjpeg.Plane, header: Header) -> tuple[bytes, str, int]:
     """Each sample an index into the PDF's palette, as stored (not scaled); past its end, its last entry."""
-    from PIL import Image
-
     if not indexed.well_formed(colorspace):
         raise ValueError("the Indexed colour space of the JPEG 2000 image is malformed")
-    picture = Image.frombuffer("I", (plane.width, plane.height), plane.samples, "raw", "I", 0, 1)
-    picture = picture.resize((header.width, header.height), Image.NEAREST) if picture.size != (header.width, header.height) else picture
     last = max(0, min(255, int(colorspace[2])))
+    picture = _full_size(plane, header.width, header.height)
     indices = picture.convert("L").tobytes().translate(bytes(min(i, last) for i in range(256)))
     return indexed.looked_up(colorspace, indices, header.width, header.height)
 
 
 def _scaled(plane: openjpeg.Plane, width: int, height: int, bits: int) -> bytes:
     """The plane at full size, unsigned, on 0..255 or 0..65535 (big-endian), one sample a pixel."""
-    from PIL import Image
-
-    picture = Image.frombuffer("I", (plane.width, plane.height), plane.samples, "raw", "I", 0, 1)
+    picture = _full_size(plane, width, height)
     top, stored = (1 << bits) - 1, (1 << plane.precision) - 1
     if plane.signed:
         picture = picture.point(lambda v: v + (1 << plane.precision - 1))
     if stored != top:  # exact for whole ratios (1, 2, 4 bits to 8); rounded otherwise
         picture = picture.point(lambda v: v * (top / stored) + 0.5)
-    if picture.size != (width, height):
-        picture = picture.resize((width, height), Image.NEAREST)
     return picture.convert("L").tobytes() if bits == 8 else picture.tobytes("raw", "I;16B")
+
+
+def _full_size(plane: openjpeg.Plane, width: int, height: int):
+    """The plane as a 32-bit Pillow picture, a subsampled one repeated over the pixels it covers."""
+    from PIL import Image
+
+    picture = Image.frombuffer("I", (plane.width, plane.height), plane.samples, "raw", "I", 0, 1)
+    return picture if picture.size == (width, height) else picture.resize((width, height), Image.NEAREST)
 
 
 def _interleaved(planes: list[bytes], size: int) -> bytes:

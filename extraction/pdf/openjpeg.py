@@ -124,7 +124,8 @@ def _library():
     signatures = {
         "opj_create_decompress": ([flag], pointer), "opj_set_default_decoder_parameters": ([pointer], None),
         "opj_setup_decoder": ([pointer, pointer], flag), "opj_stream_default_create": ([flag], pointer),
-        "opj_stream_set_read_function": ([pointer, READ], None), "opj_stream_set_skip_function": ([pointer, SKIP], None),
+        "opj_stream_set_read_function": ([pointer, READ], None),
+        "opj_stream_set_skip_function": ([pointer, SKIP], None),
         "opj_stream_set_seek_function": ([pointer, SEEK], None),
         "opj_stream_set_user_data_length": ([pointer, ctypes.c_uint64], None),
         "opj_read_header": ([pointer, pointer, ctypes.POINTER(ctypes.POINTER(_Image))], flag),

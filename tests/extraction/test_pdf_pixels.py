@@ -67,7 +67,8 @@ def test_it_writes_an_icc_cmyk_jpeg_as_pdfium_draws_it_not_its_negative():
     encoded = encode(image, MAX_PIXELS)
 
     written = opened(encoded)
-    assert (encoded.method, encoded.extension, encoded.colorspace, written.mode) == ("decoded", "tif", "ICCBased", "CMYK")
+    assert (encoded.method, encoded.extension, encoded.colorspace) == ("decoded", "tif", "ICCBased")
+    assert written.mode == "CMYK"
     assert within_rounding(written, expected) and written.info["icc_profile"] == px.cmyk_profile()
     assert max(hi for _lo, hi in ImageChops.difference(as_srgb(written), drawn).getextrema()) <= 4
     assert mean_difference(as_srgb(ImageChops.invert(written)), drawn) > 30  # what the negative would be
