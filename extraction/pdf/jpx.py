@@ -17,6 +17,7 @@ components in the PDF's colour space (or the codestream's, without one), 8-bit b
 channel kept as PNG alpha with /SMaskInData 1 or 2 (premultiplied colours stay as stored for 2) and
 dropped without it. Over an Indexed space each sample is an index, looked up as indexed.py does.
 """
+import struct
 from dataclasses import dataclass
 
 import pikepdf
@@ -24,6 +25,7 @@ import pikepdf
 from . import colour, containers, indexed, openjpeg, samples
 
 SOC_SIZ = b"\xff\x4f\xff\x51"
+SIZ_EXTENT = struct.Struct(">IIII")  # Xsiz, Ysiz, XOsiz, YOsiz: the image area is offset to size
 SRGB, GREYSCALE, SYCC = 16, 17, 18
 GREY_OR_RGB = {"DeviceGray", "CalGray", "DeviceRGB", "CalRGB", "ICCBased"}
 # Colour components of a JP2 enumerated colour space; other values are left to the PDF's space.
@@ -44,7 +46,7 @@ class Header:
 def header_of(data: bytes) -> Header:
     """The JP2 boxes that change a reading and the codestream's SIZ marker; ValueError without one."""
     if data.startswith(SOC_SIZ):
-        return _siz(data, 0)
+        return Header(*_siz(data, 0))
     boxes, found = _boxes(data, 0, len(data)), {}
     for kind, start, end in boxes:
         if kind == b"jp2h":
@@ -52,9 +54,7 @@ def header_of(data: bytes) -> Header:
         elif kind == b"jp2c":
             colr, cdef = found.get(b"colr", b""), found.get(b"cdef", b"")
             enumerated = int.from_bytes(colr[3:7], "big") if colr[:1] == b"\x01" and len(colr) >= 7 else None
-            header = _siz(data, start)
-            return Header(header.width, header.height, header.components, enumerated, _opacity(cdef),
-                          b"pclr" in found)
+            return Header(*_siz(data, start), enumerated, _opacity(cdef), b"pclr" in found)
     raise ValueError("no JPEG 2000 codestream in the stream")
 
 
@@ -75,19 +75,18 @@ def _boxes(data: bytes, start: int, end: int) -> list[tuple[bytes, int, int]]:
     return found
 
 
-def _siz(data: bytes, start: int) -> Header:
+def _siz(data: bytes, start: int) -> tuple[int, int, list[tuple[int, bool, bool]]]:
+    """(width, height, (precision, signed, subsampled) of each component) from the SIZ marker."""
     if data[start:start + 4] != SOC_SIZ or len(data) < start + 42:
         raise ValueError("the JPEG 2000 codestream does not start with its SIZ marker")
-    number = lambda at, size=4: int.from_bytes(data[start + at:start + at + size], "big")  # noqa: E731
-    width, height, count = number(8) - number(16), number(12) - number(20), number(40, 2)
-    found = [(data[start + 42 + 3 * i] & 0x7F) + 1 for i in range(count) if start + 45 + 3 * i <= len(data)]
-    if width <= 0 or height <= 0 or not count or len(found) != count:
+    right, bottom, left, top = SIZ_EXTENT.unpack_from(data, start + 8)
+    count, first = int.from_bytes(data[start + 40:start + 42], "big"), start + 42
+    specs = data[first:first + 3 * count]
+    if right <= left or bottom <= top or not count or len(specs) != 3 * count:
         raise ValueError("the JPEG 2000 codestream's SIZ marker is malformed")
-    components = []
-    for i, precision in enumerate(found):
-        at = start + 42 + 3 * i
-        components.append((precision, bool(data[at] & 0x80), data[at + 1:at + 3] != b"\x01\x01"))
-    return Header(width, height, components)
+    components = [((specs[i] & 0x7F) + 1, bool(specs[i] & 0x80), specs[i + 1:i + 3] != b"\x01\x01")
+                  for i in range(0, 3 * count, 3)]
+    return right - left, bottom - top, components
 
 
 def _opacity(cdef: bytes) -> tuple[int, ...]:

@@ -11,6 +11,7 @@ import pytest
 from pikepdf import Array, Name
 from PIL import Image, ImageChops
 
+from extraction.pdf import jpx
 from extraction.pdf.encode import ImageTooLarge, encode
 from tests import pdfs, pdfs_pixels as px
 
@@ -119,3 +120,15 @@ def test_it_looks_up_a_jpx_of_indices_in_the_pdfs_palette():
     assert (encoded.method, opened(encoded).mode, encoded.colorspace) == ("decoded", "P", "Indexed")
     assert opened(encoded).convert("RGB").tobytes() == looked_up
 
+
+
+@pytest.mark.parametrize("codestream_only", [False, True], ids=["jp2", "codestream"])
+def test_it_reads_the_header_of_every_cut_jpx_or_says_why_not(codestream_only):
+    data = px.jpx_bytes(pdfs.rgb_picture(), codestream_only)
+    whole = jpx.header_of(data)
+
+    for length in range(len(data) // 4):
+        try:
+            assert jpx.header_of(data[:length]) == whole  # the header was all there
+        except ValueError as exc:
+            assert "codestream" in str(exc)
