@@ -397,3 +397,13 @@ def indexed_jpx(pdf) -> tuple[pikepdf.Stream, bytes]:
     space = Array([Name.Indexed, Name.DeviceRGB, 3, pikepdf.String(b"".join(RGB_PALETTE))])
     looked_up = b"".join(RGB_PALETTE[i] for i in indices.tobytes())
     return jpx(pdf, jpx_bytes(indices), 4, 2, ColorSpace=space), looked_up
+
+
+def jpx_page(d: Path) -> Path:
+    """One page drawing an RGB JPX whose dictionary says 1 x 1, an RGBA one (no /SMaskInData) and a 16-bit grey one."""
+    doc = pdfs.Doc()
+    lying = jpx(doc.pdf, jpx_bytes(pdfs.rgb_picture()), 1, 1)
+    rgba = jpx(doc.pdf, jpx_bytes(rgba_picture()), 48, 32)
+    deep = jpx(doc.pdf, jpx_bytes(gray16_picture()), 10, 6)
+    doc.page(lying, rgba, deep)
+    return doc.save(d / "jpx_page.pdf")

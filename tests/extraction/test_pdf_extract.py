@@ -172,6 +172,16 @@ def test_it_warns_for_an_image_whose_png_predictor_overflows_and_keeps_the_other
     assert "icc_profile" not in opened(out, placed(result)[1, 2]).info  # its profile stream cannot be read
 
 
+def test_it_extracts_jpeg_2000_in_the_child_as_the_pdf_draws_it(tmp_path, out):
+    assets = placed(extract_images(pdfs_pixels.jpx_page(tmp_path), out))
+
+    lying, rgba, deep = assets[1, 0], assets[1, 1], assets[1, 2]
+    assert (lying.method, lying.width, lying.height, lying.content_type) == ("passthrough", 48, 32, "image/jp2")
+    assert (rgba.method, opened(out, rgba).mode, rgba.content_type) == ("decoded", "RGB", "image/png")
+    assert opened(out, rgba).tobytes() == pdfs.rgb_picture().tobytes() and len(rgba.stream_sha256) == 64
+    assert (deep.bits, opened(out, deep).tobytes()) == (16, pdfs_pixels.gray16_picture().tobytes())
+
+
 def test_it_warns_instead_of_decoding_an_image_over_the_pixel_limit(tmp_path, out):
     result = extract_images(pdfs.flate_rgb(tmp_path), out, Limits(max_pixels=100))
 
