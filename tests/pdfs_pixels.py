@@ -5,7 +5,6 @@ the samples the PDF draws, computed from the numbers put into the stream, never 
 """
 import io
 import itertools
-import random
 import struct
 import zlib
 from pathlib import Path
@@ -278,40 +277,6 @@ def separation_page(d: Path) -> Path:
     return doc.save(d / "separation.pdf")
 
 
-# ---------- JPEG 2000: what Pillow reads against what the PDF draws (ISO 32000-1, 7.4.9) ----------
-def jpx_bytes(picture: Image.Image, codestream_only: bool = False) -> bytes:
-    """Lossless JPEG 2000 from Pillow (OpenJPEG): a JP2 file, or a bare codestream without its boxes."""
-    buffer = io.BytesIO()
-    picture.save(buffer, "JPEG2000", irreversible=False, no_jp2=codestream_only)
-    return buffer.getvalue()
-
-
-def jpx(pdf, data: bytes, width: int, height: int, **keys) -> pikepdf.Stream:
-    """A JPXDecode image; no /BitsPerComponent (the codestream says) and no /ColorSpace unless given."""
-    image = stream(pdf, data, width, height, keys.pop("ColorSpace", None), Filter=Name.JPXDecode, **keys)
-    del image["/BitsPerComponent"]
-    return pdf.make_indirect(image)  # as in a file, and so drawn_by_pdfium can copy it
-
-
-def rgba_picture() -> Image.Image:
-    picture = pdfs.rgb_picture()
-    picture.putalpha(pdfs.alpha_picture())
-    return picture
-
-
-def gray16_picture(width: int = 10, height: int = 6) -> Image.Image:
-    """16-bit grey whose low bytes are not zero, so 8 bits cannot hold it."""
-    picture = Image.new("I;16", (width, height))
-    picture.putdata([(x * 6007 + y * 1777) % 65536 for y in range(height) for x in range(width)])
-    return picture
-
-
-def cmyk_codestream() -> bytes:
-    """Four components in a bare codestream (no colour specification): Pillow takes the fourth for
-    opacity, a PDF whose /ColorSpace is DeviceCMYK draws them as C, M, Y and K."""
-    return jpx_bytes(Image.frombytes("RGBA", (20, 12), pdfs.cmyk_picture().tobytes()), codestream_only=True)
-
-
 def drawn_by_pdfium(image: pikepdf.Stream) -> Image.Image:
     """What PDFium paints for the image alone on a white page of its size, one pixel a sample."""
     import pypdfium2 as pdfium
@@ -330,80 +295,3 @@ def drawn_by_pdfium(image: pikepdf.Stream) -> Image.Image:
         return document[0].render(scale=1 / k).to_pil().convert("RGB")
     finally:
         document.close()
-
-
-# ---------- filter parameters qpdf refuses (issue 14: "a PNG predictor overflow" crashed extraction) ----------
-# Columns x Colors x BitsPerComponent past what qpdf's PNG filter can hold: it raises a RuntimeError, not a PdfError.
-OVERFLOWING_PREDICTOR = Dictionary(Predictor=15, Colors=2**31 - 1, BitsPerComponent=16, Columns=2**31 - 1)
-
-
-def predictor_overflow(d: Path) -> Path:
-    """Page 1 draws an RGB image whose PNG predictor parameters overflow, a good one, then a good image
-    whose ICC profile stream has those parameters (its samples still say the colours)."""
-    doc, picture = pdfs.Doc(), pdfs.rgb_picture(4, 2)
-    rows = b"".join(b"\0" + picture.tobytes()[y * 12:(y + 1) * 12] for y in range(2))
-    broken = doc.image(zlib.compress(rows), picture, "/FlateDecode", dict(OVERFLOWING_PREDICTOR.items()))
-    good = doc.image(zlib.compress(picture.tobytes()), picture, "/FlateDecode")
-    profiled = doc.image(zlib.compress(pdfs.gray_picture(4, 2).tobytes()), pdfs.gray_picture(4, 2), "/FlateDecode")
-    profile = doc.pdf.make_stream(b"")
-    profile.write(zlib.compress(b"\0" * 200), filter=Name.FlateDecode, decode_parms=OVERFLOWING_PREDICTOR)
-    profile.N = 1
-    profiled.ColorSpace = Array([Name.ICCBased, profile])
-    doc.page(broken, good, profiled)
-    return doc.save(d / "predictor_overflow.pdf")
-
-
-# ---------- 16-bit samples behind PNG predictors ----------
-def png_filtered(rows: list[bytes], step: int, rng: random.Random) -> bytes:
-    """Rows with a random PNG filter each (None, Sub, Up, Average, Paeth), as PDF's PNG predictors expect."""
-    out, above = [], bytes(len(rows[0]))
-    for row in rows:
-        kind = rng.randrange(5)
-        out.append(bytes([kind]) + bytes(_filtered(kind, row, above, i, step) for i in range(len(row))))
-        above = row
-    return b"".join(out)
-
-
-def _filtered(kind: int, row: bytes, above: bytes, i: int, step: int) -> int:
-    left, up = (row[i - step] if i >= step else 0), above[i]
-    corner = above[i - step] if i >= step else 0
-    guess = [0, left, up, (left + up) // 2, _paeth(left, up, corner)][kind]
-    return (row[i] - guess) % 256
-
-
-def _paeth(a: int, b: int, c: int) -> int:
-    p = a + b - c
-    pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-    return a if pa <= pb and pa <= pc else (b if pb <= pc else c)
-
-
-def rgb16_predicted(pdf, **parms) -> tuple[pikepdf.Stream, bytes]:
-    """rgb16()'s samples behind PNG predictors filtered six bytes a pixel (16-bit RGB), with the
-    /DecodeParms given (consistent ones by default); returns the samples."""
-    width, height = 7, 5
-    image, samples = rgb16(pdf, width, height)
-    row = width * 6
-    rows = [samples[y * row:(y + 1) * row] for y in range(height)]
-    parms = {"Predictor": 15, "Colors": 3, "BitsPerComponent": 16, "Columns": width, **parms}
-    image.write(zlib.compress(png_filtered(rows, 6, random.Random(repr(parms)))), filter=Name.FlateDecode,
-                decode_parms=Dictionary({f"/{k}": v for k, v in parms.items() if v is not None}))
-    return pdf.make_indirect(image), samples
-
-
-def indexed_jpx(pdf) -> tuple[pikepdf.Stream, bytes]:
-    """4 x 2 indices (0 1 2 3 / 3 2 1 0) in a one-component JPEG 2000 the PDF looks up in an RGB palette;
-    Pillow reads the indices as grey."""
-    indices = Image.frombytes("L", (4, 2), bytes([0, 1, 2, 3, 3, 2, 1, 0]))
-    space = Array([Name.Indexed, Name.DeviceRGB, 3, pikepdf.String(b"".join(RGB_PALETTE))])
-    looked_up = b"".join(RGB_PALETTE[i] for i in indices.tobytes())
-    return jpx(pdf, jpx_bytes(indices), 4, 2, ColorSpace=space), looked_up
-
-
-def jpx_page(d: Path) -> Path:
-    """One page drawing an RGB JPX whose dictionary says 1 x 1, an RGBA one (no /SMaskInData) and a 16-bit grey one."""
-    doc = pdfs.Doc()
-    lying = jpx(doc.pdf, jpx_bytes(pdfs.rgb_picture()), 1, 1)
-    rgba = jpx(doc.pdf, jpx_bytes(rgba_picture()), 48, 32)
-    deep = jpx(doc.pdf, jpx_bytes(gray16_picture()), 10, 6)
-    doc.page(lying, rgba, deep)
-    return doc.save(d / "jpx_page.pdf")

@@ -11,7 +11,7 @@ from PIL import Image
 from extraction.pdf.encode import encode
 from extraction.pdf.wrap import wrapped
 from tests import pdfs
-from tests.pdfs_pixels import png_filtered
+from tests.pdfs_predictors import png_filtered
 
 MAX_PIXELS = 10**8
 COMPONENTS = {"/DeviceGray": 1, "/DeviceRGB": 3, "/DeviceCMYK": 4}

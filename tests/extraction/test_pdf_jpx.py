@@ -13,7 +13,7 @@ from PIL import Image, ImageChops
 
 from extraction.pdf import jpx
 from extraction.pdf.encode import ImageTooLarge, encode
-from tests import pdfs, pdfs_pixels as px
+from tests import pdfs, pdfs_jpx as jx, pdfs_pixels as px
 
 MAX_PIXELS = 10**8
 
@@ -27,8 +27,8 @@ def largest_difference(a: Image.Image, b: Image.Image) -> int:
 
 
 def test_it_passes_an_rgb_jpx_through_with_the_codestreams_dimensions_not_the_dictionarys():
-    data = px.jpx_bytes(pdfs.rgb_picture())
-    image = px.jpx(pdf := pikepdf.Pdf.new(), data, 48, 32)
+    data = jx.jpx_bytes(pdfs.rgb_picture())
+    image = jx.jpx(pdf := pikepdf.Pdf.new(), data, 48, 32)
     drawn = px.drawn_by_pdfium(image)
     image.Width = image.Height = 1
 
@@ -44,8 +44,8 @@ def test_it_passes_an_rgb_jpx_through_with_the_codestreams_dimensions_not_the_di
     {"ColorSpace": Name.DeviceRGB, "BitsPerComponent": 16},  # an override that agrees; BPC is ignored
 ], ids=["decode_array", "agreeing_colorspace"])
 def test_it_passes_through_a_jpx_whose_dictionary_does_not_change_its_reading(keys):
-    data = px.jpx_bytes(pdfs.rgb_picture())
-    image = px.jpx(pdf := pikepdf.Pdf.new(), data, 48, 32, **keys)
+    data = jx.jpx_bytes(pdfs.rgb_picture())
+    image = jx.jpx(pdf := pikepdf.Pdf.new(), data, 48, 32, **keys)
 
     encoded = encode(image, MAX_PIXELS)
 
@@ -53,7 +53,7 @@ def test_it_passes_through_a_jpx_whose_dictionary_does_not_change_its_reading(ke
 
 
 def test_it_writes_the_colours_of_an_rgba_jpx_the_pdf_draws_opaque():
-    image = px.jpx(pdf := pikepdf.Pdf.new(), data := px.jpx_bytes(px.rgba_picture()), 48, 32)
+    image = jx.jpx(pdf := pikepdf.Pdf.new(), data := jx.jpx_bytes(jx.rgba_picture()), 48, 32)
     assert Image.open(io.BytesIO(data)).mode == "RGBA"  # what a passed-through file would say
 
     encoded = encode(image, MAX_PIXELS)
@@ -66,17 +66,17 @@ def test_it_writes_the_colours_of_an_rgba_jpx_the_pdf_draws_opaque():
 def test_it_keeps_the_opacity_of_an_rgba_jpx_whose_smask_is_in_its_data():
     """The opacity channel is the image's soft mask (7.4.9). Readers disagree here (PDFium applies the
     opacity twice, poppler 22 reads the four components as RGB), so the reference is the codestream."""
-    image = px.jpx(pdf := pikepdf.Pdf.new(), px.jpx_bytes(px.rgba_picture()), 48, 32, SMaskInData=1)
+    image = jx.jpx(pdf := pikepdf.Pdf.new(), jx.jpx_bytes(jx.rgba_picture()), 48, 32, SMaskInData=1)
 
     encoded = encode(image, MAX_PIXELS)
 
     assert (encoded.method, opened(encoded).mode) == ("decoded", "RGBA")
-    assert opened(encoded).tobytes() == px.rgba_picture().tobytes()
+    assert opened(encoded).tobytes() == jx.rgba_picture().tobytes()
 
 
 def test_it_keeps_a_16_bit_jpx_at_16_bits():
-    picture = px.gray16_picture()
-    image = px.jpx(pdf := pikepdf.Pdf.new(), px.jpx_bytes(picture), 10, 6)
+    picture = jx.gray16_picture()
+    image = jx.jpx(pdf := pikepdf.Pdf.new(), jx.jpx_bytes(picture), 10, 6)
 
     encoded = encode(image, MAX_PIXELS)
 
@@ -87,8 +87,8 @@ def test_it_keeps_a_16_bit_jpx_at_16_bits():
 
 
 def test_it_writes_four_components_the_pdf_calls_cmyk_as_cmyk_not_as_pillows_rgba():
-    data = px.cmyk_codestream()
-    image = px.jpx(pdf := pikepdf.Pdf.new(), data, 20, 12, ColorSpace=Name.DeviceCMYK)
+    data = jx.cmyk_codestream()
+    image = jx.jpx(pdf := pikepdf.Pdf.new(), data, 20, 12, ColorSpace=Name.DeviceCMYK)
     assert Image.open(io.BytesIO(data)).mode == "RGBA"
 
     encoded = encode(image, MAX_PIXELS)
@@ -98,14 +98,14 @@ def test_it_writes_four_components_the_pdf_calls_cmyk_as_cmyk_not_as_pillows_rgb
 
 
 def test_it_refuses_a_jpx_larger_than_the_limit_by_its_codestreams_size():
-    image = px.jpx(pdf := pikepdf.Pdf.new(), px.jpx_bytes(pdfs.rgb_picture()), 1, 1)
+    image = jx.jpx(pdf := pikepdf.Pdf.new(), jx.jpx_bytes(pdfs.rgb_picture()), 1, 1)
 
     with pytest.raises(ImageTooLarge, match="48 x 32"):
         encode(image, 48 * 32 - 1)
 
 
 def test_it_raises_for_jpx_data_without_a_codestream():
-    image = px.jpx(pdf := pikepdf.Pdf.new(), b"\x00\x00\x00\x0cjP  \r\n\x87\n" + b"\x00" * 20, 4, 4)
+    image = jx.jpx(pdf := pikepdf.Pdf.new(), b"\x00\x00\x00\x0cjP  \r\n\x87\n" + b"\x00" * 20, 4, 4)
 
     with pytest.raises(ValueError, match="codestream"):
         encode(image, MAX_PIXELS)
@@ -113,7 +113,7 @@ def test_it_raises_for_jpx_data_without_a_codestream():
 
 def test_it_looks_up_a_jpx_of_indices_in_the_pdfs_palette():
     """poppler's pdfimages writes these colours too; PDFium paints such an image black."""
-    image, looked_up = px.indexed_jpx(pdf := pikepdf.Pdf.new())
+    image, looked_up = jx.indexed_jpx(pdf := pikepdf.Pdf.new())
 
     encoded = encode(image, MAX_PIXELS)
 
@@ -124,7 +124,7 @@ def test_it_looks_up_a_jpx_of_indices_in_the_pdfs_palette():
 
 @pytest.mark.parametrize("codestream_only", [False, True], ids=["jp2", "codestream"])
 def test_it_reads_the_header_of_every_cut_jpx_or_says_why_not(codestream_only):
-    data = px.jpx_bytes(pdfs.rgb_picture(), codestream_only)
+    data = jx.jpx_bytes(pdfs.rgb_picture(), codestream_only)
     whole = jpx.header_of(data)
 
     for length in range(len(data) // 4):

@@ -7,7 +7,7 @@ import pytest
 from PIL import Image, ImageChops, ImageCms, ImageStat
 
 from extraction.pdf.encode import encode
-from tests import pdfs, pdfs_pixels as px
+from tests import pdfs, pdfs_pixels as px, pdfs_predictors as pp
 
 MAX_PIXELS = 10**8
 
@@ -292,7 +292,7 @@ def test_it_writes_an_inline_image_that_states_its_length(tmp_path):
 
 
 def test_it_keeps_every_bit_of_16_bit_rgb_behind_png_predictors():
-    image, samples = px.rgb16_predicted(pdf := pikepdf.Pdf.new())
+    image, samples = pp.rgb16_predicted(pdf := pikepdf.Pdf.new())
 
     encoded = encode(image, MAX_PIXELS)
 
@@ -304,7 +304,7 @@ def test_it_keeps_every_bit_of_16_bit_rgb_behind_png_predictors():
 def test_it_decodes_16_bit_predictor_rows_the_parameters_contradict_as_pdfium_does(parms):
     """/DecodeParms that disagree with the image: the predictor works on the rows they describe (qpdf and
     PDFium agree; poppler 22 differs without /BitsPerComponent), and the image's rows are cut from that."""
-    image, samples = px.rgb16_predicted(pdf := pikepdf.Pdf.new(), **parms)
+    image, samples = pp.rgb16_predicted(pdf := pikepdf.Pdf.new(), **parms)
 
     written = png_samples16(encode(image, MAX_PIXELS).data)
 
