@@ -14,8 +14,9 @@ dimensions are the codestream's (the SIZ marker, read without decoding).
 Anything else is decoded by OpenJPEG (openjpeg.py) and written as samples.py writes samples: the colour
 components in the PDF's colour space (or the codestream's, without one), 8-bit below 9 bits (scaled as
 1/2/4-bit samples are), 16-bit above (scaled to 16 bits), signed samples offset to unsigned; the opacity
-channel kept as PNG alpha with /SMaskInData 1 or 2 (premultiplied colours stay as stored for 2) and
-dropped without it. Over an Indexed space each sample is an index, looked up as indexed.py does.
+channel kept as PNG alpha (over grey or RGB) with /SMaskInData 1 or 2 (premultiplied colours stay as
+stored for 2) and dropped without it. Over an Indexed space each sample is an index, looked up as
+indexed.py does.
 """
 import struct
 from dataclasses import dataclass
@@ -26,11 +27,13 @@ from . import colour, containers, indexed, openjpeg, samples
 
 SOC_SIZ = b"\xff\x4f\xff\x51"
 SIZ_EXTENT = struct.Struct(">IIII")  # Xsiz, Ysiz, XOsiz, YOsiz: the image area is offset to size
-SRGB, GREYSCALE, SYCC = 16, 17, 18
+CMYK, SRGB, GREYSCALE, SYCC = 12, 16, 17, 18  # JP2 enumerated colour spaces
 GREY_OR_RGB = {"DeviceGray", "CalGray", "DeviceRGB", "CalRGB", "ICCBased"}
 # Colour components of a JP2 enumerated colour space; other values are left to the PDF's space.
-ENUMERATED_COMPONENTS = {SRGB: 3, GREYSCALE: 1, SYCC: 3, 12: 4}
-CODESTREAM_SPACES = {1: "DeviceGray", 3: "DeviceRGB", 4: "DeviceCMYK"}
+ENUMERATED_COMPONENTS = {SRGB: 3, GREYSCALE: 1, SYCC: 3, CMYK: 4}
+# Without a /ColorSpace, the colour components are written as these (others as inks).
+CODESTREAM_SPACES = {1: colour.Space("DeviceGray", 1, "DeviceGray"), 3: colour.Space("DeviceRGB", 3, "DeviceRGB"),
+                     4: colour.Space("DeviceCMYK", 4, "DeviceCMYK")}
 
 
 @dataclass(frozen=True)
@@ -121,8 +124,7 @@ def decoded(image: pikepdf.Stream, data: bytes, header: Header, space: colour.Sp
     bits = 16 if max(p.precision for p in kept) > 8 else 8
     width, height = header.width, header.height
     rows = _interleaved([_scaled(p, width, height, bits) for p in kept], bits // 8)
-    written_space = space if space.components else colour.described(pikepdf.Name("/" + CODESTREAM_SPACES.get(
-        colours, "DeviceN")))
+    written_space = space if space.components else CODESTREAM_SPACES.get(colours, colour.Space("", colours, "DeviceN"))
     if alpha:
         return _with_alpha(rows, width, height, colours, bits), "png", bits
     if bits == 16:

@@ -132,3 +132,12 @@ def test_it_reads_the_header_of_every_cut_jpx_or_says_why_not(codestream_only):
             assert jpx.header_of(data[:length]) == whole  # the header was all there
         except ValueError as exc:
             assert "codestream" in str(exc)
+
+
+def test_it_writes_a_cmyk_jp2_without_a_colour_space_in_the_codestreams_cmyk():
+    image = jx.jpx(pdf := pikepdf.Pdf.new(), jx.jpx_bytes(pdfs.cmyk_picture()), 20, 12)
+
+    encoded = encode(image, MAX_PIXELS)
+
+    assert (encoded.method, encoded.extension, opened(encoded).mode) == ("decoded", "tif", "CMYK")
+    assert opened(encoded).tobytes() == pdfs.cmyk_picture().tobytes()
