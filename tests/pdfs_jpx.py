@@ -65,3 +65,29 @@ def jpx_page(d: Path) -> Path:
     deep = jpx(doc.pdf, jpx_bytes(gray16_picture()), 10, 6)
     doc.page(lying, rgba, deep)
     return doc.save(d / "jpx_page.pdf")
+
+
+JP2_PALETTE = [bytes([200, 10, 10]), bytes([10, 200, 10]), bytes([10, 10, 200]), bytes([90, 90, 90])]
+
+
+def _box(kind: bytes, content: bytes) -> bytes:
+    return (8 + len(content)).to_bytes(4, "big") + kind + content
+
+
+def with_jp2_palette(data: bytes) -> bytes:
+    """A one-component JP2 given a palette box (pclr, JP2_PALETTE) and its component mapping (cmap), its colour
+    specification made sRGB: a JP2 reader shows the palette's colours for the stored indices."""
+    start = data.index(b"jp2h") - 4
+    end = start + int.from_bytes(data[start:start + 4], "big")
+    ihdr = data[start + 8:start + 8 + 22]
+    colr = _box(b"colr", b"\x01\x00\x00" + (16).to_bytes(4, "big"))
+    pclr = _box(b"pclr", len(JP2_PALETTE).to_bytes(2, "big") + bytes([3, 7, 7, 7]) + b"".join(JP2_PALETTE))
+    cmap = _box(b"cmap", b"".join(b"\x00\x00\x01" + bytes([column]) for column in range(3)))
+    return data[:start] + _box(b"jp2h", ihdr + colr + pclr + cmap) + data[end:]
+
+
+def palette_jpx(pdf, colorspace=None) -> pikepdf.Stream:
+    """4 x 2 indices (0 1 2 3 / 3 2 1 0) in a JP2 with its own palette, under the PDF's /ColorSpace (if any)."""
+    indices = Image.frombytes("L", (4, 2), bytes([0, 1, 2, 3, 3, 2, 1, 0]))
+    keys = {"ColorSpace": colorspace} if colorspace is not None else {}
+    return jpx(pdf, with_jp2_palette(jpx_bytes(indices)), 4, 2, **keys)

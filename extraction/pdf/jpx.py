@@ -44,6 +44,7 @@ class Header:
     enumerated: int | None = None  # the JP2 'colr' box's enumerated colour space
     opacity: tuple[int, ...] = ()  # channels a 'cdef' box marks as opacity
     palette: bool = False
+    codestream: int = 0  # where the codestream starts in the stream's data
 
 
 def header_of(data: bytes) -> Header:
@@ -57,7 +58,7 @@ def header_of(data: bytes) -> Header:
         elif kind == b"jp2c":
             colr, cdef = found.get(b"colr", b""), found.get(b"cdef", b"")
             enumerated = int.from_bytes(colr[3:7], "big") if colr[:1] == b"\x01" and len(colr) >= 7 else None
-            return Header(*_siz(data, start), enumerated, _opacity(cdef), b"pclr" in found)
+            return Header(*_siz(data, start), enumerated, _opacity(cdef), b"pclr" in found, start)
     raise ValueError("no JPEG 2000 codestream in the stream")
 
 
@@ -111,7 +112,8 @@ def passes_through(image: pikepdf.Stream, header: Header, space: colour.Space) -
 
 def decoded(image: pikepdf.Stream, data: bytes, header: Header, space: colour.Space) -> tuple[bytes, str, int]:
     """(file bytes, extension, bits) of the samples the PDF draws."""
-    planes = openjpeg.decode(data)
+    # A /ColorSpace describes the codestream's samples: a JP2 palette (which OpenJPEG would apply) is not used.
+    planes = openjpeg.decode(data[header.codestream:] if header.palette and space.family else data)
     colours = space.components or ENUMERATED_COMPONENTS.get(header.enumerated) or min(len(planes), 4)
     opacity = [i for i in header.opacity if i < len(planes)] or list(range(colours, len(planes)))
     drawn = [p for i, p in enumerate(planes) if i not in opacity][:colours]

@@ -141,3 +141,23 @@ def test_it_writes_a_cmyk_jp2_without_a_colour_space_in_the_codestreams_cmyk():
 
     assert (encoded.method, encoded.extension, opened(encoded).mode) == ("decoded", "tif", "CMYK")
     assert opened(encoded).tobytes() == pdfs.cmyk_picture().tobytes()
+
+
+def test_it_looks_up_a_jp2_with_its_own_palette_in_the_pdfs_palette():
+    """The PDF's Indexed space describes the stored indices: the JP2's palette is not applied first
+    (pdf.js issue12213, where poppler writes the same)."""
+    space = Array([Name.Indexed, Name.DeviceRGB, 3, pikepdf.String(b"".join(px.RGB_PALETTE))])
+    image = jx.palette_jpx(pdf := pikepdf.Pdf.new(), space)
+
+    written = opened(encode(image, MAX_PIXELS)).convert("RGB").tobytes()
+
+    assert written == b"".join(px.RGB_PALETTE[i] for i in (0, 1, 2, 3, 3, 2, 1, 0))
+
+
+def test_it_writes_a_jp2_with_its_own_palette_and_no_colour_space_in_that_palettes_colours():
+    image = jx.palette_jpx(pdf := pikepdf.Pdf.new())
+
+    encoded = encode(image, MAX_PIXELS)
+
+    assert (encoded.method, opened(encoded).mode) == ("decoded", "RGB")
+    assert opened(encoded).tobytes() == b"".join(jx.JP2_PALETTE[i] for i in (0, 1, 2, 3, 3, 2, 1, 0))
