@@ -54,8 +54,8 @@ def header_of(data: bytes) -> Header:
     boxes, found = _boxes(data, 0, len(data)), {}
     for kind, start, end in boxes:
         if kind == b"jp2h":
-            for kind_in, first, last in _boxes(data, start, end):
-                found.setdefault(kind_in, data[first:last])  # of several colour boxes, the first applies
+            for child, first, last in _boxes(data, start, end):
+                found.setdefault(child, data[first:last])  # of several colour boxes, the first applies
         elif kind == b"jp2c":
             colr, cdef = found.get(b"colr", b""), found.get(b"cdef", b"")
             enumerated = int.from_bytes(colr[3:7], "big") if colr[:1] == b"\x01" and len(colr) >= 7 else None
