@@ -4,6 +4,8 @@ Each factory takes a pikepdf.Pdf (or a directory) and returns an image stream (o
 the samples the PDF draws, computed from the numbers put into the stream, never by the code under test.
 """
 import io
+import itertools
+import struct
 import zlib
 from pathlib import Path
 
@@ -33,6 +35,42 @@ def cmyk_jpeg(pdf, decode: bool = False) -> tuple[pikepdf.Stream, Image.Image]:
     extra = {"Decode": Array([1, 0] * 4)} if decode else {}
     image = stream(pdf, data, 20, 12, Name.DeviceCMYK, Filter=Name.DCTDecode, **extra)
     return image, (as_pillow_reads if decode else ImageChops.invert(as_pillow_reads))
+
+
+def cmyk_profile() -> bytes:
+    """A small working ICC v2 printer profile: CMYK to L*a*b* by an 8-bit table through the corners of the
+    ink cube (no ink white, each ink its hue, black dark), for ICCBased images with /N 4."""
+    clut = bytearray()
+    for c, m, y, k in itertools.product((0, 1), repeat=4):  # the first channel varies slowest
+        light = max(0.0, 1 - 0.35 * c - 0.45 * m - 0.1 * y) * (1 - 0.9 * k)
+        a, b = (-45 * c + 70 * m - 5 * y) * (1 - k), (-50 * c - 10 * m + 90 * y) * (1 - k)
+        clut += bytes([round(light * 255), round(128 + max(-128, min(127, a))), round(128 + max(-128, min(127, b)))])
+    ramp, d50 = bytes(range(256)), _s15(0.9642) + _s15(1.0) + _s15(0.8249)
+    matrix = b"".join(_s15(1 if i % 4 == 0 else 0) for i in range(9))
+    text = b"Pagetrail test CMYK\0"
+    tags = [(b"A2B0", b"mft1" + bytes(4) + bytes([4, 3, 2, 0]) + matrix + ramp * 4 + bytes(clut) + ramp * 3),
+            (b"wtpt", b"XYZ " + bytes(4) + d50),
+            (b"desc", b"desc" + bytes(4) + struct.pack(">I", len(text)) + text + bytes(78))]
+    offset, table, body = 128 + 4 + 12 * len(tags), b"", b""
+    for signature, data in tags:
+        data += bytes(-len(data) % 4)
+        table, body = table + signature + struct.pack(">II", offset + len(body), len(data)), body + data
+    header = struct.pack(">I", offset + len(body)) + b"lcms" + bytes([2, 0x10, 0, 0]) + b"prtrCMYKLab " + bytes(12)
+    header = (header + b"acsp" + bytes(28) + d50).ljust(128, b"\0")
+    return header + struct.pack(">I", len(tags)) + table + body
+
+
+def _s15(value: float) -> bytes:
+    return struct.pack(">i", round(value * 65536))
+
+
+def icc_cmyk_jpeg(pdf) -> tuple[pikepdf.Stream, Image.Image]:
+    """The CMYK JPEG of cmyk_jpeg() in an ICCBased space of four components (/N 4)."""
+    image, expected = cmyk_jpeg(pdf)
+    profile = pdf.make_stream(cmyk_profile())
+    profile.N, profile.Alternate = 4, Name.DeviceCMYK
+    image.ColorSpace = Array([Name.ICCBased, profile])
+    return pdf.make_indirect(image), expected
 
 
 def inverted_gray_jpeg(pdf) -> tuple[pikepdf.Stream, Image.Image]:
@@ -237,3 +275,23 @@ def separation_page(d: Path) -> Path:
     image, _ = separation(doc.pdf)
     doc.page(content=b"/Im0 Do\n", resources=Dictionary(XObject=Dictionary(Im0=image)))
     return doc.save(d / "separation.pdf")
+
+
+def drawn_by_pdfium(image: pikepdf.Stream) -> Image.Image:
+    """What PDFium paints for the image alone on a white page of its size, one pixel a sample."""
+    import pypdfium2 as pdfium
+
+    pdf = pikepdf.Pdf.new()
+    copy = pdf.copy_foreign(image)  # an indirect object: see jpx()
+    k = -(-3 // min(int(image.Width), int(image.Height)))  # pages are at least 3 units a side
+    width, height = int(image.Width) * k, int(image.Height) * k
+    page = pdf.add_blank_page(page_size=(width, height))
+    page.obj.Resources = Dictionary(XObject=Dictionary(Im0=copy))
+    page.obj.Contents = pdf.make_stream(b"q %d 0 0 %d 0 0 cm /Im0 Do Q" % (width, height))
+    buffer = io.BytesIO()
+    pdf.save(buffer)
+    document = pdfium.PdfDocument(buffer.getvalue())
+    try:
+        return document[0].render(scale=1 / k).to_pil().convert("RGB")
+    finally:
+        document.close()

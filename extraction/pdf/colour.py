@@ -71,6 +71,9 @@ def table(pair: tuple[float, float], top: int = 255) -> list[int]:
 
 
 MAX_PROFILE_BYTES = 4 << 20
+# How qpdf reports a stream it cannot decode: damaged data (PdfError), filter parameters that overflow
+# (a PNG predictor's /Colors x /BitsPerComponent x /Columns: RuntimeError) or are negative (ValueError).
+UNREADABLE = (pikepdf.PdfError, RuntimeError, ValueError)
 
 
 def icc_profile(image: pikepdf.Stream) -> bytes | None:
@@ -86,7 +89,7 @@ def profile_of(colorspace) -> bytes | None:
     stream = colorspace[1]
     try:
         profile = stream.read_bytes() if isinstance(stream, pikepdf.Stream) else None
-    except pikepdf.PdfError:
+    except UNREADABLE:
         return None
     # A profile starts with a 128-byte header carrying the signature "acsp"; anything else would be
     # embedded as a corrupt profile that viewers reject.

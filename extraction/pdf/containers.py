@@ -10,6 +10,7 @@ import zlib
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 PNG_COLOR_TYPES = {1: 0, 3: 2}  # components -> greyscale, truecolour
+PNG_ALPHA = 4  # added to a colour type: each pixel carries its opacity last
 
 TIFF_SHORT, TIFF_LONG, TIFF_RATIONAL = 3, 4, 5
 TIFF_ADOBE_DEFLATE, TIFF_G4 = 8, 4
@@ -20,9 +21,11 @@ DPI_72 = struct.pack("<II", 72, 1)
 TIFF_SIZES = {TIFF_SHORT: 2, TIFF_LONG: 4, TIFF_RATIONAL: 8}
 
 
-def png(width: int, height: int, bits: int, components: int, idat: bytes) -> bytes:
-    """A PNG whose single IDAT chunk is `idat`: a zlib stream of PNG-filtered rows."""
-    header = struct.pack(">IIBBBBB", width, height, bits, PNG_COLOR_TYPES[components], 0, 0, 0)
+def png(width: int, height: int, bits: int, components: int, idat: bytes, alpha: bool = False) -> bytes:
+    """A PNG whose single IDAT chunk is `idat`: a zlib stream of PNG-filtered rows (each pixel's
+    components, then its opacity with `alpha`)."""
+    color_type = PNG_COLOR_TYPES[components] | (PNG_ALPHA if alpha else 0)
+    header = struct.pack(">IIBBBBB", width, height, bits, color_type, 0, 0, 0)
     return b"".join((PNG_SIGNATURE, _chunk(b"IHDR", header), _chunk(b"IDAT", idat), _chunk(b"IEND", b"")))
 
 

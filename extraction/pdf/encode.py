@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pikepdf
 
-from . import colour, indexed, samples
+from . import colour, indexed, jpx, samples
 from .jpeg import jpeg
 from .streams import filter_names
 from .wrap import wrapped
@@ -53,7 +53,7 @@ def encode(image: pikepdf.Stream | pikepdf.PdfInlineImage, max_pixels: int) -> E
     if width <= 0 or height <= 0 or width * height > max_pixels:
         raise ImageTooLarge(f"{width} x {height} pixels is outside the limit of {max_pixels}")
     raw, space = image.read_raw_bytes(), colour.space_of(image)
-    encoded = _encoded(image, filters, raw, space, width, height)
+    encoded = _encoded(image, filters, raw, space, width, height, max_pixels)
     # Passed through or wrapped, the file holds the stream's bytes as they are: their hash says nothing new,
     # and hashing them again cost a tenth of an extraction.
     traced = hashlib.sha256(raw).hexdigest() if encoded.method in TRANSFORMED else ""
@@ -63,14 +63,14 @@ def encode(image: pikepdf.Stream | pikepdf.PdfInlineImage, max_pixels: int) -> E
 TRANSFORMED = ("decoded", "adjusted")  # the methods whose files no longer hold the stream's bytes as they are
 
 
-def _encoded(image, filters, raw, space, width, height) -> Encoded:
+def _encoded(image, filters, raw, space, width, height, max_pixels) -> Encoded:
     bits = image.get("/BitsPerComponent")
     bits = bits if type(bits) is int else (1 if space.family == "ImageMask" else 0)
     if filters == ["DCTDecode"]:
         data, extension, method, size = jpeg(image, raw, space)
         return Encoded(data, extension, *size, bits=8, method=method)
     if filters == ["JPXDecode"]:
-        return Encoded(raw, "jp2", width, height, bits=bits, method="passthrough")
+        return _jpx(image, raw, space, max_pixels)
     if found := wrapped(image, filters, width, height):
         return Encoded(found[0], found[1], width, height, bits=bits, method="wrapped")
     if any(name in BILEVEL_CODECS for name in filters) and set(filters) <= set(BILEVEL_CODECS) | SIMPLE:
@@ -86,6 +86,17 @@ def _encoded(image, filters, raw, space, width, height) -> Encoded:
     # Filter chains ending in a codec: pikepdf decodes them (JPX as soon as it wraps it).
     picture = pikepdf.PdfImage(image).as_pil_image(apply_mask=False)
     return _decoded(picture, 16 if picture.mode.startswith("I;16") else 8 if picture.mode != "1" else 1)
+
+
+def _jpx(image, raw, space, max_pixels) -> Encoded:
+    """Passed through or decoded (see jpx.py), with the codestream's dimensions, not the dictionary's."""
+    header = jpx.header_of(raw)
+    if header.width * header.height > max_pixels:
+        raise ImageTooLarge(f"{header.width} x {header.height} pixels is outside the limit of {max_pixels}")
+    if jpx.passes_through(image, header, space):
+        return Encoded(raw, "jp2", header.width, header.height, bits=8, method="passthrough")
+    data, extension, bits = jpx.decoded(image, raw, header, space)
+    return Encoded(data, extension, header.width, header.height, bits=bits, method="decoded")
 
 
 IMAGE_SUBTYPE = pikepdf.Name.Image

@@ -16,8 +16,11 @@ PALETTE_BASES = {"DeviceGray", "DeviceRGB", "CalGray", "CalRGB", "ICCBased"}
 
 
 def decodable(image: pikepdf.Stream) -> bool:
-    colorspace, bits = image.get("/ColorSpace"), image.get("/BitsPerComponent")
-    if not isinstance(colorspace, pikepdf.Array) or len(colorspace) != 4 or bits not in PALETTE_BITS:
+    return image.get("/BitsPerComponent") in PALETTE_BITS and well_formed(image.get("/ColorSpace"))
+
+
+def well_formed(colorspace) -> bool:
+    if not isinstance(colorspace, pikepdf.Array) or len(colorspace) != 4:
         return False
     base, hival = colour.described(colorspace[1]), colorspace[2]
     return base.family not in ("Indexed", "Pattern", "") and 0 < base.components and type(hival) is int
@@ -27,14 +30,21 @@ def from_palette(image: pikepdf.Stream, width: int, height: int) -> tuple[bytes,
     """(file bytes, extension, bits written) of an Indexed image; raises pikepdf errors on bad data."""
     from PIL import Image
 
-    colorspace, bits = image.ColorSpace, int(image.BitsPerComponent)
-    base, hival = colour.described(colorspace[1]), max(0, min(255, int(colorspace[2])))
-    n, lookup = base.components, _lookup(colorspace[3])
-    lookup = lookup[: (hival + 1) * n].ljust((hival + 1) * n, b"\0")
+    bits, hival = int(image.BitsPerComponent), _hival(image.ColorSpace)
     row = (width * bits + 7) // 8
     data = image.read_bytes(decode_level=pikepdf.StreamDecodeLevel.specialized)[: row * height]
     unpacked = Image.frombytes("P", (width, height), data.ljust(row * height, b"\0"), "raw", PALETTE_BITS[bits])
     indices = unpacked.tobytes().translate(bytes(_index_table(image, bits, hival)))
+    return looked_up(image.ColorSpace, indices, width, height)
+
+
+def looked_up(colorspace: pikepdf.Array, indices: bytes, width: int, height: int) -> tuple[bytes, str, int]:
+    """Indices (one byte each, at most the palette's last) written with the colours they look up."""
+    from PIL import Image
+
+    base, hival = colour.described(colorspace[1]), _hival(colorspace)
+    n, lookup = base.components, _lookup(colorspace[3])
+    lookup = lookup[: (hival + 1) * n].ljust((hival + 1) * n, b"\0")
     if base.family in PALETTE_BASES and n in (1, 3):
         paletted = Image.frombytes("P", (width, height), indices)
         paletted.putpalette(lookup if n == 3 else bytes(v for grey in lookup for v in (grey, grey, grey)), "RGB")
@@ -45,6 +55,10 @@ def from_palette(image: pikepdf.Stream, width: int, height: int) -> tuple[bytes,
     for c in range(n):  # one component at a time: index -> that component of its palette entry
         looked_up[c::n] = indices.translate(bytes(lookup[i * n + c] for i in range(hival + 1)).ljust(256, b"\0"))
     return samples.from_components(bytes(looked_up), width, height, n, base, colour.profile_of(colorspace[1]))
+
+
+def _hival(colorspace: pikepdf.Array) -> int:
+    return max(0, min(255, int(colorspace[2])))
 
 
 def _lookup(value) -> bytes:

@@ -41,7 +41,9 @@ def jpeg(image: pikepdf.Stream, raw: bytes, space: colour.Space) -> tuple[bytes,
     if raw_colours:  # the PDF draws the YCbCr samples as RGB: ask libjpeg not to convert them
         picture.draft("YCbCr", picture.size)
         picture = Image.frombytes("RGB", picture.size, picture.tobytes())
-    return drawn(picture, colour.decode_pairs(image, len(picture.getbands())))
+    # The PDF's ICCBased profile says what the samples mean, whatever profile the JPEG carries.
+    profile = colour.icc_profile(image) or picture.info.get("icc_profile")
+    return drawn(picture, colour.decode_pairs(image, len(picture.getbands())), profile)
 
 
 def _colour_transform_off(image: pikepdf.Stream, frame) -> bool:
@@ -70,7 +72,7 @@ def frame_of(data: bytes) -> tuple[int, int, int, bool] | None:
     return None
 
 
-def drawn(picture, pairs) -> tuple[bytes, str, str, tuple[int, int]]:
+def drawn(picture, pairs, profile: bytes | None = None) -> tuple[bytes, str, str, tuple[int, int]]:
     """The samples mapped as the PDF maps them, written losslessly."""
     picture.load()
     bands = list(picture.split())
@@ -83,6 +85,6 @@ def drawn(picture, pairs) -> tuple[bytes, str, str, tuple[int, int]]:
     from PIL import Image
 
     result = Image.merge(picture.mode, bands)
-    result.info = {"icc_profile": picture.info["icc_profile"]} if picture.info.get("icc_profile") else {}
+    result.info = {"icc_profile": profile} if profile else {}
     data, extension = written(result)
     return data, extension, "decoded", result.size

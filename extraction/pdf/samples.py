@@ -60,7 +60,7 @@ def from_samples(image: pikepdf.Stream, space: colour.Space, width: int, height:
     if space.family == "ImageMask":
         return _bilevel(data, width, height, colour.is_inversion(pairs))
     if bits == 16:
-        return _sixteen(data, width, height, n, pairs)
+        return sixteen(data, width, height, n, pairs)
     return _eight(image, data, width, height, n, bits, pairs, space)
 
 
@@ -128,7 +128,7 @@ def _unpacked(data: bytes, per_row: int, height: int, bits: int) -> bytes:
     return bytes(out)
 
 
-def _sixteen(data, width, height, n, pairs) -> tuple[bytes, str, int]:
+def sixteen(data, width, height, n, pairs) -> tuple[bytes, str, int]:
     """PNG stores 16-bit samples big-endian as PDF does; the TIFF here is little-endian."""
     if not colour.is_identity(pairs):
         data = _mapped16(data, pairs)

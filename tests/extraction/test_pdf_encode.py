@@ -11,6 +11,7 @@ from PIL import Image
 from extraction.pdf.encode import encode
 from extraction.pdf.wrap import wrapped
 from tests import pdfs
+from tests.pdfs_predictors import png_filtered
 
 MAX_PIXELS = 10**8
 COMPONENTS = {"/DeviceGray": 1, "/DeviceRGB": 3, "/DeviceCMYK": 4}
@@ -21,29 +22,6 @@ WRAPPED_KINDS = [
     ("/DeviceRGB", 8, 0), ("/DeviceRGB", 8, 2), ("/DeviceRGB", 8, 12), ("/DeviceRGB", 8, 15),
     ("/DeviceCMYK", 8, 0), ("/DeviceCMYK", 8, 2),
 ]
-
-
-def png_filtered(rows: list[bytes], step: int, rng: random.Random) -> bytes:
-    """Rows with a random PNG filter each (None, Sub, Up, Average, Paeth), as PDF's PNG predictors expect."""
-    out, above = [], bytes(len(rows[0]))
-    for row in rows:
-        kind = rng.randrange(5)
-        out.append(bytes([kind]) + bytes(_filtered(kind, row, above, i, step) for i in range(len(row))))
-        above = row
-    return b"".join(out)
-
-
-def _filtered(kind: int, row: bytes, above: bytes, i: int, step: int) -> int:
-    left, up = (row[i - step] if i >= step else 0), above[i]
-    corner = above[i - step] if i >= step else 0
-    guess = [0, left, up, (left + up) // 2, _paeth(left, up, corner)][kind]
-    return (row[i] - guess) % 256
-
-
-def _paeth(a: int, b: int, c: int) -> int:
-    p = a + b - c
-    pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-    return a if pa <= pb and pa <= pc else (b if pb <= pc else c)
 
 
 def tiff_differenced(rows: list[bytes], components: int) -> bytes:

@@ -6,7 +6,7 @@ from PIL import Image
 
 from extraction.pdf import SandboxError, extract_images
 from extraction.pdf.limits import Limits
-from tests import pdfs, pdfs_draws
+from tests import pdfs, pdfs_draws, pdfs_jpx, pdfs_predictors
 
 
 
@@ -159,6 +159,27 @@ def test_it_warns_with_page_and_index_for_an_image_that_fails_to_decode(tmp_path
     assert [a.placements for a in result.assets] == [[(1, 0)]]
     assert len(result.warnings) == 1
     assert result.warnings[0].startswith("Page 1, image 1: could not be extracted")
+
+
+def test_it_warns_for_an_image_whose_png_predictor_overflows_and_keeps_the_others(tmp_path, out):
+    """In the real child: qpdf raises a RuntimeError for these parameters, which once crashed extraction."""
+    result = extract_images(pdfs_predictors.predictor_overflow(tmp_path), out)
+
+    assert sorted(placed(result)) == [(1, 1), (1, 2)]
+    assert result.warnings == ["Page 1, image 0: could not be extracted (PNGFilter created with bits_per_sample and "
+                               "samples_per_pixel values that cause overflow)."]
+    assert opened(out, placed(result)[1, 2]).tobytes() == pdfs.gray_picture(4, 2).tobytes()
+    assert "icc_profile" not in opened(out, placed(result)[1, 2]).info  # its profile stream cannot be read
+
+
+def test_it_extracts_jpeg_2000_in_the_child_as_the_pdf_draws_it(tmp_path, out):
+    assets = placed(extract_images(pdfs_jpx.jpx_page(tmp_path), out))
+
+    lying, rgba, deep = assets[1, 0], assets[1, 1], assets[1, 2]
+    assert (lying.method, lying.width, lying.height, lying.content_type) == ("passthrough", 48, 32, "image/jp2")
+    assert (rgba.method, opened(out, rgba).mode, rgba.content_type) == ("decoded", "RGB", "image/png")
+    assert opened(out, rgba).tobytes() == pdfs.rgb_picture().tobytes() and len(rgba.stream_sha256) == 64
+    assert (deep.bits, opened(out, deep).tobytes()) == (16, pdfs_jpx.gray16_picture().tobytes())
 
 
 def test_it_warns_instead_of_decoding_an_image_over_the_pixel_limit(tmp_path, out):

@@ -4,10 +4,10 @@ import zlib
 
 import pikepdf
 import pytest
-from PIL import Image
+from PIL import Image, ImageChops, ImageCms, ImageStat
 
 from extraction.pdf.encode import encode
-from tests import pdfs, pdfs_pixels as px
+from tests import pdfs, pdfs_pixels as px, pdfs_predictors as pp
 
 MAX_PIXELS = 10**8
 
@@ -48,6 +48,30 @@ def test_it_writes_a_cmyk_jpeg_with_the_samples_the_pdf_draws_not_their_negative
 
     assert within_rounding(opened(encoded), expected)
     assert (encoded.method, encoded.extension, encoded.colorspace) == ("decoded", "tif", "DeviceCMYK")
+
+
+def as_srgb(picture: Image.Image) -> Image.Image:
+    """What a colour-managed viewer shows: the file's samples through the profile it embeds."""
+    profile = ImageCms.ImageCmsProfile(io.BytesIO(picture.info["icc_profile"]))
+    return ImageCms.profileToProfile(picture, profile, ImageCms.createProfile("sRGB"), outputMode="RGB")
+
+
+def mean_difference(a: Image.Image, b: Image.Image) -> float:
+    return sum(ImageStat.Stat(ImageChops.difference(a, b)).mean) / 3
+
+
+def test_it_writes_an_icc_cmyk_jpeg_as_pdfium_draws_it_not_its_negative():
+    image, expected = px.icc_cmyk_jpeg(pdf := pikepdf.Pdf.new())
+    drawn = px.drawn_by_pdfium(image)  # through the image's own /N 4 profile
+
+    encoded = encode(image, MAX_PIXELS)
+
+    written = opened(encoded)
+    assert (encoded.method, encoded.extension, encoded.colorspace) == ("decoded", "tif", "ICCBased")
+    assert written.mode == "CMYK"
+    assert within_rounding(written, expected) and written.info["icc_profile"] == px.cmyk_profile()
+    assert max(hi for _lo, hi in ImageChops.difference(as_srgb(written), drawn).getextrema()) <= 4
+    assert mean_difference(as_srgb(ImageChops.invert(written)), drawn) > 30  # what the negative would be
 
 
 def test_it_passes_through_a_cmyk_jpeg_the_pdf_inverts_as_pillow_does():
@@ -265,3 +289,23 @@ def test_it_writes_an_inline_image_that_states_its_length(tmp_path):
     _pdf, [image] = inline_images(px.inline_with_length(tmp_path))
 
     assert opened(encode(image, MAX_PIXELS)).getpixel((0, 0)) == (0x10, 0x80, 0xF0)
+
+
+def test_it_keeps_every_bit_of_16_bit_rgb_behind_png_predictors():
+    image, samples = pp.rgb16_predicted(pdf := pikepdf.Pdf.new())
+
+    encoded = encode(image, MAX_PIXELS)
+
+    assert (encoded.extension, encoded.bits) == ("png", 16) and png_samples16(encoded.data) == samples
+    assert png_samples16(encoded.data)[0::2] == px.drawn_by_pdfium(image).tobytes()  # PDFium draws 8 of the bits
+
+
+@pytest.mark.parametrize("parms", [{"BitsPerComponent": None}, {"Columns": 8}], ids=["default_8_bits", "columns"])
+def test_it_decodes_16_bit_predictor_rows_the_parameters_contradict_as_pdfium_does(parms):
+    """/DecodeParms that disagree with the image: the predictor works on the rows they describe (qpdf and
+    PDFium agree; poppler 22 differs without /BitsPerComponent), and the image's rows are cut from that."""
+    image, samples = pp.rgb16_predicted(pdf := pikepdf.Pdf.new(), **parms)
+
+    written = png_samples16(encode(image, MAX_PIXELS).data)
+
+    assert written != samples and written[0::2] == px.drawn_by_pdfium(image).tobytes()
