@@ -8,7 +8,7 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
-from .admin_accounts import SubmissionInline  # and registers service accounts and their tokens
+from .admin_accounts import BundleAccessInline  # and registers service accounts and their tokens
 from .admin_base import ReadOnlyAdmin, ReadOnlyInline  # noqa: F401  (imported from here by audit's admin)
 from .models import Attempt, Bundle, Job, Rejection, SubmissionSwitch, WorkerVersions
 from .services import refuse_oversized_upload, replay_unknown, set_submissions, submit_bundle
@@ -33,7 +33,7 @@ class BundleAdmin(admin.ModelAdmin):
     list_filter = ("created_at", "mime")
     search_fields = ("=correlation_id", "original_filename", "case_label")
     readonly_fields = [f.name for f in Bundle._meta.fields]
-    inlines = [JobInline, SubmissionInline]
+    inlines = [JobInline, BundleAccessInline]
 
     def has_add_permission(self, request):
         return request.user.has_perm("extraction.submit_bundle")

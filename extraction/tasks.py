@@ -1,10 +1,18 @@
 """django-q2 entry points: thin; each takes an id, calls one service, and is harmless when repeated."""
 
-from . import runner, services
+from . import runner, services, submitting
 
 
 def run_job(job_id: int) -> str:
     return runner.run_job(job_id)
+
+
+def decide_submission(submission_id: int) -> str:
+    """On the intake queue: validate one upload and accept or refuse it (queued again for its one retry)."""
+    outcome = submitting.decide(submission_id)
+    if outcome == submitting.RETRY:
+        submitting.enqueue(submitting.Submission.objects.get(pk=submission_id))
+    return outcome
 
 
 def reconcile() -> dict:

@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from audit.models import Asset, Manifest
-from extraction.accounts import ServiceAccount, Submission
+from extraction.accounts import BundleAccess, ServiceAccount
 from extraction.models import Bundle, Job
 from extraction.runner import run_job
 from extraction.services import submit_bundle
@@ -29,7 +29,7 @@ def world(tmp_path):
         run_job(submit_bundle(fh, filename="x.pdf", submitted_by="t").job_id)
     account = ServiceAccount.objects.create(name="claims-ingest")
     account.issue_token()
-    Submission.objects.create(account=account, bundle=Bundle.objects.get(), job=Job.objects.get())
+    BundleAccess.objects.create(account=account, bundle=Bundle.objects.get(), job=Job.objects.get())
     return {"asset": Asset.objects.first().pk, "manifest": Manifest.objects.get().pk,
             "bundle": Bundle.objects.get().pk, "job": Job.objects.get().pk}
 

@@ -6,7 +6,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connections
 
-from extraction.models import Bundle, Job, Rejection
+from extraction.models import Bundle, Job, Rejection, Submission
 from extraction.pdf.sandbox import stop_idle_children
 from extraction.services import submit_bundle
 from tests import pdfs, pdfs_intake
@@ -155,15 +155,15 @@ def test_it_records_a_file_whose_validation_crashed_as_a_rejection(tmp_path, mon
     assert Rejection.objects.get().code == "validator_crashed" and not Bundle.objects.exists()
 
 
-def test_it_answers_a_child_that_cannot_start_with_a_code_and_records_no_rejection(tmp_path, monkeypatch,
-                                                                                  fresh_children):
+def test_a_child_that_cannot_start_is_tried_once_more_then_refused_with_a_rejection(tmp_path, monkeypatch,
+                                                                                    fresh_children):
     pdfs_intake.child_cannot_start(monkeypatch)
 
     result = submit(pdfs.jpeg_rgb(tmp_path))
 
-    assert (result.accepted, result.error_code, result.retryable) == (False, "child_unavailable", True)
-    assert result.message.startswith("The file could not be checked now: The PDF process could not start")
-    assert not Rejection.objects.exists() and not Bundle.objects.exists() and temp_files() == []
+    assert (result.accepted, result.error_code, result.retryable) == (False, "validator_crashed", True)
+    assert "The PDF process could not start" in result.message and Submission.objects.get().tries == 2
+    assert Rejection.objects.get().code == "validator_crashed" and not Bundle.objects.exists() and temp_files() == []
 
 
 def test_the_command_reports_every_file_and_goes_on_after_a_refusal(tmp_path):
@@ -183,4 +183,4 @@ def test_the_command_reports_a_file_that_could_not_be_checked_and_goes_on(tmp_pa
     results = submit_command(pdfs.jpeg_rgb(tmp_path), pdfs.cmyk(tmp_path))
 
     outcomes = [(r["accepted"], r["error_code"], r["retryable"]) for r in results]
-    assert outcomes == [(False, "child_unavailable", True)] * 2
+    assert outcomes == [(False, "validator_crashed", True)] * 2
