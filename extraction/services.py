@@ -145,7 +145,9 @@ def request_reextraction(bundle: Bundle, at=None) -> Job:
 def enqueue_job(job_id: int) -> None:
     from django_q.tasks import async_task
 
-    async_task("extraction.tasks.run_job", job_id, task_name=f"job-{job_id}-{time.time_ns()}")
+    # Named: called from the intake worker too, whose own queue would otherwise be the default.
+    async_task("extraction.tasks.run_job", job_id, task_name=f"job-{job_id}-{time.time_ns()}",
+               cluster=settings.Q_CLUSTER["name"])
 
 
 def reconcile(at=None) -> dict:

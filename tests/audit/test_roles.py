@@ -108,7 +108,8 @@ def test_it_lets_a_submitter_upload_a_bundle_and_follow_its_job(client, tmp_path
     run_intake_tasks()
     page = submitter.get(response.redirect_chain[-1][0]).content.decode()
     job = Job.objects.get()
-    assert reverse("admin:extraction_job_change", args=[job.pk]) in page and Bundle.objects.get().submitted_by == "submitter"
+    assert reverse("admin:extraction_job_change", args=[job.pk]) in page
+    assert Bundle.objects.get().submitted_by == "submitter"
     assert submitter.get(reverse("admin:extraction_job_change", args=[job.pk])).status_code == 200
 
 
