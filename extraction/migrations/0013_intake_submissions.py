@@ -60,4 +60,8 @@ class Migration(migrations.Migration):
             model_name='submission',
             index=models.Index(fields=['state', 'claimed_until'], name='submission_state_claim'),
         ),
+        migrations.AddIndex(
+            model_name='submission',
+            index=models.Index(fields=['created_at'], name='submission_created'),
+        ),
     ]

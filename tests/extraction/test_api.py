@@ -18,7 +18,7 @@ from extraction.models import Bundle, Job, Rejection, Submission
 from extraction.runner import run_job
 from extraction.pdf.sandbox import stop_idle_children
 from tests import pdfs, pdfs_intake
-from tests.conftest import run_intake_tasks, temp_files
+from tests.conftest import queued_tasks, run_intake_tasks, temp_files
 
 pytestmark = pytest.mark.django_db
 
@@ -58,6 +58,14 @@ def test_it_answers_a_raw_pdf_body_with_202_and_a_pending_submission_before_any_
     body = response.json()
     assert (body["state"], body["job"], body["status_url"]) == ("pending", None, f"/api/v1/submissions/{body['id']}")
     assert not Bundle.objects.exists() and not Job.objects.exists()
+    assert (queued_tasks(), intake_queue_size()) == (0, 1)  # on the intake queue: never behind extraction
+
+
+def intake_queue_size() -> int:
+    from django.conf import settings
+    from django_q.brokers import get_broker
+
+    return get_broker(settings.PAGETRAIL_INTAKE_QUEUE).queue_size()
 
 
 def test_the_intake_worker_accepts_the_submission_with_its_job(client, token, tmp_path):
