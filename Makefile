@@ -6,6 +6,8 @@ MANAGE := $(BIN)/python manage.py
 STAMP  := $(VENV)/.installed
 # The cluster serving page previews (their own queue, so jobs never wait behind them), at a lower CPU priority.
 PREVIEWS := Q_CLUSTER_NAME=$${PAGETRAIL_QUEUE_NAME:-pagetrail}-previews nice -n 10 $(MANAGE) qcluster
+# The cluster validating uploads (their own queue: the web server never parses a PDF, and uploads never wait behind jobs).
+INTAKE := Q_CLUSTER_NAME=$${PAGETRAIL_INTAKE_QUEUE:-$${PAGETRAIL_QUEUE_NAME:-pagetrail}-intake} $(MANAGE) qcluster
 
 .PHONY: run run-managed test install lock browser clean bench fidelity
 
@@ -36,12 +38,12 @@ lock:
 	$(BIN)/python -m tests.lockfile stamp
 
 # Embedded profile: SQLite, ORM broker, private file storage under $${PAGETRAIL_DATA_DIR:-var/}.
-# One shell runs the web server and both worker clusters; Ctrl-C stops them all.
+# One shell runs the web server and the three worker clusters (jobs, previews, intake); Ctrl-C stops them all.
 run: $(STAMP)
 	$(MANAGE) migrate --noinput
 	$(MANAGE) create_demo_admin
 	@echo "Portal: http://127.0.0.1:8000/admin/  (Ctrl-C stops the portal and the workers)"
-	trap 'kill 0' INT TERM EXIT; $(MANAGE) qcluster & $(PREVIEWS) & \
+	trap 'kill 0' INT TERM EXIT; $(MANAGE) qcluster & $(PREVIEWS) & $(INTAKE) & \
 	$(MANAGE) runserver --insecure --noreload 127.0.0.1:8000
 
 # The managed path without an account anywhere: the Infrai simulator on 127.0.0.1:8765 (a real HTTP
@@ -54,7 +56,7 @@ run-managed: $(STAMP)
 	export PAGETRAIL_PROVIDER=infrai INFRAI_BASE_URL=http://127.0.0.1:8765 \
 	       INFRAI_API_KEY=$${INFRAI_API_KEY:-$$($(BIN)/python -c 'import secrets; print(secrets.token_urlsafe(24))')}; \
 	$(MANAGE) provider_simulator --port 8765 --profile $${SIMULATOR_PROFILE:-healthy} & \
-	$(MANAGE) qcluster & $(PREVIEWS) & $(MANAGE) runserver --insecure --noreload 127.0.0.1:8000
+	$(MANAGE) qcluster & $(PREVIEWS) & $(INTAKE) & $(MANAGE) runserver --insecure --noreload 127.0.0.1:8000
 
 # Tests get a data dir of their own, never the one `make run` uses. Embedded profile first, then the
 # production profile (PostgreSQL, Redis, S3 on loopback) when those servers answer; see tests/run_profiles.py.

@@ -5,8 +5,9 @@
 On the embedded default (SQLite, the django-q2 ORM broker, file storage, the local extractor) in a
 fresh data dir (tmpfs when there is one; removed at the end): `manage.py migrate`, a real `manage.py
 qcluster` with PAGETRAIL_WORKERS=--workers, then every corpus file submitted in this process, one at
-a time, as the API does it (`intake.stage`, then `services.submit_staged`: validation in the PDF
-child, input hard-linked into its store, Bundle + Job, enqueue on commit), and the database polled
+a time, as the API and the intake worker do it (`intake.stage`, `submitting.receive`, then the intake
+worker's `decide` here in this process: validation in the PDF child, input hard-linked into its store,
+Bundle + Job, enqueue on commit), and the database polled
 until every job is terminal. "Durable" is the last `Job.manifest_durable_at` (stamped just before
 each manifest's commit). The reference is the extractor alone over the same files with as many
 threads as workers (`runners.timed(..., runners.pagetrail, workers, warm=True)`, as `python -m bench`
@@ -15,8 +16,8 @@ machine). A second reference: as many django-q2 no-op tasks through the same clu
 the cluster spent, against the floor the design sets: every input is hashed at intake and again by
 the worker, and each file is one task.
 
-Also: intake per step (its database part starts at each submission's first query, seen by a
-`connection.execute_wrapper`); median queue wait, extraction and manifest write per job (Job
+Also: intake per step (stage and receive, what a web request does; decide, what the intake worker does);
+median queue wait, extraction and manifest write per job (Job
 timestamps); and the queries of `run_job`, and of the `record_completion` in it, for the files with
 the fewest, the median and the most images (re-extracted here once the cluster has stopped), which
 must not grow with the number of assets. Nothing is patched. Page previews go to their own queue
@@ -248,29 +249,20 @@ def queue_alone(count: int, cluster: subprocess.Popen) -> float:
 
 def submit_and_wait(truth: dict, corpus: Path, cluster: subprocess.Popen) -> dict:
     """Submit every file in corpus order, timing each step, then wait until every job is terminal."""
-    from django.db import connection
+    from extraction import intake, services, submitting
 
-    from extraction import intake, services
-
-    steps, results, first_query = Counter(), {}, []
-
-    def note_first_query(execute, sql, params, many, context):
-        if not first_query:
-            first_query.append(time.perf_counter())
-        return execute(sql, params, many, context)
-
+    steps, results = Counter(), {}
     start, began = datetime.now(timezone.utc), time.perf_counter()
-    with connection.execute_wrapper(note_first_query):
-        for f in truth["files"]:
-            with open(corpus / f["name"], "rb") as fh:
-                t0 = time.perf_counter()
-                staged = intake.stage(fh)
-                t1 = time.perf_counter()
-                first_query.clear()
-                results[f["name"]] = services.submit_staged(staged, filename=f["name"], submitted_by="bench")
-                t2 = time.perf_counter()
-            t_db = first_query[0] if first_query else t2
-            steps.update(stage=t1 - t0, validate=t_db - t1, database=t2 - t_db)  # a Counter: adds them up
+    for f in truth["files"]:
+        with open(corpus / f["name"], "rb") as fh:
+            t0 = time.perf_counter()
+            staged = intake.stage(fh)
+            t1 = time.perf_counter()
+            submission = submitting.receive(staged, filename=f["name"], submitted_by="bench", queued=False)
+            t2 = time.perf_counter()
+            results[f["name"]] = services.result_of(submitting.decide_here(submission))
+            t3 = time.perf_counter()
+        steps.update(stage=t1 - t0, receive=t2 - t1, decide=t3 - t2)  # a Counter: adds them up
     submitted = time.perf_counter() - began
     accepted = {name: r.job_id for name, r in results.items() if r.accepted}
     failures = [f"{name}: refused at intake ({r.error_code}) {r.message}" for name, r in results.items()
@@ -427,9 +419,10 @@ def print_steps(pipeline: dict) -> None:
     print(f"\n### Intake in the submitting process ({files} files)\n")
     table(["step", "s", "ms per file", "share"], [
         [name, f"{s:.2f}", f"{1000 * s / files:.1f}", f"{s / total:.0%}"] for name, s in [
-            ("stage: copy into temp, hashing", steps["stage"]),
-            ("validate (`inspect_pdf` in the PDF child) and store the input (a hard link)", steps["validate"]),
-            ("database: from the first query on (Bundle + Job, commit, enqueue)", steps["database"]),
+            ("stage: copy into temp, hashing (the web request)", steps["stage"]),
+            ("receive: the pending submission row (the web request)", steps["receive"]),
+            ("decide: `inspect_pdf` in the PDF child, store the input (a hard link), Bundle + Job, commit "
+             "(the intake worker)", steps["decide"]),
             ("in all", total)]])
     print(f"\n### Per job, in the cluster ({pipeline['completed']} completed jobs)\n")
     table(["step", "median s", "slowest s"], [[name, f"{statistics.median(values):.3f}", f"{max(values):.3f}"]

@@ -1,5 +1,5 @@
 """Service accounts of upstream systems, their tokens (stored hashed, expiring), what each submitted,
-and Idempotency-Key records."""
+which bundles each may read, and Idempotency-Key records."""
 
 import hashlib
 import secrets
@@ -85,15 +85,16 @@ class ServiceAccountToken(models.Model):
             revoked_at=at or timezone.now()) == 1
 
 
-class Submission(models.Model):
-    """A service account's own submission of a bundle: what it may read.
+class BundleAccess(models.Model):
+    """A service account's access to a bundle it submitted: what it may read.
 
     The bundle (and its stored input and job) is shared when two accounts send the same bytes; the
-    visibility is not: each account has its submission, made when intake first accepted the bytes from it.
+    visibility is not: each account has its access, made when intake first accepted the bytes from it.
+    (Not the `Submission`, which is one upload on its way through intake.)
     """
 
-    account = models.ForeignKey(ServiceAccount, on_delete=models.CASCADE, related_name="submissions")
-    bundle = models.ForeignKey("extraction.Bundle", on_delete=models.CASCADE, related_name="submissions")
+    account = models.ForeignKey(ServiceAccount, on_delete=models.CASCADE, related_name="bundle_accesses")
+    bundle = models.ForeignKey("extraction.Bundle", on_delete=models.CASCADE, related_name="accesses")
     job = models.ForeignKey("extraction.Job", on_delete=models.CASCADE, related_name="+",
                             help_text="The job this account was given first")
     created_at = models.DateTimeField(default=timezone.now)
@@ -119,6 +120,9 @@ class IdempotencyRecord(models.Model):
     request_sha256 = models.CharField(max_length=64)
     response_status = models.PositiveSmallIntegerField(null=True, blank=True, help_text="Empty while in progress")
     response_body = models.JSONField(null=True, blank=True)
+    # A 202's submission, replayed as it is now (pending then, perhaps decided since).
+    submission = models.ForeignKey("extraction.Submission", null=True, blank=True, on_delete=models.CASCADE,
+                                   related_name="+")
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

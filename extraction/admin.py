@@ -1,17 +1,19 @@
 """Declarative admin for bundles, jobs (attempts inline) and rejections; uploads go through intake."""
 
 from django import forms
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.db.models import Q
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
-from .admin_accounts import SubmissionInline  # and registers service accounts and their tokens
+from . import admin_submissions  # noqa: F401  (registers submissions and the page an upload lands on)
+from . import intake, pdf, submitting
+from .admin_accounts import BundleAccessInline  # and registers service accounts and their tokens
 from .admin_base import ReadOnlyAdmin, ReadOnlyInline  # noqa: F401  (imported from here by audit's admin)
 from .models import Attempt, Bundle, Job, Rejection, SubmissionSwitch, WorkerVersions
-from .services import refuse_oversized_upload, replay_unknown, set_submissions, submit_bundle
+from .services import refuse_oversized_upload, replay_unknown, set_submissions
 
 
 class UploadForm(forms.Form):
@@ -33,7 +35,7 @@ class BundleAdmin(admin.ModelAdmin):
     list_filter = ("created_at", "mime")
     search_fields = ("=correlation_id", "original_filename", "case_label")
     readonly_fields = [f.name for f in Bundle._meta.fields]
-    inlines = [JobInline, SubmissionInline]
+    inlines = [JobInline, BundleAccessInline]
 
     def has_add_permission(self, request):
         return request.user.has_perm("extraction.submit_bundle")
@@ -45,26 +47,47 @@ class BundleAdmin(admin.ModelAdmin):
         return False
 
     def add_view(self, request, form_url="", extra_context=None):
-        """Upload a bundle: intake validates it and either creates the job or records a rejection."""
+        """Upload a bundle: the bytes are staged and the upload lands on its submission's page, which follows
+        the intake worker's decision (the job, or the refusal)."""
         if not self.has_add_permission(request):
             raise PermissionDenied
-        form = UploadForm(request.POST or None, request.FILES or None)
-        if too_large := getattr(request, "upload_too_large", None):
-            result = refuse_oversized_upload(*too_large, submitted_by=request.user.get_username())
-            form.is_valid()  # the file never arrived; say why instead of "this field is required"
-            form.errors["file"] = form.error_class([f"Refused ({result.error_code}): {result.message}"])
-        elif request.method == "POST" and form.is_valid():
-            upload = form.cleaned_data["file"]
-            result = submit_bundle(upload, filename=upload.name, submitted_by=request.user.get_username(),
-                                   case_label=form.cleaned_data["case_label"])
-            if result.accepted:
-                messages.success(request, f"Accepted: job {result.job_id}, correlation id {result.correlation_id}.")
-                return redirect(reverse("admin:extraction_job_change", args=[result.job_id]))
-            verdict = "Not checked" if result.retryable else "Refused"
-            form.add_error("file", f"{verdict} ({result.error_code}): {result.message}")
+        try:
+            form = UploadForm(request.POST or None, request.FILES or None)
+            if too_large := getattr(request, "upload_too_large", None):
+                result = refuse_oversized_upload(*too_large, submitted_by=request.user.get_username())
+                form.is_valid()  # the file never arrived; say why instead of "this field is required"
+                form.errors["file"] = form.error_class([f"Refused ({result.error_code}): {result.message}"])
+            elif request.method == "POST" and form.is_valid():
+                submission = self.receive(request, form)
+                if submission is not None:
+                    return redirect(reverse("admin:extraction_submission_status", args=[submission.pk]))
+        except OSError:  # the temp area is full or read-only; stage() removed what it had written
+            form = UploadForm()
+            form.is_valid()
+            form.errors["file"] = form.error_class([STORAGE_UNAVAILABLE])
         context = {**self.admin_site.each_context(request), "form": form, "opts": self.model._meta,
                    "title": "Upload a PDF bundle"}
         return TemplateResponse(request, "admin/extraction/bundle/upload.html", context)
+
+    def receive(self, request, form):
+        """The pending submission, or None with the refusal on the form (too large, empty)."""
+        upload, who = form.cleaned_data["file"], request.user.get_username()
+        try:
+            staged = intake.stage(upload)
+        except pdf.Refusal as refusal:
+            result = refuse_oversized_upload(upload.name, getattr(refusal, "seen", 0), who)
+            form.add_error("file", f"Refused ({result.error_code}): {result.message}")
+            return None
+        submission = submitting.receive(staged, filename=upload.name, submitted_by=who,
+                                        case_label=form.cleaned_data["case_label"])
+        if submission.is_decided:
+            form.add_error("file", f"Refused ({submission.error_code}): {submission.error_message}")
+            return None
+        return submission
+
+
+STORAGE_UNAVAILABLE = ("Not stored (storage_unavailable): Pagetrail could not store the upload now (its temp area "
+                       "is full or unavailable); nothing was kept. Try again later, or tell an operator.")
 
 
 class AttemptInline(ReadOnlyInline):

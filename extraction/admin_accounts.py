@@ -4,7 +4,7 @@ from django.contrib import admin, messages
 from django.db.models import Count, Max, Q
 from django.db.models.functions import Now
 
-from .accounts import ServiceAccount, ServiceAccountToken, Submission
+from .accounts import BundleAccess, ServiceAccount, ServiceAccountToken
 from .admin_base import ReadOnlyAdmin, ReadOnlyInline
 
 VALID = Q(tokens__revoked_at__isnull=True, tokens__expires_at__gt=Now())
@@ -20,10 +20,10 @@ class TokenInline(ReadOnlyInline):
     readonly_fields = fields
 
 
-class SubmissionInline(ReadOnlyInline):
-    """Which service accounts sent these bytes, each seeing only its own submission."""
+class BundleAccessInline(ReadOnlyInline):
+    """Which service accounts sent these bytes, each seeing the bundle through its own access."""
 
-    model = Submission
+    model = BundleAccess
     fields = ("account", "job", "created_at")
     readonly_fields = fields
 

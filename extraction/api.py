@@ -1,6 +1,7 @@
-"""Bundles and jobs in the HTTP API for upstream services (mounted in portal/api.py).
+"""Bundles, submissions and jobs in the HTTP API for upstream services (mounted in portal/api.py).
 
-Intake is exactly the admin's; errors are JSON `{"error": {"code", "message"}}` with a stable code.
+Intake is exactly the admin's: the request stages the bytes and answers 202 with a submission that an intake
+worker decides; errors are JSON `{"error": {"code", "message"}}` with a stable code.
 """
 
 from typing import Annotated
@@ -14,11 +15,11 @@ from ninja.files import UploadedFile
 
 from extraction import pdf
 
-from . import intake, services
+from . import intake, services, submitting
 from .accounts import IdempotencyRecord
-from .models import Job
+from .models import Job, Submission
 
-REFUSAL_STATUS = {"too_large": 413, "not_pdf": 415}
+REFUSAL_STATUS = {"too_large": 413}  # the refusals the web tier decides itself; the rest are the worker's
 router = Router(tags=["bundles and jobs"])
 # An id the database can hold: a larger number is a bad request, not a database overflow (500).
 RowId = Annotated[int, Path(ge=1, le=2**63 - 1)]
@@ -49,26 +50,36 @@ class JobOut(Schema):
     manifest_url: str | None
 
 
-class SubmitOut(Schema):
-    created: bool
+class SubmissionOut(Schema):
+    id: int
+    state: str
+    status_url: str
     correlation_id: str
-    job: JobOut
+    size: int
+    received_at: str
+    decided_at: str | None
+    created: bool | None
+    job: JobOut | None
+    error: ErrorBody | None
+    retryable: bool
 
 
-# 503: the file could not be checked (this machine failed); the same request may pass later.
-ERRORS = {code: ErrorOut for code in (400, 401, 404, 409, 413, 415, 422, 429, 503)}
+# 507: the upload could not be stored (a full or read-only temp); nothing was kept, the same request may pass later.
+ERRORS = {code: ErrorOut for code in (400, 401, 404, 409, 413, 422, 429, 507)}
 
 
 def error(request, status: int, code: str, message: str) -> Status:
     return Status(status, {"error": {"code": code, "message": message}})
 
 
-@router.post("/bundles", response={200: SubmitOut, 201: SubmitOut, **ERRORS}, summary="Submit a PDF bundle")
+@router.post("/bundles", response={202: SubmissionOut, **ERRORS}, summary="Submit a PDF bundle")
 def submit(request, file: File[UploadedFile] = None, case_label: str = ""):
     """A multipart `file` part, or the raw PDF as the body with `Content-Type: application/pdf`.
-    The same bytes again from this account return its existing job (200); from another account they are
-    a new submission of that account (201), which then sees the job too. With an `Idempotency-Key`, the same key and
-    payload replay the first answer, another payload is 422, and 409 while the first is in progress."""
+    Answers 202 with a submission that an intake worker validates: poll its `status_url` until it is
+    `accepted` (with its job) or `refused` (with a code). The same bytes again from this account are given its
+    existing job (`created: false`); from another account they are a new submission of that account, which
+    then sees the job too. With an `Idempotency-Key`, the same key and payload return the same submission,
+    another payload is 422, and 409 while the first request is in progress."""
     if unknown := unknown_parameters(request, {"case_label"}):
         return unknown
     if too_large := getattr(request, "upload_too_large", None):
@@ -83,12 +94,34 @@ def submit(request, file: File[UploadedFile] = None, case_label: str = ""):
                                                                   getattr(refusal, "seen", 0), _who(request)))
     key = request.headers.get("Idempotency-Key")
     if not key:
-        return _submitted(request, staged, file, case_label)
+        return _received(request, staged, file, case_label)
     if len(key) > IdempotencyRecord.KEY_MAX:
         staged.path.unlink(missing_ok=True)
         return error(request, 400, "bad_idempotency_key",
                      f"An Idempotency-Key holds at most {IdempotencyRecord.KEY_MAX} characters; it is never cut.")
-    return _idempotent(request, key, staged, lambda: _submitted(request, staged, file, case_label))
+    return _idempotent(request, key, staged, lambda: _received(request, staged, file, case_label))
+
+
+@router.get("/submissions/{submission_id}", response={200: SubmissionOut, **ERRORS},
+            summary="A submission's state: pending, accepted (with its job) or refused")
+def get_submission(request, submission_id: RowId):
+    """404 also for another account's submission, as for jobs."""
+    submissions = Submission.objects.visible_to(request.auth).select_related("job__bundle")
+    return submission_document(get_object_or_404(submissions, pk=submission_id))
+
+
+def submission_document(submission: Submission) -> dict:
+    refused = submission.state == Submission.State.REFUSED
+    return {
+        "id": submission.pk, "state": submission.state, "status_url": f"/api/v1/submissions/{submission.pk}",
+        "correlation_id": submission.sha256, "size": submission.size,
+        "received_at": submission.created_at.isoformat(),
+        "decided_at": submission.decided_at.isoformat() if submission.decided_at else None,
+        "created": submission.created if submission.job_id else None,
+        "job": job_document(submission.job) if submission.job_id else None,
+        "error": {"code": submission.error_code, "message": submission.error_message} if refused else None,
+        "retryable": submission.retryable,
+    }
 
 
 def unknown_parameters(request, known: set[str]) -> Status | None:
@@ -104,16 +137,12 @@ def _who(request) -> str:
     return f"api:{request.auth.name}"
 
 
-def _submitted(request, staged, file, case_label):
-    result = services.submit_staged(staged, filename=getattr(file, "name", "") or "", submitted_by=_who(request),
+def _received(request, staged, file, case_label):
+    submission = submitting.receive(staged, filename=getattr(file, "name", "") or "", submitted_by=_who(request),
                                     case_label=case_label, account=request.auth)
-    if result.retryable:
-        return error(request, 503, result.error_code, result.message)
-    if not result.accepted:
-        return _refused(request, result)
-    job = Job.objects.select_related("bundle").get(pk=result.job_id)
-    body = {"created": result.created, "correlation_id": result.correlation_id, "job": job_document(job)}
-    return Status(201 if result.created else 200, body)
+    if submission.state == Submission.State.REFUSED:  # decided here (an empty body): an error, like too_large
+        return _refused(request, services.result_of(submission))
+    return Status(202, submission_document(submission))
 
 
 def _refused(request, result):
@@ -135,11 +164,9 @@ def _idempotent(request, key: str, staged, handle):
     except BaseException:
         record.delete()  # nothing was answered: the client may try again with the same key
         raise
-    if answer.status_code == 503:
-        record.delete()  # not checked: the same key must be able to try again, not replay the 503
-        return answer
+    submission_id = answer.value.get("id") if answer.status_code == 202 else None
     IdempotencyRecord.objects.filter(pk=record.pk).update(response_status=answer.status_code,
-                                                            response_body=answer.value)
+                                                            response_body=answer.value, submission_id=submission_id)
     return answer
 
 
@@ -148,6 +175,9 @@ def _answered_before(request, record, staged):
         return error(request, 422, "idempotency_conflict", "This Idempotency-Key was used for another payload.")
     if record.response_status is None:
         return error(request, 409, "in_progress", "The first request with this Idempotency-Key is still running.")
+    if record.submission_id:  # the same submission, as it is now
+        submission = Submission.objects.select_related("job__bundle").get(pk=record.submission_id)
+        return Status(record.response_status, submission_document(submission))
     return Status(record.response_status, record.response_body)
 
 

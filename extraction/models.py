@@ -61,7 +61,7 @@ def _later(now, delta: timedelta):
 class JobQuerySet(models.QuerySet):
     def visible_to(self, account):
         """The jobs of the bundles a service account submitted (another account's are not there for it)."""
-        return self.filter(bundle__submissions__account=account)
+        return self.filter(bundle__accesses__account=account)
 
     def active(self):
         return self.filter(status__in=Job.ACTIVE)
@@ -372,5 +372,6 @@ class Rejection(models.Model):
 
 
 # The models of the upstream API, registered with this app.
-from .accounts import IdempotencyRecord, ServiceAccount, ServiceAccountToken, Submission  # noqa: E402,F401
+from .accounts import BundleAccess, IdempotencyRecord, ServiceAccount, ServiceAccountToken  # noqa: E402,F401
+from .submissions import Submission  # noqa: E402,F401
 from .worker_versions import WorkerVersions  # noqa: E402,F401  (its own module: the start-up check)

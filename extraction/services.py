@@ -12,10 +12,9 @@ from django.db.models import Max
 from django.utils import timezone
 
 from extraction import pdf
-from portal.logs import job_context
 
 from . import intake, stores
-from .models import (Attempt, Bundle, Job, Rejection, Submission, SubmissionSwitch, idempotency_key,
+from .models import (Attempt, Bundle, BundleAccess, Job, Rejection, Submission, SubmissionSwitch, idempotency_key,
                      input_storage_name)
 from .providers import get_provider
 from .runner import job_link
@@ -45,72 +44,79 @@ class IntakeResult:
 
 
 def submit_bundle(stream, *, filename: str, submitted_by: str, case_label: str = "", at=None) -> IntakeResult:
-    """Validate, store and create Bundle + Job, or record a Rejection; the same bytes give the same job."""
-    display = os.path.basename(filename or "")[:255]
+    """Stage, then decide in this process (`submit_bundle --here`, tests): the web tier never calls this."""
     try:
         staged = intake.stage(stream)
     except pdf.Refusal as refusal:
-        return _reject(refusal, display, submitted_by, size=getattr(refusal, "seen", 0), sha256="", at=at)
-    return submit_staged(staged, filename=display, submitted_by=submitted_by, case_label=case_label, at=at)
+        return _reject(refusal, display_name(filename), submitted_by, size=getattr(refusal, "seen", 0), sha256="",
+                       at=at)
+    return submit_staged(staged, filename=filename, submitted_by=submitted_by, case_label=case_label, at=at)
 
 
 def submit_staged(staged: intake.StagedUpload, *, filename: str, submitted_by: str, case_label: str = "",
                   account=None, at=None) -> IntakeResult:
-    """The rest of intake once the bytes are staged (the API stages first to check its Idempotency-Key).
+    """A submission of the staged bytes, decided in this process."""
+    from . import submitting
 
-    With a service `account`, the accepted bundle becomes its submission, and `created` says whether it is
-    new to that account (the bundle and job may exist already, from another account)."""
-    display = os.path.basename(filename or "")[:255]
-    try:
-        with job_context(staged.sha256):
-            accepted = intake.validate(staged)
-            return _accept(accepted, display, submitted_by, case_label, at or timezone.now(), account)
-    except pdf.Refusal as refusal:
-        return _reject(refusal, display, submitted_by, size=staged.size, sha256=staged.sha256, at=at)
-    except pdf.SandboxError as exc:
-        log.warning("could not check %s: %s: %s", display, exc.code, exc.message)
-        return IntakeResult(path=display, accepted=False, error_code=exc.code, retryable=True,
-                            message=f"The file could not be checked now: {exc.message} Nothing was recorded; "
-                                    "try again later.")
-    finally:
-        staged.path.unlink(missing_ok=True)
+    submission = submitting.receive(staged, filename=filename, submitted_by=submitted_by, case_label=case_label,
+                                    account=account, queued=False, at=at)
+    return result_of(submitting.decide_here(submission, at))
+
+
+def result_of(submission: Submission) -> IntakeResult:
+    if submission.state == Submission.State.ACCEPTED:
+        return IntakeResult(path=submission.original_filename, accepted=True, correlation_id=submission.sha256,
+                            job_id=submission.job_id, created=submission.created)
+    return IntakeResult(path=submission.original_filename, accepted=False, error_code=submission.error_code,
+                        message=submission.error_message, retryable=submission.retryable)
+
+
+def display_name(filename: str) -> str:
+    """A client's filename for display only: never a path."""
+    return os.path.basename(filename or "")[:255]
 
 
 def refuse_oversized_upload(filename: str, seen: int, submitted_by: str) -> IntakeResult:
     """An HTTP upload cut off at the size limit before intake saw it."""
     refusal = intake.TooLarge(seen, settings.PAGETRAIL_MAX_UPLOAD_BYTES)
-    return _reject(refusal, os.path.basename(filename or "")[:255], submitted_by, size=seen, sha256="", at=None)
+    return _reject(refusal, display_name(filename), submitted_by, size=seen, sha256="", at=None)
 
 
 def _reject(refusal, display, submitted_by, *, size, sha256, at) -> IntakeResult:
-    Rejection.objects.create(code=refusal.code, message=refusal.message, size=size, sha256=sha256,
-                             original_filename=display, submitted_by=submitted_by[:150],
-                             created_at=at or timezone.now())
-    log.info("rejected %s: %s", display, refusal.code)
+    record_rejection(refusal.code, refusal.message, size=size, sha256=sha256, filename=display,
+                     submitted_by=submitted_by, at=at)
     return IntakeResult(path=display, accepted=False, error_code=refusal.code, message=refusal.message)
 
 
-def _accept(accepted: intake.Accepted, display, submitted_by, case_label, at, account=None) -> IntakeResult:
+def record_rejection(code: str, message: str, *, size: int, sha256: str, filename: str, submitted_by: str,
+                     at=None) -> Rejection:
+    log.info("rejected %s: %s", filename, code)
+    return Rejection.objects.create(code=code, message=message, size=size, sha256=sha256, original_filename=filename,
+                                    submitted_by=submitted_by[:150], created_at=at or timezone.now())
+
+
+def accept(accepted: intake.Accepted, submission: Submission, at) -> None:
+    """Store the input and create Bundle + Job (and the account's access) with the submission's decision,
+    in one transaction; the same bytes again are given the same job."""
     staged, provider = accepted.staged, get_provider(settings.PAGETRAIL_PROVIDER)
     name = input_storage_name(staged.sha256)
     stores.store_once(stores.inputs(), name, staged.path, staged.sha256)
     with transaction.atomic():
         bundle, _ = Bundle.objects.get_or_create(correlation_id=staged.sha256, defaults=dict(
             size=staged.size, page_count=accepted.inspection.pages, mime=accepted.inspection.mime,
-            original_filename=display, input_name=name, submitted_by=submitted_by[:150],
-            case_label=case_label, created_at=at))
+            original_filename=submission.original_filename, input_name=name, submitted_by=submission.submitted_by,
+            case_label=submission.case_label, created_at=at))
         job, created = Job.objects.get_or_create(
             idempotency_key=idempotency_key(bundle.correlation_id, provider.extractor, provider.version),
             defaults=_job_fields(bundle, provider, at))
         if created:
             transaction.on_commit(lambda: enqueue_job(job.pk))
-        if account is not None:  # in the same transaction: no job an account cannot see
-            _, new_to_account = Submission.objects.get_or_create(
-                account=account, bundle=bundle, defaults={"job": job, "created_at": at})
+        if submission.account_id is not None:  # in the same transaction: no job an account cannot see
+            _, new_to_account = BundleAccess.objects.get_or_create(
+                account_id=submission.account_id, bundle=bundle, defaults={"job": job, "created_at": at})
             created = created or new_to_account
+        submission.mark_accepted(job, created, at)
     log.info("accepted %s as job %s (new: %s)", bundle.correlation_id, job.pk, created)
-    return IntakeResult(path=display, accepted=True, correlation_id=bundle.correlation_id, job_id=job.pk,
-                        created=created)
 
 
 def _job_fields(bundle: Bundle, provider, at, generation: int = 0) -> dict:
@@ -139,7 +145,9 @@ def request_reextraction(bundle: Bundle, at=None) -> Job:
 def enqueue_job(job_id: int) -> None:
     from django_q.tasks import async_task
 
-    async_task("extraction.tasks.run_job", job_id, task_name=f"job-{job_id}-{time.time_ns()}")
+    # Named: called from the intake worker too, whose own queue would otherwise be the default.
+    async_task("extraction.tasks.run_job", job_id, task_name=f"job-{job_id}-{time.time_ns()}",
+               cluster=settings.Q_CLUSTER["name"])
 
 
 def reconcile(at=None) -> dict:
@@ -155,7 +163,9 @@ def reconcile(at=None) -> dict:
     due = Job.objects.with_claim_expired(at) | Job.objects.unknown_and_quiet(quiet, at)
     if SubmissionSwitch.submissions_open():
         due = due | Job.objects.never_picked_up(quiet, at)
-    return {"woken": wake(due, at), "abandoned_attempts": abandoned}
+    from .submitting import redrive
+
+    return {"woken": wake(due, at), "abandoned_attempts": abandoned, "submissions_woken": redrive(at)}
 
 
 def _alert_newly_late(at=None) -> None:
@@ -198,7 +208,8 @@ def replay_unknown(jobs) -> int:
 
 
 def sweep_temp() -> dict:
-    """Remove temp dirs of jobs that are terminal or unknown to the database, and stale uploads."""
+    """Remove temp dirs of jobs that are terminal or unknown to the database, and staged uploads no pending
+    submission owns (after a grace period: a request may still be writing one)."""
     removed = 0
     root = stores.jobs_dir()
     names = [p.name for p in root.iterdir()] if root.exists() else []
@@ -208,9 +219,6 @@ def sweep_temp() -> dict:
         if not name.isdigit() or int(name) not in live:
             stores.remove_job_work_dir(name)
             removed += 1
-    cutoff = time.time() - 3600  # an upload still staged after an hour belongs to a dead request
-    for part in stores.uploads_dir().glob("*.part"):
-        if part.stat().st_mtime < cutoff:
-            part.unlink(missing_ok=True)
-            removed += 1
-    return {"removed": removed}
+    from .submitting import sweep_staged
+
+    return {"removed": removed + sweep_staged()}

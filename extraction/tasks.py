@@ -1,10 +1,20 @@
 """django-q2 entry points: thin; each takes an id, calls one service, and is harmless when repeated."""
 
-from . import runner, services
+from . import runner, services, submitting
 
 
 def run_job(job_id: int, waking: bool = False) -> str:
     return runner.run_job(job_id, waking=waking)
+
+
+def decide_submission(submission_id: int) -> str:
+    """On the intake queue: validate one upload and accept or refuse it (queued again for its one retry).
+    Then sweep this host's abandoned uploads: a web host may run no jobs cluster, whose schedule sweeps too."""
+    outcome = submitting.decide(submission_id)
+    if outcome == submitting.RETRY:
+        submitting.enqueue(submitting.Submission.objects.get(pk=submission_id))
+    submitting.sweep_staged()
+    return outcome
 
 
 def reconcile() -> dict:

@@ -59,6 +59,17 @@ def malformed_multipart(request, exc):
     return error(request, 400, "bad_request", "The multipart body is malformed; send one 'file' part, or the raw PDF.")
 
 
+@api.exception_handler(OSError)
+def storage_unavailable(request, exc):
+    """A full or read-only temp or store (intake stages every upload): nothing was kept, the client may retry."""
+    if isinstance(exc, (ConnectionError, TimeoutError)):  # a socket, not storage: our fault, logged as such
+        return internal(request, exc)
+    log.warning("API request %s %s could not store its data: %s", request.method, request.path, exc)
+    return error(request, 507, "storage_unavailable",
+                 "Pagetrail could not store the upload now (its storage is full or unavailable); nothing was kept. "
+                 "Try again later.")
+
+
 @api.exception_handler(Exception)
 def internal(request, exc):
     """Our own bug: logged with its traceback (scrubbed), answered as JSON without one."""

@@ -327,7 +327,21 @@ Q_CLUSTER = {
 # Page previews have a queue of their own, served by `Q_CLUSTER_NAME=<name>-previews manage.py qcluster`:
 # rendering a 240-page bundle takes minutes of CPU, and jobs must never wait behind it.
 PAGETRAIL_PREVIEW_QUEUE = f"{Q_CLUSTER['name']}-previews"
-Q_CLUSTER["ALT_CLUSTERS"] = {PAGETRAIL_PREVIEW_QUEUE: {"workers": env.int("PAGETRAIL_PREVIEW_WORKERS", default=1)}}
+# Uploads are validated on a queue of their own too (`Q_CLUSTER_NAME=<name>-intake manage.py qcluster`): never in a
+# web process, never behind extraction. The staged bytes wait in the temp dir of the host that received them, so
+# with several web hosts each names its own queue (PAGETRAIL_INTAKE_QUEUE) and runs its intake cluster.
+PAGETRAIL_INTAKE_QUEUE = env.str("PAGETRAIL_INTAKE_QUEUE", default=f"{Q_CLUSTER['name']}-intake")
+# One validation: the child's wall clock, plus room to start it and store the input. The claim outlives the task,
+# so the reconciler never re-drives a submission whose worker is still on it.
+_INTAKE_TIMEOUT = PAGETRAIL_CHILD_WALL_SECONDS + 60
+PAGETRAIL_INTAKE_LEASE_SECONDS = _INTAKE_TIMEOUT + 30
+# A staged upload no pending submission owns, untouched this long, belongs to a request that died: swept.
+PAGETRAIL_STAGED_GRACE_SECONDS = env.int("PAGETRAIL_STAGED_GRACE_SECONDS", default=300)
+Q_CLUSTER["ALT_CLUSTERS"] = {
+    PAGETRAIL_PREVIEW_QUEUE: {"workers": env.int("PAGETRAIL_PREVIEW_WORKERS", default=1)},
+    PAGETRAIL_INTAKE_QUEUE: {"workers": env.int("PAGETRAIL_INTAKE_WORKERS", default=1),
+                             "timeout": _INTAKE_TIMEOUT, "retry": _INTAKE_TIMEOUT + 60},
+}
 if REDIS_URL:
     Q_CLUSTER["redis"] = REDIS_URL
     # Shared by every web process, so the API's per-account rate limit holds across them.

@@ -41,6 +41,7 @@ def empty_broker():
 
         get_broker().purge_queue()
         get_broker(django_settings.PAGETRAIL_PREVIEW_QUEUE).purge_queue()
+        get_broker(django_settings.PAGETRAIL_INTAKE_QUEUE).purge_queue()
 
 
 @pytest.fixture(autouse=True)
@@ -54,6 +55,24 @@ def queued_tasks() -> int:
     from django_q.brokers import get_broker
 
     return get_broker().queue_size()
+
+
+def run_intake_tasks(limit: int = 20) -> int:
+    """Run what the intake queue holds in this process, as its worker would (a retry it queues runs too)."""
+    from django_q.brokers import get_broker
+    from django_q.signing import SignedPackage
+
+    from extraction import tasks
+
+    broker, ran = get_broker(django_settings.PAGETRAIL_INTAKE_QUEUE), 0
+    while ran < limit and (batch := broker.dequeue()):
+        for ack_id, payload in batch:
+            task = SignedPackage.loads(payload)
+            assert task["func"] == "extraction.tasks.decide_submission", task["func"]
+            tasks.decide_submission(*task["args"])
+            broker.acknowledge(ack_id)
+            ran += 1
+    return ran
 
 
 @pytest.fixture(autouse=True)

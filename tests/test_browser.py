@@ -80,14 +80,28 @@ def test_each_role_logs_in_and_sees_its_own_menu(browser, live_server, role, see
 
 
 @pytest.mark.parametrize("who", ["superuser", "Submitter"])
-def test_an_uploader_uploads_a_bundle_and_sees_the_job_complete(browser, live_server, tmp_path, who):
+def test_an_uploader_uploads_a_bundle_watches_it_accepted_and_sees_the_job_complete(browser, live_server, tmp_path,
+                                                                                   who, monkeypatch):
+    from django_q.conf import Conf
+    from playwright.sync_api import expect
+
+    from extraction.models import Job
+    from extraction.runner import run_job
+    from tests.conftest import run_intake_tasks
+
+    monkeypatch.setattr(Conf, "SYNC", False)  # queued: the page shows the submission pending, then decided
     user("feeder", **({"superuser": True} if who == "superuser" else {"role": who}))
     page = log_in(browser, live_server, "feeder")
     page.goto(f"{live_server.url}/admin/extraction/bundle/add/")
     page.set_input_files("#id_file", str(pdfs.mixed(tmp_path)))
     page.click("input[name=_upload]")
+    page.wait_for_url("**/admin/extraction/submission/*/status/")
+    expect(page.locator("#submission-state")).to_have_text("pending")
+    run_intake_tasks()  # as the intake worker would, while the page polls
+    run_job(Job.objects.get().pk)
+    expect(page.locator("#submission-state")).to_have_text("accepted")  # without a reload: the page's script
+    page.click("#submission-link a")
     page.wait_for_url("**/admin/extraction/job/*/change/")
-    page.reload()
     assert "completed" in page.inner_text("#content")
 
 

@@ -87,7 +87,7 @@ def test_two_hosts_finish_every_job_once_after_one_is_killed(tmp_path, scale_dat
     env = shared_env(scale_database)
     a, b = Host(tmp_path, "host-a", env), Host(tmp_path, "host-b", env)
     a.portal.manage("migrate", "--noinput")
-    submitted = a.portal.manage_json("submit_bundle", *small_bundles(tmp_path, BUNDLES), timeout=900)
+    submitted = a.portal.manage_json("submit_bundle", "--here", *small_bundles(tmp_path, BUNDLES), timeout=900)
     assert all(r["accepted"] for r in submitted) and len({r["job_id"] for r in submitted}) == BUNDLES
     try:
         killed = a.portal.start_worker()

@@ -294,7 +294,7 @@ def test_a_worker_survives_a_pdf_too_costly_to_render_and_previews_the_next_bund
     try:
         deployment.manage("migrate", "--noinput")
         for path in (costly_to_render(tmp_path), pdfs.reused_on_three_pages(tmp_path)):
-            deployment.manage_json("submit_bundle", path)
+            deployment.manage_json("submit_bundle", "--here", path)
         deployment.start_worker()
         worker = deployment.start_worker(queue="pagetrail-previews")
         # One worker each takes tasks in order: the hostile bundle's previews come before the good one's.

@@ -9,15 +9,17 @@ import pytest
 from django.contrib.auth.models import Group, Permission, User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
+from django.test import TestCase
 from django.urls import reverse
 
 from audit import retention
 from audit.models import Asset, Manifest
-from extraction.accounts import ServiceAccount, Submission
+from extraction.accounts import BundleAccess, ServiceAccount
 from extraction.models import Bundle, Job
 from extraction.runner import run_job
 from extraction.services import submit_bundle
 from tests import pdfs
+from tests.conftest import run_intake_tasks
 
 pytestmark = pytest.mark.django_db
 ROLES = ["Compliance staff", "Reviewer", "Retention admin", "Retention approver", "Submitter"]
@@ -30,7 +32,7 @@ def world(tmp_path):
         run_job(submit_bundle(fh, filename="x.pdf", submitted_by="t").job_id)
     account = ServiceAccount.objects.create(name="claims-ingest")
     account.issue_token()
-    Submission.objects.create(account=account, bundle=Bundle.objects.get(), job=Job.objects.get())
+    BundleAccess.objects.create(account=account, bundle=Bundle.objects.get(), job=Job.objects.get())
     draft = retention.new_version("claims", "retention-admin", input_days=30, output_days=365, manifest_days=None,
                                   legal_hold=False, contract_owner="Claims Ltd", decision_note="Contract 12")
     return {"asset": Asset.objects.first().pk, "manifest": Manifest.objects.get().pk,
@@ -107,11 +109,16 @@ def test_setup_roles_puts_a_changed_group_back_in_shape(capsys):
 
 def test_it_lets_a_submitter_upload_a_bundle_and_follow_its_job(client, tmp_path):
     upload = SimpleUploadedFile("claim.pdf", pdfs.jpeg_rgb(tmp_path).read_bytes(), content_type="application/pdf")
-    response = as_role(client, "Submitter").post(reverse("admin:extraction_bundle_add"), {"file": upload},
-                                                 follow=True)
+    submitter = as_role(client, "Submitter")
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        response = submitter.post(reverse("admin:extraction_bundle_add"), {"file": upload}, follow=True)
+    assert response.status_code == 200 and "pending" in response.content.decode()
+    run_intake_tasks()
+    page = submitter.get(response.redirect_chain[-1][0]).content.decode()
     job = Job.objects.get()
-    assert response.redirect_chain[-1][0] == reverse("admin:extraction_job_change", args=[job.pk])
-    assert response.status_code == 200 and Bundle.objects.get().submitted_by == "submitter"
+    assert reverse("admin:extraction_job_change", args=[job.pk]) in page
+    assert Bundle.objects.get().submitted_by == "submitter"
+    assert submitter.get(reverse("admin:extraction_job_change", args=[job.pk])).status_code == 200
 
 
 def test_it_serves_inputs_to_anyone_given_the_download_permission_explicitly(client, world):

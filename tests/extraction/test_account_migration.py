@@ -7,7 +7,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
-from extraction.accounts import ServiceAccount, Submission, token_hash
+from extraction.accounts import ServiceAccount, token_hash
 
 BEFORE = [("extraction", "0010_bundle_submit_and_download_permissions")]
 AFTER = [("extraction", "0011_service_account_tokens_and_submissions")]
@@ -45,6 +45,6 @@ def test_it_keeps_an_existing_token_valid_with_an_expiry(before_tokens_expired, 
 
 
 def test_it_makes_each_existing_api_bundle_its_submitters_submission(before_tokens_expired):
-    migrate(AFTER)
-    submission = Submission.objects.get()
+    # The model as it was then (renamed BundleAccess later, when Submission came to mean an upload in intake).
+    submission = migrate(AFTER).get_model("extraction", "Submission").objects.get()
     assert (submission.account.name, submission.bundle.submitted_by) == ("claims-ingest", "api:claims-ingest")

@@ -1,16 +1,18 @@
 import pytest
+from django.contrib.auth.models import Group, User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
+from django.test import TestCase
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from audit.models import Asset, Manifest
-from extraction.models import Bundle, Job, Rejection
+from extraction.models import Bundle, Job, Rejection, Submission
 from extraction.runner import run_job
 from extraction.services import submit_bundle
 from extraction.pdf.sandbox import stop_idle_children
 from tests import pdfs, pdfs_intake
-from tests.conftest import everything_stored
+from tests.conftest import everything_stored, run_intake_tasks
 
 pytestmark = pytest.mark.django_db
 
@@ -96,22 +98,52 @@ def test_it_shows_a_manifest_with_its_assets(admin_client, tmp_path):
     assert response.status_code == 200 and b"p00001-000.jpg" in response.content
 
 
-def test_it_accepts_an_upload_and_shows_the_new_job(admin_client, tmp_path):
-    with open(pdfs.mixed(tmp_path), "rb") as fh:
-        response = admin_client.post(reverse("admin:extraction_bundle_add"), {"file": fh, "case_label": "c-1"})
+def upload(admin_client, path, **fields):
+    """POST the upload form as a browser would (the request's transaction commits: its submission is queued)."""
+    with open(path, "rb") as fh, TestCase.captureOnCommitCallbacks(execute=True):
+        return admin_client.post(reverse("admin:extraction_bundle_add"), {"file": fh, **fields})
+
+
+def test_an_upload_lands_on_its_submission_page_which_then_links_to_the_new_job(admin_client, tmp_path):
+    response = upload(admin_client, pdfs.mixed(tmp_path), case_label="c-1")
+    submission = Submission.objects.get()
+    page = reverse("admin:extraction_submission_status", args=[submission.pk])
+    assert response.status_code == 302 and response["Location"] == page and not Job.objects.exists()
+    pending = admin_client.get(page).content.decode()
+    assert '<strong id="submission-state">pending</strong>' in pending and "portal/submission-status.js" in pending
+
+    run_intake_tasks()
     job = Job.objects.get()
-    assert response.status_code == 302
-    assert response["Location"] == reverse("admin:extraction_job_change", args=[job.pk])
-    assert Bundle.objects.get().submitted_by == "admin"
+    outcome = admin_client.get(reverse("admin:extraction_submission_status_json", args=[submission.pk])).json()
+    assert (outcome["state"], outcome["link"]) == ("accepted", reverse("admin:extraction_job_change", args=[job.pk]))
+    assert f"Open job {job.pk}" in admin_client.get(page).content.decode()
+    assert (Bundle.objects.get().submitted_by, Bundle.objects.get().case_label) == ("admin", "c-1")
 
 
-def test_it_refuses_an_upload_with_its_code_and_sentence(admin_client, tmp_path):
+def test_a_refused_upload_shows_its_code_and_sentence_on_its_page(admin_client, tmp_path):
     (tmp_path / "scan.pdf").write_bytes(b"PK\x03\x04" + b"\x00" * 100)
-    with open(tmp_path / "scan.pdf", "rb") as fh:
-        response = admin_client.post(reverse("admin:extraction_bundle_add"), {"file": fh})
-    assert response.status_code == 200
-    assert "Refused (not_pdf)" in response.content.decode()
+    response = upload(admin_client, tmp_path / "scan.pdf")
+    run_intake_tasks()
+    page = admin_client.get(response["Location"]).content.decode()
+    assert "Refused (not_pdf)" in page and "Open job" not in page
     assert Rejection.objects.get().code == "not_pdf" and not Bundle.objects.exists()
+
+
+def test_another_users_submission_page_is_a_404(admin_client, client, tmp_path):
+    response = upload(admin_client, pdfs.jpeg_rgb(tmp_path))
+    other = User.objects.create_user("feeder", password="pw", is_staff=True)
+    other.groups.add(Group.objects.get(name="Submitter"))
+    client.force_login(other)
+    assert client.get(response["Location"]).status_code == 404
+
+
+def test_an_upload_into_a_temp_area_that_cannot_take_it_says_so_and_keeps_nothing(admin_client, tmp_path, settings):
+    settings.TEMP_ROOT = tmp_path / "broken"
+    settings.TEMP_ROOT.mkdir()
+    (settings.TEMP_ROOT / "uploads").write_bytes(b"")  # a file where the uploads directory belongs
+    response = upload(admin_client, pdfs.jpeg_rgb(tmp_path))
+    assert response.status_code == 200 and "Not stored (storage_unavailable)" in response.content.decode()
+    assert not Submission.objects.exists() and not Bundle.objects.exists()
 
 
 def test_it_never_lets_anyone_change_or_delete_a_manifest(admin_client, tmp_path):
@@ -163,12 +195,14 @@ def test_the_replay_action_wakes_only_unknown_jobs(admin_client, tmp_path):
     assert "Woke 1 unknown job(s)" in response.content.decode()
 
 
-def test_it_says_an_upload_could_not_be_checked_when_the_pdf_child_cannot_start(admin_client, tmp_path, monkeypatch):
-    with monkeypatch.context() as patch, open(pdfs.jpeg_rgb(tmp_path), "rb") as fh:
+def test_an_upload_whose_pdf_child_cannot_start_is_refused_after_one_more_try(admin_client, tmp_path, monkeypatch):
+    response = upload(admin_client, pdfs.jpeg_rgb(tmp_path))
+    with monkeypatch.context() as patch:
         pdfs_intake.child_cannot_start(patch)
-        response = admin_client.post(reverse("admin:extraction_bundle_add"), {"file": fh})
+        run_intake_tasks()
     stop_idle_children()
 
-    assert response.status_code == 200
-    assert "Not checked (child_unavailable): The file could not be checked now" in response.content.decode()
-    assert not Rejection.objects.exists() and not Bundle.objects.exists()
+    page = admin_client.get(response["Location"]).content.decode()
+    assert "Refused (validator_crashed): The file could not be checked: the PDF validator failed twice" in page
+    assert "You may send it again later." in page
+    assert Rejection.objects.get().code == "validator_crashed" and not Bundle.objects.exists()

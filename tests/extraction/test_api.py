@@ -1,19 +1,24 @@
 """The upstream services' API over Django's test client: auth, intake, idempotency, errors, OpenAPI."""
 
+import contextlib
 import hashlib
 import json
+import os
+import subprocess
 from datetime import timedelta
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import TestCase
 from django.utils import timezone
 
 from audit.models import Manifest
-from extraction.accounts import IdempotencyRecord, ServiceAccount, ServiceAccountToken, Submission
-from extraction.models import Bundle, Job, Rejection
+from extraction.accounts import BundleAccess, IdempotencyRecord, ServiceAccount, ServiceAccountToken
+from extraction.models import Bundle, Job, Rejection, Submission
 from extraction.runner import run_job
 from extraction.pdf.sandbox import stop_idle_children
 from tests import pdfs, pdfs_intake
+from tests.conftest import queued_tasks, run_intake_tasks, temp_files
 
 pytestmark = pytest.mark.django_db
 
@@ -33,39 +38,69 @@ def token():
 
 
 def post_pdf(client, token, data: bytes, key=None, **extra):
+    """As a client would: the request's transaction commits, so its submission is queued for the intake worker."""
     headers = {"HTTP_AUTHORIZATION": f"Bearer {token}", **({"HTTP_IDEMPOTENCY_KEY": key} if key else {})}
-    return client.post("/api/v1/bundles", data=data, content_type="application/pdf", **headers, **extra)
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        return client.post("/api/v1/bundles", data=data, content_type="application/pdf", **headers, **extra)
 
 
-def test_it_accepts_a_raw_pdf_body_and_answers_201_with_the_job(client, token, tmp_path):
+def submitted(client, token, data, key=None, **extra) -> dict:
+    """Post, let the intake worker decide (here, in this process), and return the submission as its client reads it."""
+    response = post_pdf(client, token, data, key, **extra)
+    assert response.status_code == 202, response.content
+    run_intake_tasks()
+    return client.get(response.json()["status_url"], HTTP_AUTHORIZATION=f"Bearer {token}").json()
+
+
+def test_it_answers_a_raw_pdf_body_with_202_and_a_pending_submission_before_any_job(client, token, tmp_path):
     response = post_pdf(client, token, pdfs.mixed(tmp_path).read_bytes())
-    assert response.status_code == 201
+    assert response.status_code == 202
     body = response.json()
+    assert (body["state"], body["job"], body["status_url"]) == ("pending", None, f"/api/v1/submissions/{body['id']}")
+    assert not Bundle.objects.exists() and not Job.objects.exists()
+    assert (queued_tasks(), intake_queue_size()) == (0, 1)  # on the intake queue: never behind extraction
+
+
+def intake_queue_size() -> int:
+    from django.conf import settings
+    from django_q.brokers import get_broker
+
+    return get_broker(settings.PAGETRAIL_INTAKE_QUEUE).queue_size()
+
+
+def test_the_intake_worker_accepts_the_submission_with_its_job(client, token, tmp_path):
+    body = submitted(client, token, pdfs.mixed(tmp_path).read_bytes())
     job = Job.objects.get()
+    assert (body["state"], body["created"], body["error"]) == ("accepted", True, None)
     assert body["job"]["id"] == job.pk and body["job"]["status_url"] == f"/api/v1/jobs/{job.pk}"
-    assert Bundle.objects.get().submitted_by == "api:claims-ingest"
+    assert Bundle.objects.get().submitted_by == "api:claims-ingest" and temp_files() == []
 
 
 def test_it_accepts_a_multipart_file_with_a_case_label(client, token, tmp_path):
     upload = SimpleUploadedFile("claim.pdf", pdfs.jpeg_rgb(tmp_path).read_bytes(), content_type="application/pdf")
-    response = client.post("/api/v1/bundles?case_label=claim-7", {"file": upload},
-                           HTTP_AUTHORIZATION=f"Bearer {token}")
-    assert response.status_code == 201
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        response = client.post("/api/v1/bundles?case_label=claim-7", {"file": upload},
+                               HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert response.status_code == 202 and run_intake_tasks() == 1
     assert (Bundle.objects.get().case_label, Bundle.objects.get().original_filename) == ("claim-7", "claim.pdf")
 
 
-def test_the_same_bytes_again_return_the_existing_job(client, token, tmp_path):
+def test_the_same_bytes_again_are_given_the_existing_job(client, token, tmp_path):
     data = pdfs.jpeg_rgb(tmp_path).read_bytes()
-    first, again = post_pdf(client, token, data), post_pdf(client, token, data)
-    assert (first.status_code, again.status_code) == (201, 200)
-    assert first.json()["job"]["id"] == again.json()["job"]["id"] and again.json()["created"] is False
+    first, again = submitted(client, token, data), submitted(client, token, data)
+    assert (first["created"], again["created"]) == (True, False) and first["id"] != again["id"]
+    assert first["job"]["id"] == again["job"]["id"] == Job.objects.get().pk
 
 
-def test_an_idempotency_key_replays_the_first_answer_for_the_same_payload(client, token, tmp_path):
+def test_an_idempotency_key_replay_returns_the_same_submission_as_it_is_now(client, token, tmp_path):
     data = pdfs.jpeg_rgb(tmp_path).read_bytes()
     first = post_pdf(client, token, data, key="req-1")
-    replay = post_pdf(client, token, data, key="req-1")
-    assert (first.status_code, replay.status_code) == (201, 201) and replay.json() == first.json()
+    early = post_pdf(client, token, data, key="req-1")
+    assert (first.status_code, early.status_code) == (202, 202) and early.json() == first.json()
+    run_intake_tasks()
+    later = post_pdf(client, token, data, key="req-1").json()
+    assert (later["id"], later["state"]) == (first.json()["id"], "accepted") and Submission.objects.count() == 1
+    assert run_intake_tasks() == 0  # a replay queues nothing
 
 
 def test_an_idempotency_key_with_another_payload_is_422(client, token, tmp_path):
@@ -82,15 +117,70 @@ def test_an_idempotency_key_still_being_handled_is_409(client, token, tmp_path):
     assert response.status_code == 409 and response.json()["error"]["code"] == "in_progress"
 
 
-@pytest.mark.parametrize("data, status, code", [
-    (b"PK\x03\x04" + b"\x00" * 64, 415, "not_pdf"),
-    (b"%PDF-1.7\n1 0 obj\n<<>>\nendobj\n", 422, "truncated"),
+@pytest.mark.parametrize("data, code", [
+    (b"PK\x03\x04" + b"\x00" * 64, "not_pdf"),
+    (b"%PDF-1.7\n1 0 obj\n<<>>\nendobj\n", "truncated"),
 ])
-def test_a_refused_upload_is_json_with_a_code_and_creates_nothing(client, token, data, status, code):
-    response = post_pdf(client, token, data)
-    assert response.status_code == status and response.json()["error"]["code"] == code
-    assert response.json()["error"]["message"] and Rejection.objects.get().code == code
-    assert not Bundle.objects.exists()
+def test_a_refused_submission_has_a_code_a_rejection_and_creates_nothing(client, token, data, code):
+    body = submitted(client, token, data)
+    assert (body["state"], body["error"]["code"], body["job"]) == ("refused", code, None)
+    assert body["error"]["message"] and Rejection.objects.get().code == code
+    assert not Bundle.objects.exists() and temp_files() == []
+
+
+def child_start_marker(tmp_path, monkeypatch):
+    """Every PDF child started from now on leaves a file behind (the interpreter imports `sitecustomize` from
+    the PYTHONPATH the child inherits): whether a child ran is a fact on disk, not a guess."""
+    site, marker = tmp_path / "site", tmp_path / "a-pdf-child-started"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(f"open({str(marker)!r}, 'a').close()\n")
+    stop_idle_children()  # a warm child would not start again
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    return marker
+
+
+def test_the_web_request_starts_no_pdf_child_the_intake_worker_does(client, token, tmp_path, monkeypatch):
+    marker = child_start_marker(tmp_path, monkeypatch)
+    assert post_pdf(client, token, pdfs.jpeg_rgb(tmp_path).read_bytes()).status_code == 202
+    assert not marker.exists() and Submission.objects.get().state == "pending"
+    run_intake_tasks()
+    stop_idle_children()
+    assert marker.exists() and Submission.objects.get().state == "accepted"
+
+
+@pytest.fixture
+def full_temp(tmp_path, settings):
+    """A real full file system as the temp area: a 256 KiB tmpfs, filled (root only: it mounts one)."""
+    root = tmp_path / "full"
+    root.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(root)],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    try:
+        settings.TEMP_ROOT = root
+        with contextlib.suppress(OSError), open(root / "filler", "wb") as fh:
+            while True:
+                fh.write(b"\0" * 4096)
+                fh.flush()
+        yield root
+    finally:
+        subprocess.run(["umount", "-l", str(root)], check=True)
+
+
+def test_a_full_temp_area_is_a_json_507_and_leaves_nothing_half_written(client, token, tmp_path, full_temp):
+    response = post_pdf(client, token, pdfs.mixed(tmp_path).read_bytes(), key="k-full")
+    assert response.status_code == 507 and response.json()["error"]["code"] == "storage_unavailable"
+    assert [p.name for p in full_temp.rglob("*") if p.is_file()] == ["filler"]
+    assert not Submission.objects.exists() and not IdempotencyRecord.objects.exists()  # the key may try again
+
+
+def test_a_temp_area_that_cannot_take_uploads_is_a_json_507(client, token, tmp_path, settings):
+    settings.TEMP_ROOT = tmp_path / "broken"
+    settings.TEMP_ROOT.mkdir()
+    (settings.TEMP_ROOT / "uploads").write_bytes(b"")  # a file where the uploads directory belongs
+    response = post_pdf(client, token, pdfs.mixed(tmp_path).read_bytes())
+    assert response.status_code == 507 and response.json()["error"]["code"] == "storage_unavailable"
+    assert response["Content-Type"].startswith("application/json") and not Submission.objects.exists()
 
 
 def test_an_upload_over_the_limit_is_413(client, token, settings):
@@ -107,7 +197,7 @@ def test_it_refuses_a_missing_or_revoked_token_with_401(client, token, tmp_path)
 
 
 def test_it_reports_a_job_and_serves_its_manifest_bytes_with_their_hash(client, token, tmp_path):
-    job_id = post_pdf(client, token, pdfs.mixed(tmp_path).read_bytes()).json()["job"]["id"]
+    job_id = submitted(client, token, pdfs.mixed(tmp_path).read_bytes())["job"]["id"]
     auth = {"HTTP_AUTHORIZATION": f"Bearer {token}"}
     assert client.get(f"/api/v1/jobs/{job_id}", **auth).json()["manifest_url"] is None
     run_job(job_id)
@@ -137,10 +227,10 @@ def test_a_service_account_is_rate_limited_with_429(client, token, monkeypatch):
 
 def test_the_openapi_document_describes_every_route_and_error(client):
     document = client.get("/api/v1/openapi.json").json()
-    assert {"/api/v1/bundles", "/api/v1/jobs/{job_id}", "/api/v1/manifests/{manifest_id}",
-            "/api/v1/jobs/{job_id}/manifest"} <= set(document["paths"])
+    assert {"/api/v1/bundles", "/api/v1/submissions/{submission_id}", "/api/v1/jobs/{job_id}",
+            "/api/v1/manifests/{manifest_id}", "/api/v1/jobs/{job_id}/manifest"} <= set(document["paths"])
     submit = document["paths"]["/api/v1/bundles"]["post"]["responses"]
-    assert {"200", "201", "400", "401", "409", "413", "415", "422", "429"} <= set(submit)
+    assert {"202", "400", "401", "409", "413", "422", "429", "507"} <= set(submit)
 
 
 def test_an_admin_creates_a_service_account_and_sees_its_token_once(admin_client):
@@ -153,22 +243,24 @@ def test_an_admin_creates_a_service_account_and_sees_its_token_once(admin_client
 
 
 def test_it_accepts_a_pdf_whose_stream_length_is_an_indirect_object(client, token, tmp_path):
-    response = post_pdf(client, token, pdfs_intake.indirect_length(tmp_path).read_bytes())
+    body = submitted(client, token, pdfs_intake.indirect_length(tmp_path).read_bytes())
 
-    assert response.status_code == 201 and response.json()["job"]["id"] == Job.objects.get().pk
+    assert body["state"] == "accepted" and body["job"]["id"] == Job.objects.get().pk
 
 
-def test_a_file_that_could_not_be_checked_is_a_json_503_and_its_key_may_be_used_again(client, token, tmp_path,
-                                                                                      monkeypatch):
+def test_a_child_that_cannot_start_is_tried_once_more_then_the_submission_is_refused(client, token, tmp_path,
+                                                                                    monkeypatch):
     data = pdfs.jpeg_rgb(tmp_path).read_bytes()
     with monkeypatch.context() as patch:
         pdfs_intake.child_cannot_start(patch)
         response = post_pdf(client, token, data, key="k-1")
+        assert run_intake_tasks() == 2  # the first try queued the second
     stop_idle_children()
 
-    assert response.status_code == 503 and response["Content-Type"].startswith("application/json")
-    assert response.json()["error"]["code"] == "child_unavailable" and not Rejection.objects.exists()
-    assert post_pdf(client, token, data, key="k-1").status_code == 201
+    body = client.get(response.json()["status_url"], **auth(token)).json()
+    assert (body["state"], body["error"]["code"], body["retryable"]) == ("refused", "validator_crashed", True)
+    assert Rejection.objects.get().code == "validator_crashed" and not Bundle.objects.exists()
+    assert temp_files() == [] and Submission.objects.get().tries == 2
 
 
 # ---------- JSON everywhere, keys that survive crashes, the caller's job list ----------
@@ -203,16 +295,16 @@ def test_a_key_whose_request_died_is_taken_over_when_its_lease_ends(client, toke
     IdempotencyRecord.objects.create(account=ServiceAccount.objects.get(), key="order-4711",
                                      request_sha256=hashlib.sha256(data).hexdigest(), created_at=stale)
     response = post_pdf(client, token, data, key="order-4711")
-    assert response.status_code == 201 and IdempotencyRecord.objects.get().response_status == 201
+    assert response.status_code == 202 and IdempotencyRecord.objects.get().response_status == 202
     assert post_pdf(client, token, data, key="order-4711").json() == response.json()  # and replays from then on
 
 
 def test_it_lists_only_the_callers_jobs_with_filters_and_pages(client, token, tmp_path):
-    mine = [post_pdf(client, token, factory(tmp_path).read_bytes()).json()["job"]["id"]
+    mine = [submitted(client, token, factory(tmp_path).read_bytes())["job"]["id"]
             for factory in (pdfs.jpeg_rgb, pdfs.cmyk, pdfs.mixed)]
     other = ServiceAccount.objects.create(name="contracts")
     other_token = other.issue_token()
-    post_pdf(client, other_token, pdfs.reused_on_three_pages(tmp_path).read_bytes())
+    submitted(client, other_token, pdfs.reused_on_three_pages(tmp_path).read_bytes())
     auth = {"HTTP_AUTHORIZATION": f"Bearer {token}"}
     first = client.get("/api/v1/jobs?limit=2", **auth).json()
     assert first["count"] == 3 and [j["id"] for j in first["items"]] == mine[::-1][:2]
@@ -233,14 +325,21 @@ def auth(token: str) -> dict:
     return {"HTTP_AUTHORIZATION": f"Bearer {token}"}
 
 
+def test_another_accounts_submission_is_a_404(client, token, tmp_path):
+    status_url = post_pdf(client, token, pdfs.jpeg_rgb(tmp_path).read_bytes()).json()["status_url"]
+    response = client.get(status_url, **auth(account_token("contracts")))
+    assert response.status_code == 404 and response.json()["error"]["code"] == "not_found"
+    assert client.get(status_url, **auth(token)).status_code == 200
+
+
 def test_another_accounts_job_is_a_404(client, token, tmp_path):
-    job_id = post_pdf(client, token, pdfs.jpeg_rgb(tmp_path).read_bytes()).json()["job"]["id"]
+    job_id = submitted(client, token, pdfs.jpeg_rgb(tmp_path).read_bytes())["job"]["id"]
     response = client.get(f"/api/v1/jobs/{job_id}", **auth(account_token("contracts")))
     assert response.status_code == 404 and response.json()["error"]["code"] == "not_found"
 
 
 def test_another_accounts_manifest_is_a_404_by_job_and_by_id(client, token, tmp_path):
-    run_job(post_pdf(client, token, pdfs.mixed(tmp_path).read_bytes()).json()["job"]["id"])
+    run_job(submitted(client, token, pdfs.mixed(tmp_path).read_bytes())["job"]["id"])
     manifest, other = Manifest.objects.get(), auth(account_token("contracts"))
     assert client.get(f"/api/v1/jobs/{manifest.job_id}/manifest", **other).status_code == 404
     assert client.get(f"/api/v1/manifests/{manifest.pk}", **other).status_code == 404
@@ -249,27 +348,27 @@ def test_another_accounts_manifest_is_a_404_by_job_and_by_id(client, token, tmp_
 
 def test_the_same_bytes_from_another_account_are_its_own_new_submission(client, token, tmp_path):
     data = pdfs.jpeg_rgb(tmp_path).read_bytes()
-    post_pdf(client, token, data)
+    submitted(client, token, data)
     other = account_token("contracts")
-    first, again = post_pdf(client, other, data), post_pdf(client, other, data)
-    assert (first.status_code, first.json()["created"]) == (201, True)
-    assert (again.status_code, again.json()["created"]) == (200, False)
-    assert Bundle.objects.count() == 1 and Submission.objects.count() == 2
+    first, again = submitted(client, other, data), submitted(client, other, data)
+    assert (first["state"], first["created"]) == ("accepted", True)
+    assert (again["state"], again["created"]) == ("accepted", False)
+    assert Bundle.objects.count() == 1 and BundleAccess.objects.count() == 2
 
 
 def test_the_same_bytes_from_another_account_let_it_read_the_job(client, token, tmp_path):
     data = pdfs.jpeg_rgb(tmp_path).read_bytes()
-    post_pdf(client, token, data)
+    submitted(client, token, data)
     other = account_token("contracts")
-    job_id = post_pdf(client, other, data).json()["job"]["id"]
+    job_id = submitted(client, other, data)["job"]["id"]
     assert client.get(f"/api/v1/jobs/{job_id}", **auth(other)).status_code == 200
     assert client.get("/api/v1/jobs", **auth(other)).json()["count"] == 1
 
 
 def test_the_job_list_holds_only_the_callers_submissions(client, token, tmp_path):
-    post_pdf(client, token, pdfs.jpeg_rgb(tmp_path).read_bytes())
+    submitted(client, token, pdfs.jpeg_rgb(tmp_path).read_bytes())
     other = account_token("contracts")
-    own = post_pdf(client, other, pdfs.cmyk(tmp_path).read_bytes()).json()["job"]["id"]
+    own = submitted(client, other, pdfs.cmyk(tmp_path).read_bytes())["job"]["id"]
     assert [job["id"] for job in client.get("/api/v1/jobs", **auth(other)).json()["items"]] == [own]
 
 

@@ -6,7 +6,8 @@ import pytest
 from django.core.management import call_command
 from django.db import connections
 
-from extraction.models import Bundle, Job, Rejection
+from extraction import intake, submitting
+from extraction.models import Bundle, Job, Rejection, Submission
 from extraction.pdf.sandbox import stop_idle_children
 from extraction.services import submit_bundle
 from tests import pdfs, pdfs_intake
@@ -136,7 +137,7 @@ def fresh_children():
 
 def submit_command(*paths) -> list[dict]:
     out = io.StringIO()
-    call_command("submit_bundle", "--json", *map(str, paths), stdout=out)
+    call_command("submit_bundle", "--json", "--here", *map(str, paths), stdout=out)
     return json.loads(out.getvalue())
 
 
@@ -155,15 +156,15 @@ def test_it_records_a_file_whose_validation_crashed_as_a_rejection(tmp_path, mon
     assert Rejection.objects.get().code == "validator_crashed" and not Bundle.objects.exists()
 
 
-def test_it_answers_a_child_that_cannot_start_with_a_code_and_records_no_rejection(tmp_path, monkeypatch,
-                                                                                  fresh_children):
+def test_a_child_that_cannot_start_is_tried_once_more_then_refused_with_a_rejection(tmp_path, monkeypatch,
+                                                                                    fresh_children):
     pdfs_intake.child_cannot_start(monkeypatch)
 
     result = submit(pdfs.jpeg_rgb(tmp_path))
 
-    assert (result.accepted, result.error_code, result.retryable) == (False, "child_unavailable", True)
-    assert result.message.startswith("The file could not be checked now: The PDF process could not start")
-    assert not Rejection.objects.exists() and not Bundle.objects.exists() and temp_files() == []
+    assert (result.accepted, result.error_code, result.retryable) == (False, "validator_crashed", True)
+    assert "The PDF process could not start" in result.message and Submission.objects.get().tries == 2
+    assert Rejection.objects.get().code == "validator_crashed" and not Bundle.objects.exists() and temp_files() == []
 
 
 def test_the_command_reports_every_file_and_goes_on_after_a_refusal(tmp_path):
@@ -183,4 +184,40 @@ def test_the_command_reports_a_file_that_could_not_be_checked_and_goes_on(tmp_pa
     results = submit_command(pdfs.jpeg_rgb(tmp_path), pdfs.cmyk(tmp_path))
 
     outcomes = [(r["accepted"], r["error_code"], r["retryable"]) for r in results]
-    assert outcomes == [(False, "child_unavailable", True)] * 2
+    assert outcomes == [(False, "validator_crashed", True)] * 2
+
+
+def run_command(*args) -> list[dict]:
+    out = io.StringIO()
+    call_command("submit_bundle", "--json", *map(str, args), stdout=out)
+    return json.loads(out.getvalue())
+
+
+def test_the_command_without_an_intake_worker_says_so_when_its_wait_ends(tmp_path):
+    [row] = run_command("--timeout", "0.3", pdfs.jpeg_rgb(tmp_path))
+
+    assert (row["accepted"], row["state"], row["submission_id"]) == (False, "pending", Submission.objects.get().pk)
+    assert "No intake worker decided it within 0.3 s" in row["message"] and "--here" in row["message"]
+    assert "Q_CLUSTER_NAME=pagetrail-intake manage.py qcluster" in row["message"] and not Job.objects.exists()
+
+
+def test_the_command_with_no_wait_returns_the_pending_submissions_at_once(tmp_path):
+    rows = run_command("--no-wait", pdfs.jpeg_rgb(tmp_path), pdfs.cmyk(tmp_path))
+
+    assert [r["state"] for r in rows] == ["pending", "pending"] and Submission.objects.count() == 2
+    assert all(r["message"].startswith("Queued for an intake worker") for r in rows)
+
+
+def test_the_command_waits_for_a_decision_made_meanwhile(tmp_path):
+    from extraction.management.commands.submit_bundle import Command
+
+    submission = submitting.receive(intake.stage(io.BytesIO(pdfs.jpeg_rgb(tmp_path).read_bytes())),
+                                    filename="x.pdf", submitted_by="cli", queued=False)
+    naps = []
+
+    def worker_decides_while_the_command_sleeps(seconds):  # the injected sleep: a worker's decision meanwhile
+        naps.append(seconds)
+        submitting.decide(submission.pk)
+
+    Command().wait([submission], timeout=60, sleep=worker_decides_while_the_command_sleeps)
+    assert submission.state == "accepted" and len(naps) == 1

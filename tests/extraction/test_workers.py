@@ -54,7 +54,7 @@ def asset_entries(p):
 
 
 def run_to_completion(p, path):
-    [submitted] = p.manage_json("submit_bundle", path)
+    [submitted] = p.manage_json("submit_bundle", "--here", path)
     worker = p.start_worker()
     p.wait_for("select status = 'completed' from extraction_job where id = ?", submitted["job_id"])
     p.kill_worker(worker)
@@ -63,7 +63,7 @@ def run_to_completion(p, path):
 
 def test_it_completes_a_killed_workers_job_after_the_reconciler_with_no_duplicate_outputs(portal, tmp_path):
     p = portal()
-    [submitted] = p.manage_json("submit_bundle", noisy_bundle(tmp_path))
+    [submitted] = p.manage_json("submit_bundle", "--here", noisy_bundle(tmp_path))
     job_id = submitted["job_id"]
     worker = p.start_worker()
     work_dir = p.data_dir / "temp" / "jobs" / str(job_id)
@@ -101,7 +101,7 @@ def test_it_writes_byte_identical_outputs_in_two_deployments(portal, tmp_path):
 def test_it_gives_two_racing_submit_commands_the_same_job(portal, tmp_path):
     p = portal()
     path = pdfs.bundle(tmp_path)
-    command = [sys.executable, "manage.py", "submit_bundle", "--json", str(path)]
+    command = [sys.executable, "manage.py", "submit_bundle", "--here", "--json", str(path)]
     racers = [subprocess.Popen(command, cwd=ROOT, env=p.env, stdout=subprocess.PIPE, text=True) for _ in range(3)]
     results = [json.loads(r.communicate(timeout=120)[0])[0] for r in racers]
     assert len({r["job_id"] for r in results}) == 1 and all(r["accepted"] for r in results)
@@ -124,7 +124,7 @@ def test_a_worker_killed_between_the_providers_accept_and_our_commit_makes_no_se
     key = "e2e-secret-key"
     with Simulator(api_key=key, profile="slow_accept", accept_delay_seconds=3) as sim:
         p = portal(PAGETRAIL_PROVIDER="infrai", INFRAI_BASE_URL=sim.url, INFRAI_API_KEY=key)
-        [submitted] = p.manage_json("submit_bundle", pdfs.mixed(tmp_path))
+        [submitted] = p.manage_json("submit_bundle", "--here", pdfs.mixed(tmp_path))
         worker = p.start_worker()
         deadline = time.monotonic() + 60
         while sim.submissions == 0 and time.monotonic() < deadline:
@@ -146,10 +146,10 @@ def test_a_worker_killed_between_the_providers_accept_and_our_commit_makes_no_se
 
 def test_previews_are_rendered_by_their_own_cluster_and_jobs_never_wait_behind_them(portal, tmp_path):
     p = portal()
-    [first] = p.manage_json("submit_bundle", pdfs.reused_on_three_pages(tmp_path))
+    [first] = p.manage_json("submit_bundle", "--here", pdfs.reused_on_three_pages(tmp_path))
     p.start_worker()
     p.wait_for("select status = 'completed' from extraction_job where id = ?", first["job_id"])
-    [second] = p.manage_json("submit_bundle", pdfs.jpeg_rgb(tmp_path))
+    [second] = p.manage_json("submit_bundle", "--here", pdfs.jpeg_rgb(tmp_path))
     p.wait_for("select status = 'completed' from extraction_job where id = ?", second["job_id"])
     assert p.query("select count(*) from audit_pagepreview")[0][0] == 0  # queued for the other cluster
 
@@ -225,7 +225,7 @@ def record_other_host(p, extractor_version: str) -> None:
 def test_a_cluster_beside_a_host_with_other_extractor_versions_refuses_to_start(portal, tmp_path):
     p = portal(PAGETRAIL_WORKERS=1)
     record_other_host(p, "2.9")
-    [submitted] = p.manage_json("submit_bundle", pdfs.jpeg_rgb(tmp_path))
+    [submitted] = p.manage_json("submit_bundle", "--here", pdfs.jpeg_rgb(tmp_path))
 
     cluster = p.start_worker()
 
@@ -238,9 +238,21 @@ def test_a_cluster_beside_a_host_with_other_extractor_versions_refuses_to_start(
 def test_a_worker_told_to_allow_mixed_extractors_starts_and_records_its_versions(portal, tmp_path):
     p = portal(PAGETRAIL_WORKERS=1, PAGETRAIL_ALLOW_MIXED_EXTRACTORS="true")
     record_other_host(p, "2.9")
-    [submitted] = p.manage_json("submit_bundle", pdfs.jpeg_rgb(tmp_path))
+    [submitted] = p.manage_json("submit_bundle", "--here", pdfs.jpeg_rgb(tmp_path))
 
     p.start_worker()
 
     p.wait_for("select status = 'completed' from extraction_job where id = ?", submitted["job_id"])
     assert p.query("select count(*) from extraction_workerversions")[0][0] == 2
+
+
+def test_the_command_waits_for_a_real_intake_workers_decisions(portal, tmp_path):
+    p = portal()
+    (tmp_path / "photo.pdf").write_bytes(pdfs.jpeg_bytes(pdfs.rgb_picture()))
+    p.start_worker(queue="pagetrail-intake")
+    accepted, refused = p.manage_json("submit_bundle", "--timeout", 120, pdfs.jpeg_rgb(tmp_path), tmp_path / "photo.pdf")
+
+    assert (accepted["accepted"], refused["error_code"]) == (True, "not_pdf")
+    assert p.query("select state from extraction_intake_submission order by id") == [("accepted",), ("refused",)]
+    assert job_state(p, accepted["job_id"]) == "queued"  # validated on its own queue; no jobs worker ran
+    assert p.files_under("temp", "uploads") == []

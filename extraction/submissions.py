@@ -1,0 +1,118 @@
+"""A submission: one upload on its way through intake, from the web tier's receipt to a decision.
+
+The web tier only streams the bytes into private temp (hashing them) and records a pending submission;
+an intake worker validates them on a queue of its own and decides: `accepted` (with its job) or
+`refused` (code, sentence, and a Rejection row). Every transition is a guarded update, so a duplicated
+or late task finds the row already moved and does nothing.
+"""
+
+from datetime import timedelta
+from pathlib import Path
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+from django.utils import timezone
+
+from . import stores
+
+# A validation whose child (or worker) failed for reasons of this machine is tried once more, then refused.
+MAX_TRIES = 2
+
+
+class SubmissionQuerySet(models.QuerySet):
+    def visible_to(self, account):
+        return self.filter(account=account)
+
+    def due(self, quiet_for: timedelta, at=None):
+        """Pending, and either its worker's claim ran out (the worker died) or it was never picked up
+        and not woken for `quiet_for` (its queue task was lost)."""
+        now = at or timezone.now()
+        lost = Q(claimed_until__lt=now, last_woken_at__lt=F("claimed_until"))
+        never = Q(claimed_until__isnull=True, last_woken_at__lt=now - quiet_for)
+        return self.filter(lost | never, state=Submission.State.PENDING)
+
+
+class Submission(models.Model):
+    """An upload received and waiting for (or given) the intake worker's decision."""
+
+    class State(models.TextChoices):
+        PENDING = "pending"
+        ACCEPTED = "accepted"
+        REFUSED = "refused"
+
+    state = models.CharField(max_length=20, choices=State.choices, default=State.PENDING, db_index=True)
+    staged_name = models.CharField(max_length=100, help_text="The file in this host's temp uploads while pending")
+    queue = models.CharField(max_length=100, help_text="The intake queue of the host holding the staged file")
+    size = models.BigIntegerField()
+    sha256 = models.CharField(max_length=64)
+    original_filename = models.CharField(max_length=255, blank=True, help_text="As given; display only")
+    submitted_by = models.CharField(max_length=150)
+    case_label = models.CharField(max_length=200, blank=True)
+    account = models.ForeignKey("extraction.ServiceAccount", null=True, blank=True, on_delete=models.CASCADE,
+                                related_name="submissions")
+    job = models.ForeignKey("extraction.Job", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    created = models.BooleanField(default=False, help_text="Its job (or the job's access) was new to the submitter")
+    error_code = models.CharField(max_length=50, blank=True)
+    error_message = models.TextField(blank=True)
+    retryable = models.BooleanField(default=False, help_text="Refused for a fault of this machine: send it again")
+    tries = models.PositiveSmallIntegerField(default=0)
+    claimed_until = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_woken_at = models.DateTimeField(default=timezone.now)
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    objects = SubmissionQuerySet.as_manager()
+
+    class Meta:
+        # Not extraction_submission: that table (renamed BundleAccess) keeps its index names, which a new table
+        # of the same name would generate again.
+        db_table = "extraction_intake_submission"
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["state", "claimed_until"], name="submission_state_claim"),
+                   models.Index(fields=["created_at"], name="submission_created")]  # the admin's order
+
+    def __str__(self):
+        return f"submission {self.pk} ({self.state})"
+
+    @property
+    def staged_path(self) -> Path:
+        return stores.uploads_dir() / self.staged_name
+
+    @property
+    def is_decided(self) -> bool:
+        return self.state != self.State.PENDING
+
+    def claim(self, at=None) -> bool:
+        """Take the pending submission for one try (unless a live claim holds it); counts the try."""
+        now = at or timezone.now()
+        free = Q(claimed_until__isnull=True) | Q(claimed_until__lt=now)
+        until = now + timedelta(seconds=settings.PAGETRAIL_INTAKE_LEASE_SECONDS)
+        won = Submission.objects.filter(free, pk=self.pk, state=self.State.PENDING).update(
+            tries=F("tries") + 1, claimed_until=until) == 1
+        if won:
+            self.refresh_from_db(fields=["tries", "claimed_until"])
+        return won
+
+    def release(self) -> bool:
+        """Give the claim back for an immediate next try (the child failed for reasons of this machine)."""
+        return Submission.objects.filter(pk=self.pk, state=self.State.PENDING).update(claimed_until=None) == 1
+
+    def mark_accepted(self, job, created: bool, at=None) -> bool:
+        return self._decide(self.State.ACCEPTED, at, job=job, created=created)
+
+    def mark_refused(self, code: str, message: str, retryable: bool = False, at=None) -> bool:
+        return self._decide(self.State.REFUSED, at, error_code=code[:50], error_message=message, retryable=retryable)
+
+    def mark_woken(self, at=None) -> bool:
+        """Guarded, so two reconcilers passing at once enqueue one wake-up call, not two."""
+        return Submission.objects.filter(pk=self.pk, last_woken_at=self.last_woken_at).update(
+            last_woken_at=at or timezone.now()) == 1
+
+    def _decide(self, state, at, **changes) -> bool:
+        changes = {"state": state, "decided_at": at or timezone.now(), "claimed_until": None, **changes}
+        won = Submission.objects.filter(pk=self.pk, state=self.State.PENDING).update(**changes) == 1
+        if won:
+            for name, value in changes.items():
+                setattr(self, name, value)
+        return won
