@@ -84,7 +84,9 @@ def test_it_finds_the_newest_manifest_deleted_with_its_rows_and_files(completed)
     with connection.cursor() as cursor:
         for table, column, value in (("audit_placement", "manifest_id", newest.pk),
                                      ("audit_asset", "manifest_id", newest.pk), ("audit_manifest", "id", newest.pk),
-                                     ("extraction_attempt", "job_id", job.pk), ("extraction_job", "id", job.pk),
+                                     ("extraction_attempt", "job_id", job.pk),
+                                     ("extraction_intake_submission", "job_id", job.pk),
+                                     ("extraction_job", "id", job.pk),
                                      ("extraction_bundle", "id", bundle.pk)):
             cursor.execute(f"DELETE FROM {table} WHERE {column} = %s", [value])
     assert kinds() == ["chain_truncated"]
