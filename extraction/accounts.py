@@ -88,14 +88,14 @@ class ServiceAccountToken(models.Model):
 class BundleAccess(models.Model):
     """A service account's access to a bundle it submitted: what it may read.
 
-    The bundle (and its stored input and job) is shared when two accounts send the same bytes; the
-    visibility is not: each account has its access, made when intake first accepted the bytes from it.
-    (Not the `Submission`, which is one upload on its way through intake.)
+    The bundle and its stored input are shared when two accounts send the same bytes; the jobs are not:
+    an account whose bytes were already known gets a round of its own (`services.accept`), so nothing it
+    reads says that somebody sent them first. (Not the `Submission`, which is one upload through intake.)
     """
 
     account = models.ForeignKey(ServiceAccount, on_delete=models.CASCADE, related_name="bundle_accesses")
     bundle = models.ForeignKey("extraction.Bundle", on_delete=models.CASCADE, related_name="accesses")
-    job = models.ForeignKey("extraction.Job", on_delete=models.CASCADE, related_name="+",
+    job = models.ForeignKey("extraction.Job", on_delete=models.CASCADE, related_name="given_to",
                             help_text="The job this account was given first")
     created_at = models.DateTimeField(default=timezone.now)
 

@@ -60,8 +60,14 @@ def _later(now, delta: timedelta):
 
 class JobQuerySet(models.QuerySet):
     def visible_to(self, account):
-        """The jobs of the bundles a service account submitted (another account's are not there for it)."""
-        return self.filter(bundle__accesses__account=account)
+        """What a service account may read: the rounds made for it, the job it was given, and the rounds
+        staff started on its bundles after it submitted them. Never a round made for another account, nor
+        one from before its own submission: either would tell it that somebody sent the same bytes first."""
+        later_staff_round = Q(account__isnull=True, bundle__accesses__account=account,
+                              enqueued_at__gte=F("bundle__accesses__created_at"))
+        # As a subquery: the joins stay out of the caller's query (its counts of attempts stay counts).
+        mine = self.model.objects.filter(Q(account=account) | Q(given_to__account=account) | later_staff_round)
+        return self.filter(pk__in=mine.values("pk"))
 
     def active(self):
         return self.filter(status__in=Job.ACTIVE)
@@ -101,6 +107,9 @@ class Job(models.Model):
     extractor_version = models.CharField(max_length=100)
     provider_job_id = models.CharField(max_length=200, blank=True)
     generation = models.PositiveSmallIntegerField(default=0, help_text="0 for the first extraction, then 1, 2...")
+    account = models.ForeignKey("extraction.ServiceAccount", null=True, blank=True, on_delete=models.PROTECT,
+                                related_name="jobs", help_text="The service account this round was made for "
+                                "(none for an upload by staff or a reviewer's re-extraction)")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED, db_index=True)
     error_code = models.CharField(max_length=50, blank=True)
     error_message = models.TextField(blank=True)

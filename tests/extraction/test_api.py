@@ -356,13 +356,35 @@ def test_the_same_bytes_from_another_account_are_its_own_new_submission(client, 
     assert Bundle.objects.count() == 1 and BundleAccess.objects.count() == 2
 
 
-def test_the_same_bytes_from_another_account_let_it_read_the_job(client, token, tmp_path):
+def test_the_same_bytes_from_another_account_get_a_job_of_its_own(client, token, tmp_path):
     data = pdfs.jpeg_rgb(tmp_path).read_bytes()
-    submitted(client, token, data)
+    first = submitted(client, token, data)["job"]["id"]
     other = account_token("contracts")
-    job_id = submitted(client, other, data)["job"]["id"]
-    assert client.get(f"/api/v1/jobs/{job_id}", **auth(other)).status_code == 200
-    assert client.get("/api/v1/jobs", **auth(other)).json()["count"] == 1
+    own = submitted(client, other, data)["job"]["id"]
+    assert own != first and Job.objects.get(pk=own).bundle_id == Job.objects.get(pk=first).bundle_id
+    assert [job["id"] for job in client.get("/api/v1/jobs", **auth(other)).json()["items"]] == [own]
+    assert [job["id"] for job in client.get("/api/v1/jobs", **auth(token)).json()["items"]] == [first]
+    assert client.get(f"/api/v1/jobs/{first}", **auth(other)).status_code == 404
+    assert client.get(f"/api/v1/jobs/{own}", **auth(token)).status_code == 404
+
+
+def test_nothing_another_account_reads_shows_that_the_bytes_were_sent_before(client, token, tmp_path):
+    data = pdfs.jpeg_rgb(tmp_path).read_bytes()
+    run_job(submitted(client, token, data)["job"]["id"])
+    other = account_token("contracts")
+    own = client.get(submitted(client, other, data)["job"]["status_url"], **auth(other)).json()
+    assert (own["state"], own["attempts"]) == ("queued", 0)  # as for bytes nobody had sent
+    assert client.get(f"/api/v1/jobs/{own['id']}/manifest", **auth(other)).status_code == 404
+    run_job(own["id"])
+    assert client.get(f"/api/v1/jobs/{own['id']}/manifest", **auth(other)).status_code == 200
+
+
+def test_an_account_sees_a_reextraction_staff_start_after_its_submission(client, token, tmp_path):
+    from extraction.services import request_reextraction
+
+    first = submitted(client, token, pdfs.jpeg_rgb(tmp_path).read_bytes())["job"]["id"]
+    again = request_reextraction(Job.objects.get(pk=first).bundle)
+    assert [job["id"] for job in client.get("/api/v1/jobs", **auth(token)).json()["items"]] == [again.pk, first]
 
 
 def test_the_job_list_holds_only_the_callers_submissions(client, token, tmp_path):
