@@ -13,6 +13,7 @@ from ninja.throttling import AuthRateThrottle
 from audit.api import router as manifests
 from extraction.accounts import ServiceAccount
 from extraction.api import router as bundles
+from portal.errors import REFUSED, refused
 
 
 class TokenAuth(HttpBearer):
@@ -57,6 +58,15 @@ def invalid(request, exc):
 @api.exception_handler(MultiPartParserError)
 def malformed_multipart(request, exc):
     return error(request, 400, "bad_request", "The multipart body is malformed; send one 'file' part, or the raw PDF.")
+
+
+def suspicious(request, exc):
+    """Too many fields or files, form fields over PAGETRAIL_MAX_FORM_BYTES: refused with a code, not a 500."""
+    return refused(exc)
+
+
+for kind in REFUSED:
+    api.add_exception_handler(kind, suspicious)
 
 
 @api.exception_handler(Exception)
