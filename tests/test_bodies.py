@@ -3,13 +3,11 @@ answers for what Django refuses before an API view runs. The real servers: tests
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test import RequestFactory
+from django.test import Client
 from django.urls import reverse
 
 from extraction.accounts import ServiceAccount
 from extraction.models import Bundle, Rejection
-from portal import errors
-from portal.bodies import FRAMING_ALLOWANCE
 from tests import pdfs
 
 pytestmark = pytest.mark.django_db
@@ -43,7 +41,7 @@ def test_a_body_over_the_form_limit_on_an_api_route_without_a_file_is_413_json(c
 
 def test_an_api_upload_declared_over_the_limit_is_413_and_a_rejection_of_its_account(client, token, settings):
     settings.PAGETRAIL_MAX_UPLOAD_BYTES = MIB
-    body = b"%PDF-1.7\n" + b"0" * (MIB + FRAMING_ALLOWANCE)
+    body = b"%PDF-1.7\n" + b"0" * (3 * MIB)
     response = client.post("/api/v1/bundles", data=body, content_type="application/pdf", **bearer(token))
     assert response.status_code == 413 and response.json()["error"]["code"] == "too_large"
     rejection = Rejection.objects.get()
@@ -104,6 +102,13 @@ def test_what_django_refuses_in_a_multipart_body_is_json_with_a_code(client, tok
     assert "Traceback" not in response.content.decode()
 
 
-def test_an_error_outside_the_api_views_is_json_under_the_api():
-    response = errors.server_error(RequestFactory().get("/api/v1/jobs"))
-    assert response.status_code == 500 and b'"internal_error"' in response.content
+def failing_middleware(get_response):
+    def middleware(request):
+        raise RuntimeError("a failure before any view")
+    return middleware
+
+
+def test_a_failure_before_an_api_view_is_json_under_the_api(settings):
+    settings.MIDDLEWARE = [*settings.MIDDLEWARE, "tests.test_bodies.failing_middleware"]
+    response = Client(raise_request_exception=False).get("/api/v1/jobs")
+    assert response.status_code == 500 and response.json()["error"]["code"] == "internal_error"
