@@ -77,6 +77,19 @@ def test_a_lying_content_length_gets_no_more_than_it_declared(server, capsys):
     assert outcome.sent < TAKEN_AT_MOST and memory.peak < GROWTH_AT_MOST
 
 
+def test_a_body_within_the_limit_that_the_portal_leaves_unread_is_not_drained(server, capsys):
+    """90 MiB without a token: 401 before reading; the server closes rather than read the rest (runserver would
+    read it in one piece, and wait for all of it)."""
+    declared = 90 * MIB
+    with PeakGrowth(server) as memory:
+        outcome = stream(server.port, head("/api/v1/bundles", declared), declared)
+    with capsys.disabled():
+        print(f"\n{server.log_path.stem:9} {'90 MiB, no token':40} {outcome.status} took "
+              f"{outcome.sent / MIB:5.0f} MiB, grew {memory.peak / MIB:5.1f} MiB")
+    assert (outcome.status, outcome.closed) == (401, True), outcome.response[:300]
+    assert outcome.sent < TAKEN_AT_MOST and memory.peak < GROWTH_AT_MOST
+
+
 def test_a_refused_upload_of_a_known_account_is_recorded(server):
     outcome = stream(server.port, head("/api/v1/bundles", GIB2, server.bearer()), GIB2)
     assert outcome.status == 413 and b'"too_large"' in outcome.response
