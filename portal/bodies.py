@@ -8,11 +8,14 @@ See docs/web-server.md.
 """
 
 from django.conf import settings
+from django.contrib import admin
 from django.core.handlers.wsgi import LimitedStream
 from django.shortcuts import render
 from django.urls import Resolver404, resolve
 
 from extraction.accounts import ServiceAccount
+from extraction.intake import TooLarge
+from extraction.services import refuse_oversized_upload
 from portal.errors import api_error, is_api
 
 FILE_ROUTES = {"api:submit": "api", "admin:extraction_bundle_add": "admin"}
@@ -64,14 +67,12 @@ def file_route(path: str) -> str:
 
 
 def refused_upload(request, where: str, declared: int):
-    from extraction.services import refuse_oversized_upload
-
-    who = uploader(request, where)
-    if who:
+    """413 `too_large`; recorded as a Rejection (its size the declared length) when the sender may upload."""
+    if who := uploader(request, where):
         result = refuse_oversized_upload("", declared, submitted_by=who)
         return refusal(request, 413, result.error_code, result.message, upload=True)
-    limit_mib = settings.PAGETRAIL_MAX_UPLOAD_BYTES // (1024 * 1024)
-    return refusal(request, 413, "too_large", f"The file is larger than the {limit_mib} MiB limit.", upload=True)
+    refused = TooLarge(declared, settings.PAGETRAIL_MAX_UPLOAD_BYTES)
+    return refusal(request, 413, refused.code, refused.message, upload=True)
 
 
 def uploader(request, where: str) -> str:
@@ -88,8 +89,6 @@ def refusal(request, status: int, code: str, message: str, upload: bool = False)
     """JSON under /api/, the admin's style elsewhere; the server then closes the connection (see LeaveUnreadBodies)."""
     if is_api(request):
         return api_error(status, code, message)
-    from django.contrib import admin
-
     context = {**admin.site.each_context(request), "title": "Not accepted", "code": code, "message": message,
                "upload": upload}
     return render(request, "refused_body.html", context, status=status)
