@@ -1,4 +1,5 @@
-# Pagetrail: `make run` sets everything up and runs the portal with a worker; `make test` runs the suite.
+# Pagetrail: `make run` sets everything up and runs the portal with a worker (`make serve`: behind gunicorn);
+# `make test` runs the suite.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -9,7 +10,7 @@ PREVIEWS := Q_CLUSTER_NAME=$${PAGETRAIL_QUEUE_NAME:-pagetrail}-previews nice -n 
 # The cluster validating uploads (their own queue: the web server never parses a PDF, and uploads never wait behind jobs).
 INTAKE := Q_CLUSTER_NAME=$${PAGETRAIL_INTAKE_QUEUE:-$${PAGETRAIL_QUEUE_NAME:-pagetrail}-intake} $(MANAGE) qcluster
 
-.PHONY: run run-managed test install lock browser clean bench fidelity
+.PHONY: run run-managed serve test install lock browser clean bench fidelity
 
 # Every dependency and extra at the version and hashes of requirements.lock, then the project itself
 # (no dependencies of its own to fetch, no build environment to download); pip check proves the lock
@@ -45,6 +46,15 @@ run: $(STAMP)
 	@echo "Portal: http://127.0.0.1:8000/admin/  (Ctrl-C stops the portal and the workers)"
 	trap 'kill 0' INT TERM EXIT; $(MANAGE) qcluster & $(PREVIEWS) & $(INTAKE) & \
 	$(MANAGE) runserver --insecure --noreload 127.0.0.1:8000
+
+# The production web server: gunicorn with portal/gunicorn.conf.py (docs/web-server.md) on $${PAGETRAIL_WEB_BIND:-127.0.0.1:8000},
+# and both worker clusters, in one shell as `make run` does. Static files are the TLS proxy's in production
+# (STATIC_ROOT after collectstatic): without one, the admin shows without its styles.
+serve: $(STAMP)
+	$(MANAGE) migrate --noinput
+	@echo "Portal (gunicorn): http://$${PAGETRAIL_WEB_BIND:-127.0.0.1:8000}/admin/  (Ctrl-C stops the portal and the workers)"
+	trap 'kill 0' INT TERM EXIT; $(MANAGE) qcluster & $(PREVIEWS) & \
+	$(BIN)/gunicorn -c portal/gunicorn.conf.py portal.wsgi
 
 # The managed path without an account anywhere: the Infrai simulator on 127.0.0.1:8765 (a real HTTP
 # server with the self-hosted extractor behind it), and the portal and a worker pointed at it.

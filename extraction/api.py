@@ -65,7 +65,7 @@ class SubmissionOut(Schema):
 
 
 # 507: the upload could not be stored (a full or read-only temp); nothing was kept, the same request may pass later.
-ERRORS = {code: ErrorOut for code in (400, 401, 404, 409, 413, 422, 429, 507)}
+ERRORS = {code: ErrorOut for code in (400, 401, 404, 409, 411, 413, 422, 429, 507)}
 
 
 def error(request, status: int, code: str, message: str) -> Status:

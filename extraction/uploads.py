@@ -7,8 +7,8 @@ from django.core.files.uploadhandler import FileUploadHandler, StopUpload
 class SizeLimitedUploadHandler(FileUploadHandler):
     """Runs before Django's own handlers and cuts off a file that passes PAGETRAIL_MAX_UPLOAD_BYTES.
 
-    Django then discards the rest of the body without storing it; the view finds
-    `request.upload_too_large` (the bytes seen) and records the refusal.
+    Django then stops reading the body (the rest, at most portal.bodies.FRAMING_ALLOWANCE, is the web server's to
+    discard); the view finds `request.upload_too_large` (the bytes seen) and records the refusal.
     """
 
     def new_file(self, *args, **kwargs):
@@ -19,7 +19,7 @@ class SizeLimitedUploadHandler(FileUploadHandler):
         self.seen += len(raw_data)
         if self.seen > settings.PAGETRAIL_MAX_UPLOAD_BYTES:
             self.request.upload_too_large = (self.file_name, self.seen)
-            raise StopUpload(connection_reset=False)
+            raise StopUpload(connection_reset=True)
         return raw_data
 
     def file_complete(self, file_size):

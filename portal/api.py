@@ -13,6 +13,7 @@ from ninja.throttling import AuthRateThrottle
 from audit.api import router as manifests
 from extraction.accounts import ServiceAccount
 from extraction.api import router as bundles
+from portal.errors import REFUSED, refused
 
 
 class TokenAuth(HttpBearer):
@@ -68,6 +69,15 @@ def storage_unavailable(request, exc):
     return error(request, 507, "storage_unavailable",
                  "Pagetrail could not store the upload now (its storage is full or unavailable); nothing was kept. "
                  "Try again later.")
+
+
+def suspicious(request, exc):
+    """Too many fields or files, form fields over PAGETRAIL_MAX_FORM_BYTES: refused with a code, not a 500."""
+    return refused(exc)
+
+
+for kind in REFUSED:
+    api.add_exception_handler(kind, suspicious)
 
 
 @api.exception_handler(Exception)

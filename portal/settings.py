@@ -80,6 +80,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
+    # Refuses an oversized body from its headers: nothing before it reads the body, and its pages get the headers above.
+    "portal.bodies.BoundedBodyMiddleware",
     "axes.middleware.AxesMiddleware",  # last, as django-axes asks: it answers a locked-out login
 ]
 
@@ -228,6 +230,9 @@ FILE_UPLOAD_HANDLERS = [
 
 # --- Intake limits (checked from the bytes, before any job exists). ---
 PAGETRAIL_MAX_UPLOAD_BYTES = env.int("PAGETRAIL_MAX_UPLOAD_BYTES", default=100 * 1024**2)
+# Every route but the two uploads takes no file: its whole body (and an upload's form fields) stays below this.
+PAGETRAIL_MAX_FORM_BYTES = env.int("PAGETRAIL_MAX_FORM_BYTES", default=1024**2)
+DATA_UPLOAD_MAX_MEMORY_SIZE = PAGETRAIL_MAX_FORM_BYTES
 PAGETRAIL_MAX_PAGES = env.int("PAGETRAIL_MAX_PAGES", default=2000)
 PAGETRAIL_MAX_IMAGE_PIXELS = env.int("PAGETRAIL_MAX_IMAGE_PIXELS", default=100_000_000)
 PAGETRAIL_MAX_STREAM_BYTES = env.int("PAGETRAIL_MAX_STREAM_BYTES", default=512 * 1024**2)
@@ -367,5 +372,8 @@ LOGGING = {
     # runserver's access log too (Django gives it a handler of its own): request lines are scrubbed like the rest.
     "loggers": {"pikepdf": {"level": "WARNING"},
                 "django.request": {"filters": ["refusal"]},  # PermissionDenied is logged with its traceback
-                "django.server": {"handlers": ["console"], "level": "INFO", "propagate": False}},
+                "django.server": {"handlers": ["console"], "level": "INFO", "propagate": False},
+                # gunicorn's own logs (portal/gunicorn.conf.py hands gunicorn this whole configuration).
+                "gunicorn.access": {"handlers": ["console"], "level": "INFO", "propagate": False},
+                "gunicorn.error": {"handlers": ["console"], "level": "INFO", "propagate": False}},
 }

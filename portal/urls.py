@@ -13,7 +13,9 @@ admin.site.site_title = "Pagetrail"
 admin.site.index_title = "Extraction jobs and their evidence"
 admin.site.login_form = mfa.SecondFactorLoginForm
 admin.site.login_template = "portal/login.html"
+handler400 = "portal.errors.bad_request"
 handler403 = "portal.errors.forbidden"
+handler500 = "portal.errors.server_error"
 
 urlpatterns = [
     path("files/inputs/<int:bundle_id>/", extraction_views.download_input, name="download-input"),

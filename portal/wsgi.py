@@ -4,3 +4,7 @@ from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
 application = get_wsgi_application()
+
+from portal.bodies import LeaveUnreadBodies  # noqa: E402  (after Django is set up)
+
+application = LeaveUnreadBodies(application)
