@@ -168,6 +168,7 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
+FORMAT_MODULE_PATH = ["portal.formats"]  # timestamps to the second (portal/formats/en/formats.py)
 
 STATIC_URL = "static/"
 STATIC_ROOT = DATA_DIR / "static"
