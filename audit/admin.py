@@ -15,7 +15,7 @@ from extraction.admin import ReadOnlyAdmin, ReadOnlyInline
 from portal import display
 from extraction.models import Bundle
 
-from . import admin_people, admin_retention, verify  # noqa: F401  (they register the people workflows)
+from . import admin_jobs, admin_people, admin_retention, verify  # noqa: F401  (they register the job page, people workflows)
 from .admin_actions import export_evidence_action, export_evidence_with_assets_action
 from .models import ActivityEvent, Asset, Checkpoint, Finding, Manifest, RetentionEvent, SigningKey, VerificationRun
 from .views import REVIEW_PAGE_PERMISSIONS
@@ -75,10 +75,10 @@ class AssetAdmin(ReadOnlyAdmin):
 
 @admin.register(Manifest)
 class ManifestAdmin(ReadOnlyAdmin):
-    list_display = ("sequence", "correlation_id", "job_link", "extractor_version", "asset_count", "review_link",
-                    "created_at")
+    list_display = ("sequence", "file_name", "case_label", "short_correlation_id", "job_link", "page_count",
+                    "asset_count", "extractor_version", "review_link", "created_at")
     list_filter = ("extractor", "extractor_version", "created_at")
-    list_select_related = ("job",)
+    list_select_related = ("job__bundle",)
     search_fields = ("=correlation_id", "=sha256")
     readonly_fields = ("sequence", "job", "schema_version", "correlation_id", "extractor", "extractor_version",
                        "input_sha256", "page_count", "sha256", "previous_sha256", "signature", "key_id",
@@ -120,6 +120,18 @@ class ManifestAdmin(ReadOnlyAdmin):
                         .annotate(n=Count("pk")).values("n"))
         return super().get_queryset(request).annotate(
             n_assets=Coalesce(Subquery(per_manifest, output_field=IntegerField()), 0))
+
+    @admin.display(description="file name", ordering="job__bundle__original_filename")
+    def file_name(self, manifest):
+        return manifest.job.bundle.original_filename or "–"
+
+    @admin.display(description="case label", ordering="job__bundle__case_label")
+    def case_label(self, manifest):
+        return manifest.job.bundle.case_label or "–"
+
+    @admin.display(description="correlation id", ordering="correlation_id")
+    def short_correlation_id(self, manifest):
+        return display.short_id(manifest.correlation_id)
 
     @admin.display(description="assets", ordering="n_assets")
     def asset_count(self, manifest):

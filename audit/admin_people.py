@@ -6,6 +6,7 @@ from django.utils.html import format_html, format_html_join
 
 from extraction.admin import ReadOnlyAdmin, ReadOnlyInline
 from extraction.services import InputGone
+from portal import display
 
 from . import review
 from .admin_actions import export_case_evidence_action
@@ -24,11 +25,12 @@ def activity_of(obj):
 class ReviewFlagAdmin(ReadOnlyAdmin):
     """The review queue: open flags and flags waiting for a re-extraction, oldest first."""
 
-    list_display = ("raised_at", "status", "kind", "pages", "manifest_review", "raised_by", "note")
+    list_display = ("raised_at", "status", "kind", "page_list", "file_name", "case_label", "manifest_review",
+                    "raised_by", "note")
     list_filter = ("status", "kind")
-    list_select_related = ("manifest",)
+    list_select_related = ("manifest__job__bundle",)
     ordering = ["raised_at"]
-    readonly_fields = ("manifest", "pages", "kind", "note", "status", "raised_by", "raised_at", "requested_by",
+    readonly_fields = ("manifest", "page_list", "kind", "note", "status", "raised_by", "raised_at", "requested_by",
                        "requested_at", "reextraction_job", "closed_by", "closed_at", "comparison", "activity")
     actions = ["resolve", "dismiss", "request_reextraction"]
 
@@ -36,6 +38,18 @@ class ReviewFlagAdmin(ReadOnlyAdmin):
         queryset = super().get_queryset(request)
         return queryset if request.GET.get("status__exact") else queryset.filter(
             status__in=[ReviewFlag.Status.OPEN, ReviewFlag.Status.REEXTRACTION_REQUESTED])
+
+    @admin.display(description="pages")
+    def page_list(self, flag):
+        return display.page_ranges(flag.pages)
+
+    @admin.display(description="file name", ordering="manifest__job__bundle__original_filename")
+    def file_name(self, flag):
+        return flag.manifest.job.bundle.original_filename or "–"
+
+    @admin.display(description="case label", ordering="manifest__job__bundle__case_label")
+    def case_label(self, flag):
+        return flag.manifest.job.bundle.case_label or "–"
 
     @admin.display(description="manifest")
     def manifest_review(self, flag):
@@ -110,14 +124,30 @@ class CaseMapAdmin(ReadOnlyAdmin):
 class CaseAdmin(ReadOnlyAdmin):
     """Each case has its own review status, set by reviewers."""
 
-    list_display = ("name", "first_page", "last_page", "review_status", "reviewed_by", "case_map")
+    list_display = ("name", "pages", "review_status", "reviewed_by", "file_name", "review_link")
     list_filter = ("review_status",)
-    list_select_related = ("case_map",)
+    list_select_related = ("case_map__manifest__job__bundle",)
     search_fields = ("name",)
     actions = ["mark_reviewed", "mark_needs_attention", export_case_evidence_action]
 
     def has_export_evidence_permission(self, request):
         return request.user.has_perm("audit.export_evidence")
+
+    @admin.display(description="pages", ordering="first_page")
+    def pages(self, case):
+        return display.page_ranges(range(case.first_page, case.last_page + 1))
+
+    @admin.display(description="file name", ordering="case_map__manifest__job__bundle__original_filename")
+    def file_name(self, case):
+        return case.case_map.manifest.job.bundle.original_filename or "–"
+
+    @admin.display(description="review")
+    def review_link(self, case):
+        return format_html('<a href="{}#page-{}">review pages</a>',
+                           reverse("review-manifest", args=[case.case_map.manifest_id]), case.first_page)
+
+    def lookup_allowed(self, lookup, value, request=None):
+        return lookup == "case_map__manifest__id__exact" or super().lookup_allowed(lookup, value, request)
 
     @admin.action(description="Mark selected cases reviewed", permissions=["review"])
     def mark_reviewed(self, request, queryset):

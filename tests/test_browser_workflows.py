@@ -3,7 +3,10 @@
 Headless Chromium (Debian's package) driven by Playwright, against the running portal; the fixtures and
 the Content-Security-Policy watch are tests/test_browser.py's."""
 
+import os
+import re
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -24,6 +27,18 @@ def completed_job(tmp_path, make=pdfs.mixed, **fields):
                                **fields).job_id
     run_job(job_id)
     return job_id
+
+
+def snap(page, name: str) -> None:
+    """A 1280 px screenshot into $PAGETRAIL_SCREENSHOTS (var/screenshots/ by hand), for a person to look at."""
+    if where := os.environ.get("PAGETRAIL_SCREENSHOTS"):
+        Path(where).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(where) / f"{name}.png"), full_page=True)
+
+
+def wide(page, width=1280):
+    page.set_viewport_size({"width": width, "height": 900})
+    return page
 
 
 def in_a_thread(work, *args):
@@ -57,3 +72,56 @@ def test_a_verification_run_page_shows_one_status_everywhere_as_the_run_ends(bro
     assert page.inner_text("#run-progress-findings") == "2"
     assert page.inner_text(".field-live_finished_at .readonly") != "–"
     assert "(failed)" in page.title()
+    assert "queued" not in page.inner_text("#container").lower()  # nothing on the page still says so
+    snap(wide(page), "verification-run")
+
+
+@pytest.mark.parametrize("changelist", ["extraction/job", "audit/manifest", "audit/reviewflag", "extraction/bundle"])
+def test_a_list_names_its_files_and_fits_1280_px(browser, live_server, tmp_path, changelist):
+    from audit.models import Manifest
+    from audit.review import raise_flag
+
+    completed_job(tmp_path, case_label="claim 1042")
+    raise_flag(Manifest.objects.get(), [2], "missing_image", "stamp", "rita")
+    user("boss", superuser=True)
+    page = wide(log_in(browser, live_server, "boss"))
+    page.goto(f"{live_server.url}/admin/{changelist}/")
+    table = page.locator("#result_list")
+    assert "claims-1042.pdf" in table.inner_text() and "claim 1042" in table.inner_text()
+    snap(page, f"list-{changelist.replace('/', '-')}")
+    box = table.bounding_box()
+    assert box["x"] + box["width"] <= 1280
+
+
+def test_the_job_page_moves_from_queued_to_completed_by_itself_and_links_its_evidence(
+        browser, live_server, tmp_path, monkeypatch):
+    from django_q.conf import Conf
+    from playwright.sync_api import expect
+
+    from extraction.runner import run_job
+    from extraction.services import submit_bundle
+
+    monkeypatch.setattr(Conf, "SYNC", False)  # the job waits in the queue until this test runs it
+    with open(pdfs.mixed(tmp_path), "rb") as fh:
+        job_id = submit_bundle(fh, filename="claims-1042.pdf", submitted_by="t", case_label="claim 1042").job_id
+    user("boss", superuser=True)
+    page = log_in(browser, live_server, "boss")
+    page.goto(f"{live_server.url}/admin/extraction/job/{job_id}/change/")
+    assert page.inner_text("#job-status") == "queued"
+    assert "Waiting in the queue" in page.inner_text("#job-reason")
+    assert "manifest" not in page.inner_text("#job-links")
+    in_a_thread(run_job, job_id).join()
+    expect(page.locator("#job-status")).to_have_text("completed")
+    expect(page.locator("#content h2").first).to_have_text(f"job {job_id} (completed)")
+    assert page.inner_text(".breadcrumbs [data-live=title]") == f"job {job_id} (completed)"
+    assert not re.search(r"\bqueued\b", page.inner_text("#container"), re.I)  # nothing on the page still says so
+    links = page.inner_text("#job-links")
+    for label in ("bundle claims-1042.pdf", "download the input PDF", "manifest 1", "review page", "6 asset(s)",
+                  "0 open flag(s)", "0 case(s)"):
+        assert label in links
+    assert "extract" in page.inner_text("#job-timeline")
+    assert "Claim token" not in page.inner_text("#content")
+    snap(wide(page), "job")
+    page.click("#job-links >> text=6 asset(s)")
+    page.wait_for_url("**/admin/audit/asset/?manifest__id__exact=*")
+    assert "6 assets" in page.inner_text("#changelist")

@@ -8,6 +8,7 @@
   if (!root) return;
   var every = Number(root.dataset.liveEvery || 1000);
   var title = document.title;
+  var shown = {};  // the fragments last written: the browser rewrites innerHTML, so compare with what came
 
   function each(selector, fn) {
     Array.prototype.forEach.call(document.querySelectorAll(selector), fn);
@@ -20,9 +21,11 @@
       if (el.tagName === "PROGRESS") el.value = Number(value); else el.textContent = value;
     });
     each("[data-live-html]", function (el) {
-      var value = html[el.dataset.liveHtml];
-      if (value !== undefined && el.innerHTML !== value) el.innerHTML = value;
+      var name = el.dataset.liveHtml, value = html[name];
+      if (value === undefined || shown[name] === value) return;  // unchanged: a link being clicked stays put
+      el.innerHTML = value;
     });
+    Object.keys(html).forEach(function (name) { shown[name] = html[name]; });
     if (text.title !== undefined && root.dataset.liveTitle) {
       document.title = title.replace(root.dataset.liveTitle, text.title);
     }
