@@ -125,3 +125,21 @@ def test_the_job_page_moves_from_queued_to_completed_by_itself_and_links_its_evi
     page.click("#job-links >> text=6 asset(s)")
     page.wait_for_url("**/admin/audit/asset/?manifest__id__exact=*")
     assert "6 assets" in page.inner_text("#changelist")
+
+
+def test_the_dashboard_draws_every_bar_of_two_providers(browser, live_server, tmp_path):
+    from extraction.models import Job
+
+    job = Job.objects.get(pk=completed_job(tmp_path))
+    for n, status in enumerate(("queued", "submitted", "running", "completed", "failed", "unknown") * 2):
+        Job.objects.create(bundle=job.bundle, idempotency_key=f"k{n}", provider=("infrai", "local")[n // 6],
+                           extractor="x", extractor_version="1", status=status, deadline=job.deadline)
+    user("olga", superuser=True)
+    page = wide(log_in(browser, live_server, "olga"))
+    page.goto(f"{live_server.url}/admin/dashboard/")
+    chart = page.locator("#states-chart").bounding_box()
+    bars = page.locator("#states-chart rect")
+    assert bars.count() == 12
+    last = bars.nth(11).bounding_box()
+    assert last["y"] + last["height"] <= chart["y"] + chart["height"]
+    snap(page, "dashboard")
