@@ -63,6 +63,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "extraction",  # before django_q: its `qcluster` checks the extractor versions, then runs django_q's
     "django_q",
+    "ninja",  # so /api/v1/docs serves django-ninja's bundled Swagger UI from our static files, not from a CDN
     "axes",
     "django_otp",
     "django_otp.plugins.otp_totp",

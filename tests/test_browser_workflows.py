@@ -143,3 +143,23 @@ def test_the_dashboard_draws_every_bar_of_two_providers(browser, live_server, tm
     last = bars.nth(11).bounding_box()
     assert last["y"] + last["height"] <= chart["y"] + chart["height"]
     snap(page, "dashboard")
+
+
+def test_the_api_docs_render_with_no_internet(browser, live_server):
+    from playwright.sync_api import expect
+
+    page = browser.new_page()
+    elsewhere = []
+    page.route(lambda url: not url.startswith(live_server.url),
+               lambda route: (elsewhere.append(route.request.url), route.abort()))
+    page.goto(f"{live_server.url}/api/v1/docs")
+    expect(page.locator("#swagger-ui .info .title")).to_contain_text("Pagetrail API")
+    expect(page.locator("#swagger-ui .opblock").first).to_be_visible()
+    assert elsewhere == []
+
+
+def test_favicon_ico_is_there_for_browsers_that_ask_for_it(live_server):
+    import requests
+
+    response = requests.get(f"{live_server.url}/favicon.ico", timeout=10)
+    assert response.status_code == 200 and response.headers["Content-Type"] == "image/svg+xml"
