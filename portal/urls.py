@@ -26,6 +26,7 @@ urlpatterns = [
     path("files/assets/<int:asset_id>/thumbnail/", audit_views.asset_thumbnail, name="asset-thumbnail"),
     path("files/previews/<int:preview_id>/", audit_views.page_preview, name="page-preview"),
     path("review/<int:manifest_id>/", audit_views.review_page, name="review-manifest"),
+    path("review/<int:manifest_id>/previews/", audit_views.review_previews, name="review-previews"),
     path("api/v1/", api.urls),
     re_path(r"^api/(?P<rest>.*)$", unknown_route),
     path("account/two-factor/", mfa.two_factor, name="two-factor"),

@@ -29,6 +29,14 @@ def completed_job(tmp_path, make=pdfs.mixed, **fields):
     return job_id
 
 
+def gappy_bundle(directory: Path) -> Path:
+    """240 pages, each with a small JPEG scan except pages 4 and 9-12, which have none."""
+    doc = pdfs.Doc()
+    for n in range(1, 241):
+        doc.page(*([] if n == 4 or 9 <= n <= 12 else [pdfs.jpeg(doc, pdfs.pattern_picture(n))]))
+    return doc.save(directory / "gappy.pdf")
+
+
 def snap(page, name: str) -> None:
     """A 1280 px screenshot into $PAGETRAIL_SCREENSHOTS (var/screenshots/ by hand), for a person to look at."""
     if where := os.environ.get("PAGETRAIL_SCREENSHOTS"):
@@ -163,3 +171,36 @@ def test_favicon_ico_is_there_for_browsers_that_ask_for_it(live_server):
 
     response = requests.get(f"{live_server.url}/favicon.ico", timeout=10)
     assert response.status_code == 200 and response.headers["Content-Type"] == "image/svg+xml"
+
+
+def test_a_240_page_review_indexes_its_pages_and_shows_previews_as_they_are_made(browser, live_server, tmp_path):
+    from playwright.sync_api import expect
+
+    from audit import tasks
+    from audit.models import Manifest
+    from audit.review import raise_flag
+
+    completed_job(tmp_path, make=gappy_bundle, filename="gappy.pdf")
+    manifest = Manifest.objects.get()
+    raise_flag(manifest, [200, 201], "wrong_image", "the scan is upside down", "rita")
+    user("rita", "Reviewer")
+    page = wide(log_in(browser, live_server, "rita"))
+    page.goto(f"{live_server.url}/review/{manifest.pk}/")
+    assert "No image on pages 4, 9-12." in page.inner_text("#coverage")
+    assert "Flagged: pages 200-201." in page.inner_text("#coverage")
+    index = page.locator("#page-index a")
+    assert index.count() == 240
+    assert page.locator("#page-index a.missing").all_inner_texts() == ["4", "9", "10", "11", "12"]
+    assert page.locator("#page-index a.flagged").all_inner_texts() == ["200", "201"]
+    assert "the scan is upside down" in page.inner_text("#page-200 .page-flags")
+    assert "0 of 240 pages have a preview" in page.inner_text("#preview-count")
+    page.click("#page-index >> text=/^201$/")
+    assert page.url.endswith("#page-201")
+    in_a_thread(tasks.generate_previews, manifest.pk).join()
+    expect(page.locator("#preview-count")).to_have_text("240 of 240 pages have a preview")
+    expect(page.locator(".review-page .preview-open")).to_have_count(240)
+    snap(page, "review-240")
+    page.click("#page-5 .preview-open")  # a preview that arrived while the page was open opens large
+    expect(page.locator("#preview-title")).to_have_text("Page 5 of 240")
+    page.keyboard.press("j")
+    expect(page.locator("#preview-title")).to_have_text("Page 6 of 240")
