@@ -1,5 +1,7 @@
 """Manifests, assets, verification runs, findings and checkpoints: viewable, never editable."""
 
+import json
+
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
@@ -31,7 +33,7 @@ class RetentionEventInline(ReadOnlyInline):
 
 class AssetInline(ReadOnlyInline):
     model = Asset
-    fields = ("name", "sha256", "size", "content_type", "width", "height", "placed_at", "attempt_number",
+    fields = ("name", "sha256", "size_shown", "content_type", "width", "height", "placed_at", "attempt_number",
               "download")
     readonly_fields = fields
 
@@ -42,16 +44,20 @@ class AssetInline(ReadOnlyInline):
     def download(self, asset):
         return format_html('<a href="{}">download</a>', reverse("download-asset", args=[asset.pk]))
 
-    @admin.display(description="placements (page.index)")
+    @admin.display(description="size")
+    def size_shown(self, asset):
+        return display.size(asset.size)
+
+    @admin.display(description="drawn on")
     def placed_at(self, asset):
-        return ", ".join(f"{p.page}.{p.index_on_page}" for p in asset.placements.all())
+        return "; ".join(f"page {p.page} (index {p.index_on_page})" for p in asset.placements.all())
 
 
 @admin.register(Asset)
 class AssetAdmin(ReadOnlyAdmin):
     """Every stored image, newest first; found by its exact sha256 or its bundle's correlation id."""
 
-    list_display = ("name", "manifest", "page", "index_on_page", "content_type", "width", "height", "size",
+    list_display = ("name", "manifest", "page", "index_on_page", "content_type", "width", "height", "size_shown",
                     "created_at")
     list_select_related = ("manifest",)
     search_fields = ("=sha256", "=manifest__correlation_id")
@@ -62,6 +68,10 @@ class AssetAdmin(ReadOnlyAdmin):
     @admin.display(description="file")
     def download(self, asset):
         return format_html('<a href="{}">download</a>', reverse("download-asset", args=[asset.pk]))
+
+    @admin.display(description="size", ordering="size")
+    def size_shown(self, asset):
+        return display.size(asset.size)
 
     def get_search_results(self, request, queryset, search_term):
         """The same exact matches as search_fields, written as two index lookups: Django's OR across
@@ -82,7 +92,7 @@ class ManifestAdmin(ReadOnlyAdmin):
     search_fields = ("=correlation_id", "=sha256")
     readonly_fields = ("sequence", "job", "schema_version", "correlation_id", "extractor", "extractor_version",
                        "input_sha256", "page_count", "sha256", "previous_sha256", "signature", "key_id",
-                       "storage_name", "created_at", "body", "download", "review_link")
+                       "storage_name", "created_at", "body_indented", "download", "review_link")
     inlines = [AssetInline, RetentionEventInline]
     actions = ["verify_selected", export_evidence_action, export_evidence_with_assets_action]
 
@@ -140,6 +150,14 @@ class ManifestAdmin(ReadOnlyAdmin):
     @admin.display(description="review")
     def review_link(self, manifest):
         return format_html('<a href="{}">review pages</a>', reverse("review-manifest", args=[manifest.pk]))
+
+    @admin.display(description="body (indented to read; the stored bytes are canonical: download them)")
+    def body_indented(self, manifest):
+        try:
+            shown = json.dumps(json.loads(manifest.body), indent=2, ensure_ascii=False)
+        except ValueError:  # a tampered body is shown as it is: verification reports it
+            shown = manifest.body
+        return format_html('<pre id="manifest-body" style="max-height: 40em; overflow: auto">{}</pre>', shown)
 
     @admin.display(description="stored manifest file")
     def download(self, manifest):

@@ -16,7 +16,8 @@ from .models import ActivityEvent, Alert, Case, CaseMap, RetentionEvent, ReviewF
 def activity_of(obj):
     """The object's activity events, newest first, for its admin page."""
     events = ActivityEvent.objects.filter(object_type=type(obj).__name__.lower(), object_id=str(obj.pk))
-    rows = ((e.at.strftime("%Y-%m-%d %H:%M"), e.actor, e.action, e.before or "", e.after or "") for e in events)
+    rows = ((display.timestamp(e.at), e.actor, e.action, display.details(e.before), display.details(e.after))
+            for e in events)
     return format_html("<table>{}</table>", format_html_join(
         "", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", rows)) if events else "-"
 
@@ -78,11 +79,18 @@ class ReviewFlagAdmin(ReadOnlyAdmin):
 
     @admin.action(description="Request re-extraction for selected flags", permissions=["reextract"])
     def request_reextraction(self, request, queryset):
+        jobs, not_open = [], queryset.exclude(status=ReviewFlag.Status.OPEN).count()
         for flag in queryset.filter(status=ReviewFlag.Status.OPEN):
             try:
-                review.request_reextraction(flag, request.user.get_username())
+                jobs.append(review.request_reextraction(flag, request.user.get_username()).reextraction_job_id)
             except InputGone as exc:
                 self.message_user(request, str(exc), messages.ERROR)
+        if jobs:
+            numbers = ", ".join(str(n) for n in sorted(set(jobs)))
+            self.message_user(request, f"Re-extraction queued for {len(jobs)} flag(s): job {numbers}.")
+        elif not_open:
+            self.message_user(request, f"No re-extraction requested: {not_open} selected flag(s) were not open.",
+                              messages.WARNING)
 
     def has_work_permission(self, request):
         return request.user.has_perm("audit.change_reviewflag")
@@ -93,16 +101,37 @@ class ReviewFlagAdmin(ReadOnlyAdmin):
 
 @admin.register(RetentionEvent)
 class RetentionEventAdmin(ReadOnlyAdmin):
-    list_display = ("at", "what", "outcome", "bundle", "manifest", "policy", "files", "bytes_freed")
+    list_display = ("at", "what", "outcome", "bundle", "manifest", "policy", "files", "freed")
     list_filter = ("what", "outcome", "at")
     list_select_related = ("bundle", "manifest", "policy")
 
 
+    @admin.display(description="freed", ordering="bytes_freed")
+    def freed(self, event):
+        return display.size(event.bytes_freed)
+
+
 @admin.register(ActivityEvent)
 class ActivityEventAdmin(ReadOnlyAdmin):
-    list_display = ("at", "actor", "action", "object_type", "object_id")
+    list_display = ("at", "actor", "action", "object_type", "object_id", "details")
     list_filter = ("action", "object_type")
     search_fields = ("actor", "=object_id")
+    fields = ("at", "actor", "action", "object_type", "object_id", "details_before", "details_after",
+              "previous_sha256", "sha256")
+    readonly_fields = fields
+
+    @admin.display(description="details")
+    def details(self, event):
+        before, after = display.details(event.before), display.details(event.after)
+        return f"{before} → {after}" if before and after else (after or before or "–")
+
+    @admin.display(description="before")
+    def details_before(self, event):
+        return display.details(event.before) or "–"
+
+    @admin.display(description="after")
+    def details_after(self, event):
+        return display.details(event.after) or "–"
 
 
 class CaseInline(ReadOnlyInline):

@@ -35,7 +35,7 @@ class BundleAdmin(admin.ModelAdmin):
                     "submitted_by", "created_at", "input_deleted_at")
     list_filter = ("created_at", "mime")
     search_fields = ("=correlation_id", "original_filename", "case_label")
-    readonly_fields = [f.name for f in Bundle._meta.fields] + ["input_download"]
+    readonly_fields = [f.name if f.name != "size" else "size_shown" for f in Bundle._meta.fields] + ["input_download"]
     inlines = [JobInline, SubmissionInline]
 
     @admin.display(description="correlation id", ordering="correlation_id")
