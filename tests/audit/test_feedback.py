@@ -70,3 +70,15 @@ def test_the_manifest_page_shows_the_body_indented_and_keeps_the_stored_bytes(ad
     assert '<pre id="manifest-body" style="max-height: 40em; overflow: auto">{\n  &quot;' in page
     stored = admin_client.get(reverse("download-manifest", args=[manifest.pk]))
     assert b"".join(stored.streaming_content) == manifest.body.encode()
+
+
+def test_the_manifests_list_filters_those_that_need_review_and_counts_their_open_flags(admin_client, manifest,
+                                                                                       tmp_path):
+    with open(pdfs.mixed(tmp_path), "rb") as fh:
+        run_job(submit_bundle(fh, filename="clean.pdf", submitted_by="t").job_id)
+    raise_flag(manifest, [2], "missing_image", "", "rita")
+    url = reverse("admin:audit_manifest_changelist")
+    needs = admin_client.get(url + "?review=needs").content.decode()
+    assert "three.pdf" in needs and "clean.pdf" not in needs and '<td class="field-open_flags">1</td>' in needs
+    clear = admin_client.get(url + "?review=clear").content.decode()
+    assert "clean.pdf" in clear and "three.pdf" not in clear
