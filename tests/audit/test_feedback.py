@@ -59,10 +59,12 @@ def test_a_saved_version_offers_a_new_version_filled_in_from_it(admin_client):
 def test_the_activity_record_reads_as_words_not_a_python_dict(admin_client, manifest):
     flag = raise_flag(manifest, [1, 2, 3], "missing_page", "torn", "rita")
     page = admin_client.get(reverse("admin:audit_reviewflag_change", args=[flag.pk])).content.decode()
-    assert "pages: 1-3; kind: missing_page; note: torn" in page and "{&#x27;pages" not in page
+    # (PostgreSQL's jsonb keeps keys in an order of its own, so each part is looked for by itself.)
+    parts = ("pages: 1-3", "kind: missing_page", "note: torn")
+    assert all(part in page for part in parts) and "{&#x27;" not in page
     event = ActivityEvent.objects.get(action="flag_raised")
     listing = admin_client.get(reverse("admin:audit_activityevent_changelist")).content.decode()
-    assert "pages: 1-3; kind: missing_page; note: torn" in listing and event.actor in listing
+    assert all(part in listing for part in parts) and event.actor in listing and "{&#x27;" not in listing
 
 
 def test_the_manifest_page_shows_the_body_indented_and_keeps_the_stored_bytes(admin_client, manifest):
