@@ -1,22 +1,22 @@
 """Manifests, assets, verification runs, findings and checkpoints: viewable, never editable."""
 
+import json
+
 from django.contrib import admin
-from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.db.models import Count, IntegerField, OuterRef, Q, Subquery
+from django.db.models import Count, Exists, IntegerField, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
-from django.http import JsonResponse
-from django.shortcuts import get_object_or_404, redirect
-from django.urls import path, reverse
+from django.urls import reverse
 from django.utils.html import format_html
 from django_q.tasks import async_task
 
 from extraction.admin import ReadOnlyAdmin, ReadOnlyInline
 from extraction.models import Bundle
+from portal import display
 
-from . import admin_people, admin_retention, verify  # noqa: F401  (they register the people workflows)
+from . import admin_jobs, admin_people, admin_retention, admin_runs, verify  # noqa: F401  (they register their pages)
 from .admin_actions import export_evidence_action, export_evidence_with_assets_action
-from .models import ActivityEvent, Asset, Checkpoint, Finding, Manifest, RetentionEvent, SigningKey, VerificationRun
+from .models import ActivityEvent, Asset, Checkpoint, Finding, Manifest, RetentionEvent, ReviewFlag, SigningKey
 from .views import REVIEW_PAGE_PERMISSIONS
 
 
@@ -30,7 +30,7 @@ class RetentionEventInline(ReadOnlyInline):
 
 class AssetInline(ReadOnlyInline):
     model = Asset
-    fields = ("name", "sha256", "size", "content_type", "width", "height", "placed_at", "attempt_number",
+    fields = ("name", "sha256", "size_shown", "content_type", "width", "height", "placed_at", "attempt_number",
               "download")
     readonly_fields = fields
 
@@ -41,16 +41,20 @@ class AssetInline(ReadOnlyInline):
     def download(self, asset):
         return format_html('<a href="{}">download</a>', reverse("download-asset", args=[asset.pk]))
 
-    @admin.display(description="placements (page.index)")
+    @admin.display(description="size")
+    def size_shown(self, asset):
+        return display.size(asset.size)
+
+    @admin.display(description="drawn on")
     def placed_at(self, asset):
-        return ", ".join(f"{p.page}.{p.index_on_page}" for p in asset.placements.all())
+        return "; ".join(f"page {p.page} (index {p.index_on_page})" for p in asset.placements.all())
 
 
 @admin.register(Asset)
 class AssetAdmin(ReadOnlyAdmin):
     """Every stored image, newest first; found by its exact sha256 or its bundle's correlation id."""
 
-    list_display = ("name", "manifest", "page", "index_on_page", "content_type", "width", "height", "size",
+    list_display = ("name", "manifest", "page", "index_on_page", "content_type", "width", "height", "size_shown",
                     "created_at")
     list_select_related = ("manifest",)
     search_fields = ("=sha256", "=manifest__correlation_id")
@@ -62,6 +66,10 @@ class AssetAdmin(ReadOnlyAdmin):
     def download(self, asset):
         return format_html('<a href="{}">download</a>', reverse("download-asset", args=[asset.pk]))
 
+    @admin.display(description="size", ordering="size")
+    def size_shown(self, asset):
+        return display.size(asset.size)
+
     def get_search_results(self, request, queryset, search_term):
         """The same exact matches as search_fields, written as two index lookups: Django's OR across
         the join to Manifest made the database scan every asset (0.45-0.95 s at a million)."""
@@ -72,16 +80,36 @@ class AssetAdmin(ReadOnlyAdmin):
         return queryset.filter(Q(sha256=term) | Q(manifest__in=manifests)), False
 
 
+OPEN_FLAGS = (ReviewFlag.Status.OPEN, ReviewFlag.Status.REEXTRACTION_REQUESTED)
+
+
+class NeedsReviewFilter(admin.SimpleListFilter):
+    """The reviewer's question: which manifests still have a flag being worked on."""
+
+    title, parameter_name = "review", "review"
+
+    def lookups(self, request, model_admin):
+        return [("needs", "needs review (open flags)"), ("clear", "no open flag")]
+
+    def queryset(self, request, queryset):
+        flagged = ReviewFlag.objects.filter(manifest=OuterRef("pk"), status__in=OPEN_FLAGS)
+        if self.value() == "needs":
+            return queryset.filter(Exists(flagged))
+        if self.value() == "clear":
+            return queryset.exclude(Exists(flagged))
+        return queryset
+
+
 @admin.register(Manifest)
 class ManifestAdmin(ReadOnlyAdmin):
-    list_display = ("sequence", "correlation_id", "job_link", "extractor_version", "asset_count", "review_link",
-                    "created_at")
-    list_filter = ("extractor", "extractor_version", "created_at")
-    list_select_related = ("job",)
+    list_display = ("sequence", "file_name", "case_label", "short_correlation_id", "job_link", "page_count",
+                    "asset_count", "open_flags", "extractor_version", "review_link", "created_at")
+    list_filter = (NeedsReviewFilter, "extractor", "extractor_version", "created_at")
+    list_select_related = ("job__bundle",)
     search_fields = ("=correlation_id", "=sha256")
     readonly_fields = ("sequence", "job", "schema_version", "correlation_id", "extractor", "extractor_version",
                        "input_sha256", "page_count", "sha256", "previous_sha256", "signature", "key_id",
-                       "storage_name", "created_at", "body", "download", "review_link")
+                       "storage_name", "created_at", "body_indented", "download", "review_link")
     inlines = [AssetInline, RetentionEventInline]
     actions = ["verify_selected", export_evidence_action, export_evidence_with_assets_action]
 
@@ -117,8 +145,27 @@ class ManifestAdmin(ReadOnlyAdmin):
         # too, and a join with GROUP BY over a million assets took 18 s there (bench.admin_scale).
         per_manifest = (Asset.objects.filter(manifest=OuterRef("pk")).order_by().values("manifest")
                         .annotate(n=Count("pk")).values("n"))
+        open_flags = (ReviewFlag.objects.filter(manifest=OuterRef("pk"), status__in=OPEN_FLAGS).order_by()
+                      .values("manifest").annotate(n=Count("pk")).values("n"))
         return super().get_queryset(request).annotate(
-            n_assets=Coalesce(Subquery(per_manifest, output_field=IntegerField()), 0))
+            n_assets=Coalesce(Subquery(per_manifest, output_field=IntegerField()), 0),
+            n_open_flags=Coalesce(Subquery(open_flags, output_field=IntegerField()), 0))
+
+    @admin.display(description="open flags", ordering="n_open_flags")
+    def open_flags(self, manifest):
+        return manifest.n_open_flags
+
+    @admin.display(description="file name", ordering="job__bundle__original_filename")
+    def file_name(self, manifest):
+        return manifest.job.bundle.original_filename or "–"
+
+    @admin.display(description="case label", ordering="job__bundle__case_label")
+    def case_label(self, manifest):
+        return manifest.job.bundle.case_label or "–"
+
+    @admin.display(description="correlation id", ordering="correlation_id")
+    def short_correlation_id(self, manifest):
+        return display.short_id(manifest.correlation_id)
 
     @admin.display(description="assets", ordering="n_assets")
     def asset_count(self, manifest):
@@ -128,6 +175,14 @@ class ManifestAdmin(ReadOnlyAdmin):
     def review_link(self, manifest):
         return format_html('<a href="{}">review pages</a>', reverse("review-manifest", args=[manifest.pk]))
 
+    @admin.display(description="body (indented to read; the stored bytes are canonical: download them)")
+    def body_indented(self, manifest):
+        try:
+            shown = json.dumps(json.loads(manifest.body), indent=2, ensure_ascii=False)
+        except ValueError:  # a tampered body is shown as it is: verification reports it
+            shown = manifest.body
+        return format_html('<pre id="manifest-body" style="max-height: 40em; overflow: auto">{}</pre>', shown)
+
     @admin.display(description="stored manifest file")
     def download(self, manifest):
         return format_html('<a href="{}">download</a>', reverse("download-manifest", args=[manifest.pk]))
@@ -136,59 +191,6 @@ class ManifestAdmin(ReadOnlyAdmin):
     def job_link(self, manifest):
         url = reverse("admin:extraction_job_change", args=[manifest.job_id])
         return format_html('<a href="{}">job {}</a>', url, manifest.job_id)
-
-
-@admin.register(VerificationRun)
-class VerificationRunAdmin(ReadOnlyAdmin):
-    list_display = ("id", "status", "scope", "progress", "findings_link", "started_by", "created_at", "finished_at")
-    list_filter = ("status", "created_at")
-    list_select_related = ("scope_bundle",)
-    readonly_fields = ("status", "scope", "progress", "findings_link", "started_by", "manifests_total",
-                       "manifests_done", "assets_total", "assets_done", "bytes_done", "error", "created_at",
-                       "started_at", "finished_at")
-    fields = readonly_fields
-    change_list_template = "admin/audit/verificationrun/change_list.html"
-    change_form_template = "admin/audit/verificationrun/change_form.html"
-
-    def get_urls(self):
-        return [
-            path("start/", self.admin_site.admin_view(self.start_view), name="audit_verificationrun_start"),
-            path("<int:run_id>/progress/", self.admin_site.admin_view(self.progress_view),
-                 name="audit_verificationrun_progress"),
-            *super().get_urls(),
-        ]
-
-    def start_view(self, request):
-        """POST: start a whole-deployment run in the background and show its page."""
-        if request.method != "POST" or not request.user.has_perm("audit.run_verification"):
-            raise PermissionDenied
-        run = verify.start_run(request.user.get_username())
-        ActivityEvent.record(request.user.get_username(), "verification_started", run, after={"scope": run.scope})
-        transaction.on_commit(lambda: async_task("audit.tasks.run_verification", run.pk))
-        return redirect(reverse("admin:audit_verificationrun_change", args=[run.pk]))
-
-    def progress_view(self, request, run_id):
-        if not self.has_view_permission(request):
-            raise PermissionDenied
-        run = get_object_or_404(VerificationRun, pk=run_id)
-        return JsonResponse(progress_of(run))
-
-    @admin.display(description="progress")
-    def progress(self, run):
-        return progress_of(run)["text"]
-
-    @admin.display(description="findings")
-    def findings_link(self, run):
-        url = reverse("admin:audit_finding_changelist") + f"?run__id__exact={run.pk}"
-        return format_html('<a href="{}">{} finding(s)</a>', url, run.findings_count)
-
-
-def progress_of(run: VerificationRun) -> dict:
-    done, total = run.assets_done, run.assets_total
-    percent = round(100 * done / total) if total else (100 if run.finished_at else 0)
-    return {"status": run.status, "assets_done": done, "assets_total": total, "percent": percent,
-            "manifests_done": run.manifests_done, "findings": run.findings_count,
-            "text": f"{done} of {total} assets ({percent}%), {run.manifests_done} of {run.manifests_total} manifests"}
 
 
 @admin.register(Finding)

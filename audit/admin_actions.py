@@ -5,7 +5,10 @@ import tempfile
 from django.contrib import admin
 from django.http import FileResponse
 
+from django.utils.text import slugify
+
 from extraction import stores
+from extraction.models import Bundle
 
 from .evidence import build_evidence
 from .models import ActivityEvent
@@ -25,11 +28,25 @@ def evidence_download(queryset, user, include_assets: bool, case=None) -> FileRe
     first, last = summary["scope_sequences"]
     ActivityEvent.record(user.get_username(), "evidence_exported", case or queryset.order_by("sequence").first(),
                          after={"manifests": [first, last], "with_assets": include_assets})
-    name = f"pagetrail-evidence-{first:06d}-{last:06d}{'-with-assets' if include_assets else ''}.zip"
+    label = package_label(queryset, case)
+    name = f"pagetrail-evidence-{label + '-' if label else ''}{first:06d}-{last:06d}" \
+           f"{'-with-assets' if include_assets else ''}.zip"
     response = FileResponse(package, as_attachment=True, filename=name, content_type="application/zip")
     response["X-Content-Type-Options"] = "nosniff"
     response["Cache-Control"] = "private, no-store"
     return response
+
+
+def package_label(queryset, case) -> str:
+    """What the package is about, for its file name: the case, or the one bundle's case label or file name
+    (sanitised to letters, digits and hyphens: it goes into a header and onto someone's disk)."""
+    if case is not None:
+        return slugify(case.name)[:60]
+    bundles = list(Bundle.objects.filter(jobs__manifest__in=queryset).distinct()[:2])
+    if len(bundles) != 1:
+        return ""
+    bundle = bundles[0]
+    return slugify(bundle.case_label or bundle.original_filename.removesuffix(".pdf"))[:60]
 
 
 @admin.action(description="Export evidence package (manifests, chain, checkpoints, results)",

@@ -6,6 +6,7 @@ from django.utils.html import format_html, format_html_join
 
 from extraction.admin import ReadOnlyAdmin, ReadOnlyInline
 from extraction.services import InputGone
+from portal import display
 
 from . import review
 from .admin_actions import export_case_evidence_action
@@ -15,7 +16,8 @@ from .models import ActivityEvent, Alert, Case, CaseMap, RetentionEvent, ReviewF
 def activity_of(obj):
     """The object's activity events, newest first, for its admin page."""
     events = ActivityEvent.objects.filter(object_type=type(obj).__name__.lower(), object_id=str(obj.pk))
-    rows = ((e.at.strftime("%Y-%m-%d %H:%M"), e.actor, e.action, e.before or "", e.after or "") for e in events)
+    rows = ((display.timestamp(e.at), e.actor, e.action, display.details(e.before), display.details(e.after))
+            for e in events)
     return format_html("<table>{}</table>", format_html_join(
         "", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", rows)) if events else "-"
 
@@ -24,11 +26,12 @@ def activity_of(obj):
 class ReviewFlagAdmin(ReadOnlyAdmin):
     """The review queue: open flags and flags waiting for a re-extraction, oldest first."""
 
-    list_display = ("raised_at", "status", "kind", "pages", "manifest_review", "raised_by", "note")
+    list_display = ("raised_at", "status", "kind", "page_list", "file_name", "case_label", "manifest_review",
+                    "raised_by", "note")
     list_filter = ("status", "kind")
-    list_select_related = ("manifest",)
+    list_select_related = ("manifest__job__bundle",)
     ordering = ["raised_at"]
-    readonly_fields = ("manifest", "pages", "kind", "note", "status", "raised_by", "raised_at", "requested_by",
+    readonly_fields = ("manifest", "page_list", "kind", "note", "status", "raised_by", "raised_at", "requested_by",
                        "requested_at", "reextraction_job", "closed_by", "closed_at", "comparison", "activity")
     actions = ["resolve", "dismiss", "request_reextraction"]
 
@@ -36,6 +39,18 @@ class ReviewFlagAdmin(ReadOnlyAdmin):
         queryset = super().get_queryset(request)
         return queryset if request.GET.get("status__exact") else queryset.filter(
             status__in=[ReviewFlag.Status.OPEN, ReviewFlag.Status.REEXTRACTION_REQUESTED])
+
+    @admin.display(description="pages")
+    def page_list(self, flag):
+        return display.page_ranges(flag.pages)
+
+    @admin.display(description="file name", ordering="manifest__job__bundle__original_filename")
+    def file_name(self, flag):
+        return flag.manifest.job.bundle.original_filename or "–"
+
+    @admin.display(description="case label", ordering="manifest__job__bundle__case_label")
+    def case_label(self, flag):
+        return flag.manifest.job.bundle.case_label or "–"
 
     @admin.display(description="manifest")
     def manifest_review(self, flag):
@@ -64,11 +79,18 @@ class ReviewFlagAdmin(ReadOnlyAdmin):
 
     @admin.action(description="Request re-extraction for selected flags", permissions=["reextract"])
     def request_reextraction(self, request, queryset):
+        jobs, not_open = [], queryset.exclude(status=ReviewFlag.Status.OPEN).count()
         for flag in queryset.filter(status=ReviewFlag.Status.OPEN):
             try:
-                review.request_reextraction(flag, request.user.get_username())
+                jobs.append(review.request_reextraction(flag, request.user.get_username()).reextraction_job_id)
             except InputGone as exc:
                 self.message_user(request, str(exc), messages.ERROR)
+        if jobs:
+            numbers = ", ".join(str(n) for n in sorted(set(jobs)))
+            self.message_user(request, f"Re-extraction queued for {len(jobs)} flag(s): job {numbers}.")
+        elif not_open:
+            self.message_user(request, f"No re-extraction requested: {not_open} selected flag(s) were not open.",
+                              messages.WARNING)
 
     def has_work_permission(self, request):
         return request.user.has_perm("audit.change_reviewflag")
@@ -79,16 +101,37 @@ class ReviewFlagAdmin(ReadOnlyAdmin):
 
 @admin.register(RetentionEvent)
 class RetentionEventAdmin(ReadOnlyAdmin):
-    list_display = ("at", "what", "outcome", "bundle", "manifest", "policy", "files", "bytes_freed")
+    list_display = ("at", "what", "outcome", "bundle", "manifest", "policy", "files", "freed")
     list_filter = ("what", "outcome", "at")
     list_select_related = ("bundle", "manifest", "policy")
 
 
+    @admin.display(description="freed", ordering="bytes_freed")
+    def freed(self, event):
+        return display.size(event.bytes_freed)
+
+
 @admin.register(ActivityEvent)
 class ActivityEventAdmin(ReadOnlyAdmin):
-    list_display = ("at", "actor", "action", "object_type", "object_id")
+    list_display = ("at", "actor", "action", "object_type", "object_id", "details")
     list_filter = ("action", "object_type")
     search_fields = ("actor", "=object_id")
+    fields = ("at", "actor", "action", "object_type", "object_id", "details_before", "details_after",
+              "previous_sha256", "sha256")
+    readonly_fields = fields
+
+    @admin.display(description="details")
+    def details(self, event):
+        before, after = display.details(event.before), display.details(event.after)
+        return f"{before} → {after}" if before and after else (after or before or "–")
+
+    @admin.display(description="before")
+    def details_before(self, event):
+        return display.details(event.before) or "–"
+
+    @admin.display(description="after")
+    def details_after(self, event):
+        return display.details(event.after) or "–"
 
 
 class CaseInline(ReadOnlyInline):
@@ -110,14 +153,30 @@ class CaseMapAdmin(ReadOnlyAdmin):
 class CaseAdmin(ReadOnlyAdmin):
     """Each case has its own review status, set by reviewers."""
 
-    list_display = ("name", "first_page", "last_page", "review_status", "reviewed_by", "case_map")
+    list_display = ("name", "pages", "review_status", "reviewed_by", "file_name", "review_link")
     list_filter = ("review_status",)
-    list_select_related = ("case_map",)
+    list_select_related = ("case_map__manifest__job__bundle",)
     search_fields = ("name",)
     actions = ["mark_reviewed", "mark_needs_attention", export_case_evidence_action]
 
     def has_export_evidence_permission(self, request):
         return request.user.has_perm("audit.export_evidence")
+
+    @admin.display(description="pages", ordering="first_page")
+    def pages(self, case):
+        return display.page_ranges(range(case.first_page, case.last_page + 1))
+
+    @admin.display(description="file name", ordering="case_map__manifest__job__bundle__original_filename")
+    def file_name(self, case):
+        return case.case_map.manifest.job.bundle.original_filename or "–"
+
+    @admin.display(description="review")
+    def review_link(self, case):
+        return format_html('<a href="{}#page-{}">review pages</a>',
+                           reverse("review-manifest", args=[case.case_map.manifest_id]), case.first_page)
+
+    def lookup_allowed(self, lookup, value, request=None):
+        return lookup == "case_map__manifest__id__exact" or super().lookup_allowed(lookup, value, request)
 
     @admin.action(description="Mark selected cases reviewed", permissions=["review"])
     def mark_reviewed(self, request, queryset):

@@ -6,6 +6,7 @@ from django.db.models import Max, OuterRef, Subquery
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils.http import urlencode
 from django.utils.html import format_html
 
 from . import retention, retention_approval
@@ -24,6 +25,7 @@ class RetentionPolicyAdmin(admin.ModelAdmin):
     list_filter = ("name", "status", "legal_hold", "is_default")
     fields = ("name",) + retention.POLICY_FIELDS
     actions = ["place_legal_hold", "lift_legal_hold"]
+    change_form_template = "admin/audit/retentionpolicy/change_form.html"
 
     def get_queryset(self, request):
         newest = retention.effective().filter(name=OuterRef("name")).values("name").annotate(v=Max("version"))
@@ -43,6 +45,16 @@ class RetentionPolicyAdmin(admin.ModelAdmin):
         if request.user.has_perm(retention_approval.PERMISSION):
             return self.shown
         return tuple(f for f in self.shown if f != "approval")
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        """A saved version is read-only; *New version* opens the add form filled in from it."""
+        policy = RetentionPolicy.objects.filter(pk=object_id).first()
+        extra = dict(extra_context or {})
+        if policy and self.has_add_permission(request):
+            values = {"name": policy.name, **{f: _initial(getattr(policy, f)) for f in retention.POLICY_FIELDS}}
+            values = {field: value for field, value in values.items() if value}
+            extra["new_version_url"] = f"{reverse('admin:audit_retentionpolicy_add')}?{urlencode(values)}"
+        return super().change_view(request, object_id, form_url, extra)
 
     def get_urls(self):
         return [path("<int:policy_id>/approve/", self.admin_site.admin_view(self.approve_view),
@@ -113,6 +125,13 @@ class RetentionPolicyAdmin(admin.ModelAdmin):
         for name in sorted(set(queryset.values_list("name", flat=True))):
             draft = retention.set_legal_hold(name, False, request.user.get_username(), "Legal hold lifted from the admin")
             self.message_user(request, f"{draft} lifts the hold once another person approves it.", messages.WARNING)
+
+
+def _initial(value) -> str:
+    """A value as the add form reads it from the query string (Django's admin takes initial values from GET)."""
+    if isinstance(value, bool):
+        return "on" if value else ""
+    return "" if value is None else str(value)
 
 
 def _int(value) -> int | None:

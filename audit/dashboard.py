@@ -15,6 +15,7 @@ from . import metrics
 
 WINDOWS = {"1": "last hour", "24": "last day", "168": "last week"}
 BAR = 300  # px, the longest bar
+ROW = 20  # px a bar's row: 14 px of bar and 6 of gap
 
 
 @staff_member_required
@@ -25,8 +26,15 @@ def dashboard(request):
     rows = metrics.figures(float(hours))
     return render(request, "audit/dashboard.html", {
         **admin.site.each_context(request), "title": "Operations", "rows": rows, "hours": hours,
-        "windows": WINDOWS, "headline": metrics.headline(), "state_bars": _state_bars(rows),
-        "timing_bars": _timing_bars(rows)})
+        "windows": WINDOWS, "headline": metrics.headline(), "states": chart(_state_bars(rows)),
+        "timings": chart(_timing_bars(rows))})
+
+
+def chart(bars: list[dict]) -> dict:
+    """Bars with the row each starts at, and an SVG height that holds every row (each is ROW px tall)."""
+    for n, bar in enumerate(bars):
+        bar["y"] = n * ROW
+    return {"bars": bars, "height": max(1, len(bars)) * ROW}
 
 
 def _state_bars(rows) -> list[dict]:

@@ -20,16 +20,37 @@ class Page:
     assets: list = field(default_factory=list)
     preview: object = None  # PagePreview rows, set by previews.attach
     large_preview: object = None
+    flags: list = field(default_factory=list)  # open flags naming this page, set by mark_flags
+
+    @property
+    def state(self) -> str:
+        """For the page index: flagged outranks missing, which outranks covered."""
+        return "flagged" if self.flags else ("covered" if self.assets else "missing")
 
 
-def pages_of(manifest: Manifest) -> list[Page]:
+def pages_of(manifest: Manifest, with_assets: bool = True) -> list[Page]:
     """Every page of the input in order, each with the assets drawn on it (one query, whatever the size)."""
     pages = [Page(n) for n in range(1, manifest.page_count + 1)]
+    if not with_assets:
+        return pages
     for placement in Placement.objects.filter(manifest=manifest).select_related("asset").order_by("page",
                                                                                                    "index_on_page"):
         if 1 <= placement.page <= len(pages):
             pages[placement.page - 1].assets.append(placement.asset)
     return pages
+
+
+def mark_flags(pages: list[Page], flags) -> list[int]:
+    """Attach each flag still being worked on to the pages it names; returns those page numbers."""
+    marked = set()
+    for flag in flags:
+        if flag.status not in (ReviewFlag.Status.OPEN, ReviewFlag.Status.REEXTRACTION_REQUESTED):
+            continue
+        for n in flag.pages:
+            if 1 <= n <= len(pages):
+                pages[n - 1].flags.append(flag)
+                marked.add(n)
+    return sorted(marked)
 
 
 def raise_flag(manifest: Manifest, pages: list[int], kind: str, note: str, by: str) -> ReviewFlag:

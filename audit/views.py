@@ -8,12 +8,14 @@ from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from PIL import Image
 
 from extraction import stores
+from portal import display
 
 from . import cases, previews, review, signing
-from .models import Asset, Manifest, PagePreview, ReviewFlag
+from .models import ActivityEvent, Asset, Manifest, PagePreview, ReviewFlag
 
 THUMBNAIL = 240
 REVIEW_PAGE_PERMISSIONS = ("audit.view_manifest", "audit.view_asset")
@@ -104,15 +106,46 @@ def review_page(request, manifest_id: int):
                 return redirect(request.path)
             except review.FlagRefused as exc:
                 form.add_error("pages", str(exc))
-    pages = review.pages_of(manifest)
-    covered = sum(1 for page in pages if page.assets)
+    pages, flags = review.pages_of(manifest), list(manifest.review_flags.all())
+    flagged = review.mark_flags(pages, flags)
     previewed = previews.attach(pages, manifest)
     return render(request, "audit/review.html", {
         **admin.site.each_context(request), "title": f"Review manifest {manifest.sequence}", "manifest": manifest,
-        "pages": pages, "covered": covered, "previewed": previewed, "form": form,
-        "flags": manifest.review_flags.all(), "can_flag": request.user.has_perm("audit.add_reviewflag"),
+        "pages": pages, "covered": sum(1 for page in pages if page.assets), "form": form,
+        "missing": display.page_ranges(page.number for page in pages if not page.assets),
+        "flagged": display.page_ranges(flagged), "previews": preview_progress(manifest, previewed),
+        "flags": flags, "can_flag": request.user.has_perm("audit.add_reviewflag"),
         "split_form": split_form, "can_split": request.user.has_perm("audit.add_casemap"),
         "case_maps": manifest.case_maps.prefetch_related("cases")})
+
+
+@staff_member_required
+def review_previews(request, manifest_id: int):
+    """What the review page polls while previews are being made: how many there are, and each one's URLs."""
+    if not request.user.has_perms(REVIEW_PAGE_PERMISSIONS):
+        raise PermissionDenied
+    manifest = get_object_or_404(Manifest, pk=manifest_id)
+    pages = review.pages_of(manifest, with_assets=False)
+    state = preview_progress(manifest, previews.attach(pages, manifest))
+    state["previews"] = [{"page": page.number, "src": reverse("page-preview", args=[page.preview.pk]),
+                          "large": reverse("page-preview", args=[(page.large_preview or page.preview).pk]),
+                          "width": page.preview.width, "height": page.preview.height}
+                         for page in pages if page.preview]
+    return JsonResponse(state)
+
+
+def preview_progress(manifest: Manifest, previewed: int) -> dict:
+    """Final once every page has its preview, or once a worker gave up or retention deleted them."""
+    total = manifest.page_count
+    failed = ActivityEvent.objects.filter(object_type="manifest", object_id=str(manifest.pk),
+                                          action="previews_failed").exists()
+    final = previewed >= total or failed or previews.outputs_deleted(manifest)
+    text = f"{previewed} of {total} pages have a preview"
+    if failed:
+        text += " (the worker could not render this PDF within its limits)"
+    elif not final:
+        text += ", more are being made"
+    return {"final": final, "text": {"previewed": text, "percent": str(round(100 * previewed / total) if total else 100)}}
 
 
 class SplitForm(forms.Form):
@@ -132,8 +165,10 @@ class FlagForm(forms.Form):
     def clean_pages(self) -> list[int]:
         pages = []
         for part in filter(None, (p.strip() for p in self.cleaned_data["pages"].split(","))):
-            low, _, high = part.partition("-")
+            low, _, high = (p.strip() for p in part.partition("-"))
             if not low.isdigit() or (high and not high.isdigit()):
                 raise forms.ValidationError(f"{part!r} is not a page number or a range like 7-9.")
+            if high and int(high) < int(low):
+                raise forms.ValidationError(f"{part!r} runs backwards: write the first page first ({high}-{low}).")
             pages += range(int(low), int(high or low) + 1)
         return pages

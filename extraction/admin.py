@@ -7,6 +7,9 @@ from django.db.models import Q
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
+from django.utils.html import format_html
+
+from portal import display
 
 from . import admin_submissions  # noqa: F401  (registers submissions and the page an upload lands on)
 from . import intake, pdf, submitting
@@ -30,12 +33,31 @@ class JobInline(ReadOnlyInline):
 
 @admin.register(Bundle)
 class BundleAdmin(admin.ModelAdmin):
-    list_display = ("correlation_id", "original_filename", "page_count", "size", "submitted_by", "created_at",
-                    "input_deleted_at")
+    list_display = ("original_filename", "case_label", "short_correlation_id", "page_count", "size_shown",
+                    "submitted_by", "created_at", "input_deleted_at")
     list_filter = ("created_at", "mime")
     search_fields = ("=correlation_id", "original_filename", "case_label")
-    readonly_fields = [f.name for f in Bundle._meta.fields]
+    readonly_fields = [f.name if f.name != "size" else "size_shown" for f in Bundle._meta.fields] + ["input_download"]
     inlines = [JobInline, BundleAccessInline]
+
+    @admin.display(description="correlation id", ordering="correlation_id")
+    def short_correlation_id(self, bundle):
+        return display.short_id(bundle.correlation_id)
+
+    @admin.display(description="size", ordering="size")
+    def size_shown(self, bundle):
+        return display.size(bundle.size)
+
+    @admin.display(description="input PDF")
+    def input_download(self, bundle):
+        if bundle.input_deleted_at:
+            return f"deleted under its retention policy at {display.timestamp(bundle.input_deleted_at)}"
+        return format_html('<a href="{}" id="input-download">download</a>', reverse("download-input", args=[bundle.pk]))
+
+    def get_readonly_fields(self, request, obj=None):
+        shown = super().get_readonly_fields(request, obj)
+        return shown if request.user.has_perm("extraction.download_input") else [f for f in shown
+                                                                               if f != "input_download"]
 
     def has_add_permission(self, request):
         return request.user.has_perm("extraction.submit_bundle")
@@ -91,22 +113,51 @@ STORAGE_UNAVAILABLE = ("Not stored (storage_unavailable): Pagetrail could not st
 
 
 class AttemptInline(ReadOnlyInline):
+    """Every try as recorded (the page's timeline above collapses repeats); folded away until asked for."""
+
     model = Attempt
     fields = ("number", "kind", "target", "outcome", "http_status", "retry_after_s", "error_code", "error_message",
               "worker", "started_at", "finished_at")
     readonly_fields = fields
+    classes = ["collapse"]
 
 
 @admin.register(Job)
 class JobAdmin(ReadOnlyAdmin):
-    list_display = ("id", "status", "provider", "bundle_correlation_id", "extractor_version", "enqueued_at",
-                    "queue_wait", "extraction_time", "error_code")
+    """Jobs by file name and case label; the page itself (with its story) is audit.admin_jobs's."""
+
+    list_display = ("id", "status", "file_name", "case_label", "pages", "short_correlation_id", "provider",
+                    "enqueued_at", "queue_wait_shown", "extraction_time_shown", "error_code")
     list_filter = ("status", "provider", "extractor_version", "enqueued_at")
     list_select_related = ("bundle",)
     search_fields = ("=bundle__correlation_id", "=idempotency_key", "=provider_job_id")
-    readonly_fields = [f.name for f in Job._meta.fields] + ["queue_wait", "extraction_time"]
+    # What never changes; the state, its times and errors are the story above the fields (audit.admin_jobs),
+    # which the page keeps current. Not the claim token, its holder or its lease: the workers' business.
+    readonly_fields = ("bundle", "provider", "extractor", "extractor_version", "generation", "idempotency_key",
+                       "deadline")
+    fields = readonly_fields
     inlines = [AttemptInline]
     actions = ["replay_unknown_jobs"]
+
+    @admin.display(description="file name", ordering="bundle__original_filename")
+    def file_name(self, job):
+        return job.bundle.original_filename or "–"
+
+    @admin.display(description="case label", ordering="bundle__case_label")
+    def case_label(self, job):
+        return job.bundle.case_label or "–"
+
+    @admin.display(description="pages", ordering="bundle__page_count")
+    def pages(self, job):
+        return job.bundle.page_count
+
+    @admin.display(description="queue wait")
+    def queue_wait_shown(self, job):
+        return display.duration(job.queue_wait)
+
+    @admin.display(description="extraction time")
+    def extraction_time_shown(self, job):
+        return display.duration(job.extraction_time)
 
     @admin.action(description="Replay selected unknown jobs (same provider job id and key)", permissions=["replay"])
     def replay_unknown_jobs(self, request, queryset):
@@ -116,8 +167,8 @@ class JobAdmin(ReadOnlyAdmin):
         return request.user.has_perm("extraction.replay_job")
 
     @admin.display(description="correlation id", ordering="bundle__correlation_id")
-    def bundle_correlation_id(self, job):
-        return job.bundle.correlation_id
+    def short_correlation_id(self, job):
+        return display.short_id(job.bundle.correlation_id)
 
     def get_search_results(self, request, queryset, search_term):
         """The same exact matches as search_fields, as index lookups: Django's OR across the join to

@@ -63,6 +63,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "extraction",  # before django_q: its `qcluster` checks the extractor versions, then runs django_q's
     "django_q",
+    "ninja",  # so /api/v1/docs serves django-ninja's bundled Swagger UI from our static files, not from a CDN
     "axes",
     "django_otp",
     "django_otp.plugins.otp_totp",
@@ -170,6 +171,7 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
+FORMAT_MODULE_PATH = ["portal.formats"]  # timestamps to the second (portal/formats/en/formats.py)
 
 STATIC_URL = "static/"
 STATIC_ROOT = DATA_DIR / "static"

@@ -40,6 +40,8 @@ def test_it_allows_only_the_portals_own_scripts(admin_client, manifest, page):
 
 
 @pytest.mark.parametrize("template", ["audit/review.html", "admin/audit/verificationrun/change_form.html",
+                                      "admin/extraction/job/change_form.html",
+                                      "admin/audit/retentionpolicy/change_form.html",
                                       "admin/base_site.html", "portal/two_factor.html", "portal/login.html"])
 def test_no_template_carries_an_inline_script_or_event_handler(template):
     from django.template.loader import get_template

@@ -39,7 +39,9 @@ class ReviewFlag(models.Model):
         permissions = [("request_reextraction", "Can request re-extraction")]
 
     def __str__(self):
-        return f"{self.get_kind_display()} on pages {', '.join(map(str, self.pages))} ({self.status})"
+        from portal.display import page_ranges
+
+        return f"{self.get_kind_display()} on pages {page_ranges(self.pages)} ({self.status})"
 
     def _step(self, from_statuses, **changes) -> bool:
         won = ReviewFlag.objects.filter(pk=self.pk, status__in=from_statuses).update(**changes) == 1

@@ -29,6 +29,28 @@
   });
   document.getElementById("preview-close").addEventListener("click", function () { dialog.close(); });
   dialog.addEventListener("close", function () { if (current >= 0) pages[current].focus(); });
+  // Previews appear as the worker makes them: live.js polls their progress, this puts each new one in its card
+  // (the same button the page renders, so the keys and clicks above work on it at once).
+  document.addEventListener("live:update", function (event) {
+    (event.detail.previews || []).forEach(function (preview) {
+      var card = document.getElementById("page-" + preview.page);
+      if (!card || card.querySelector(".preview-open")) return;
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "preview-open";
+      button.dataset.page = preview.page;
+      button.dataset.large = preview.large;
+      button.setAttribute("aria-label", "Page " + preview.page + ": open the large view");
+      var img = document.createElement("img");
+      img.loading = "lazy";
+      img.alt = "Page " + preview.page;
+      img.src = preview.src;
+      img.width = preview.width;
+      img.height = preview.height;
+      button.appendChild(img);
+      card.querySelector(".page-preview").replaceChildren(button);
+    });
+  });
   var STEPS = {j: 1, k: -1};
   // Arrows keep scrolling the document unless the reader is moving by page (a page or the large view has focus).
   var ARROWS = {ArrowDown: 1, ArrowUp: -1, ArrowRight: 1, ArrowLeft: -1};

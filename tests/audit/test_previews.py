@@ -200,7 +200,7 @@ def test_the_review_page_shows_each_pages_preview_lazily_beside_its_assets(admin
 def test_the_review_page_says_when_a_page_has_no_preview_yet(admin_client, tmp_path):
     manifest = completed(pdfs.reused_on_three_pages(tmp_path))
     page = admin_client.get(reverse("review-manifest", args=[manifest.pk])).content.decode()
-    assert page.count("No preview of this page.") == 3 and "0 of 3 pages have a preview" in page
+    assert page.count("Preview being made…") == 3 and "0 of 3 pages have a preview, more are being made" in page
 
 
 def test_the_review_page_with_240_previews_costs_as_many_queries_as_with_3(admin_client, tmp_path):

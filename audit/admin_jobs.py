@@ -1,0 +1,42 @@
+"""The job page: extraction's JobAdmin, with the story that links a job to its evidence (audit.job_page).
+
+Registered here, over extraction's registration, because the story reads audit's models: audit may import
+extraction, never the reverse.
+"""
+
+from django.contrib import admin
+from django.core.exceptions import PermissionDenied
+from django.http import JsonResponse
+from django.shortcuts import get_object_or_404
+from django.urls import path, reverse
+
+from extraction.admin import JobAdmin
+from extraction.models import Job
+
+from . import job_page
+
+admin.site.unregister(Job)
+
+
+@admin.register(Job)
+class JobStoryAdmin(JobAdmin):
+    change_form_template = "admin/extraction/job/change_form.html"
+
+    def get_urls(self):
+        return [path("<int:job_id>/state/", self.admin_site.admin_view(self.state_view),
+                     name="extraction_job_state"), *super().get_urls()]
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        job = Job.objects.select_related("bundle").filter(pk=object_id).first()
+        story = {}
+        if job and self.has_view_permission(request, job):
+            story = {"job_state": job_page.state(job, request.user),
+                     "job_state_url": reverse("admin:extraction_job_state", args=[job.pk])}
+        return super().change_view(request, object_id, form_url, {**(extra_context or {}), **story})
+
+    def state_view(self, request, job_id):
+        """The small JSON the job page polls until the job is completed, failed or cancelled."""
+        job = get_object_or_404(Job.objects.select_related("bundle"), pk=job_id)
+        if not self.has_view_permission(request, job):
+            raise PermissionDenied
+        return JsonResponse(job_page.state(job, request.user))
