@@ -20,7 +20,9 @@ from .services import refuse_oversized_upload, replay_unknown, set_submissions
 
 
 class UploadForm(forms.Form):
-    file = forms.FileField(help_text="A PDF bundle. It is checked from its bytes before any job exists.")
+    # An empty file reaches intake, which refuses it as `empty` with a Rejection, in the product's words.
+    file = forms.FileField(allow_empty_file=True,
+                           help_text="A PDF bundle. It is checked from its bytes before any job exists.")
     case_label = forms.CharField(required=False, max_length=200)
 
 

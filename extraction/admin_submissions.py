@@ -8,6 +8,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
 from .admin_base import ReadOnlyAdmin
+from .models import SubmissionSwitch
 from .submissions import Submission
 
 
@@ -15,7 +16,7 @@ def outcome_of(submission: Submission) -> dict:
     """What the status page shows, also as the JSON its script polls."""
     if submission.state == Submission.State.ACCEPTED:
         known = "" if submission.created else " (these bytes had been accepted before: the same job)"
-        return {"state": submission.state, "text": f"Accepted: job {submission.job_id}{known}.",
+        return {"state": submission.state, "text": f"Accepted: job {submission.job_id}{known}.{_switch_note()}",
                 "link": reverse("admin:extraction_job_change", args=[submission.job_id]),
                 "link_text": f"Open job {submission.job_id}"}
     if submission.state == Submission.State.REFUSED:
@@ -24,6 +25,15 @@ def outcome_of(submission: Submission) -> dict:
                 "text": f"Refused ({submission.error_code}): {submission.error_message}{again}"}
     return {"state": submission.state, "link": None, "link_text": "",
             "text": "Waiting for the intake worker to check the file. This page updates by itself."}
+
+
+def _switch_note() -> str:
+    """An accepted upload waits while submissions to providers are stopped: say so, not just "Accepted"."""
+    switch = SubmissionSwitch.current()
+    if switch.is_open:
+        return ""
+    why = f" ({switch.reason})" if switch.reason else ""
+    return f" Submissions to providers are stopped{why}: the job waits in the queue until they are started again."
 
 
 @admin.register(Submission)

@@ -7,7 +7,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from audit.models import Asset, Manifest
-from extraction.models import Bundle, Job, Rejection, Submission
+from extraction.models import Bundle, Job, Rejection, Submission, SubmissionSwitch
 from extraction.runner import run_job
 from extraction.services import submit_bundle
 from extraction.pdf.sandbox import stop_idle_children
@@ -118,6 +118,29 @@ def test_an_upload_lands_on_its_submission_page_which_then_links_to_the_new_job(
     assert (outcome["state"], outcome["link"]) == ("accepted", reverse("admin:extraction_job_change", args=[job.pk]))
     assert f"Open job {job.pk}" in admin_client.get(page).content.decode()
     assert (Bundle.objects.get().submitted_by, Bundle.objects.get().case_label) == ("admin", "c-1")
+
+
+def test_an_upload_of_known_bytes_says_it_is_the_same_job(admin_client, tmp_path):
+    for _ in range(2):
+        response = upload(admin_client, pdfs.mixed(tmp_path))
+        run_intake_tasks()
+    page = admin_client.get(response["Location"]).content.decode()
+    assert f"Accepted: job {Job.objects.get().pk} (these bytes had been accepted before: the same job)." in page
+
+
+def test_an_upload_while_submissions_are_stopped_says_its_job_waits(admin_client, tmp_path):
+    SubmissionSwitch.set(False, "ops", "provider outage")
+    response = upload(admin_client, pdfs.mixed(tmp_path))
+    run_intake_tasks()
+    page = admin_client.get(response["Location"]).content.decode()
+    assert "Submissions to providers are stopped (provider outage): the job waits in the queue" in page
+
+
+def test_an_empty_upload_is_refused_in_the_products_words_and_recorded(admin_client, tmp_path):
+    (tmp_path / "empty.pdf").write_bytes(b"")
+    response = upload(admin_client, tmp_path / "empty.pdf")
+    assert "Refused (empty): The file is empty." in response.content.decode()
+    assert Rejection.objects.get().code == "empty" and not Submission.objects.filter(state="pending").exists()
 
 
 def test_a_refused_upload_shows_its_code_and_sentence_on_its_page(admin_client, tmp_path):
