@@ -38,22 +38,26 @@ lock:
 	  -c requirements.lock -o requirements-production.lock
 	$(BIN)/python -m tests.lockfile stamp
 
+# Ctrl-C (or a TERM) stops everything the recipe started, once: the trap first clears itself, since
+# `kill 0` signals this shell too, and a trap that ran again would send each cluster TERM after TERM.
+STOP_ALL := trap 'trap - INT TERM EXIT; kill 0' INT TERM EXIT;
+
 # Embedded profile: SQLite, ORM broker, private file storage under $${PAGETRAIL_DATA_DIR:-var/}.
 # One shell runs the web server and the three worker clusters (jobs, previews, intake); Ctrl-C stops them all.
 run: $(STAMP)
 	$(MANAGE) migrate --noinput
 	$(MANAGE) create_demo_admin
 	@echo "Portal: http://127.0.0.1:8000/admin/  (Ctrl-C stops the portal and the workers)"
-	trap 'kill 0' INT TERM EXIT; $(MANAGE) qcluster & $(PREVIEWS) & $(INTAKE) & \
+	$(STOP_ALL) $(MANAGE) qcluster & $(PREVIEWS) & $(INTAKE) & \
 	$(MANAGE) runserver --insecure --noreload 127.0.0.1:8000
 
 # The production web server: gunicorn with portal/gunicorn.conf.py (docs/web-server.md) on $${PAGETRAIL_WEB_BIND:-127.0.0.1:8000},
-# and both worker clusters, in one shell as `make run` does. Static files are the TLS proxy's in production
+# and the three worker clusters, in one shell as `make run` does. Static files are the TLS proxy's in production
 # (STATIC_ROOT after collectstatic): without one, the admin shows without its styles.
 serve: $(STAMP)
 	$(MANAGE) migrate --noinput
 	@echo "Portal (gunicorn): http://$${PAGETRAIL_WEB_BIND:-127.0.0.1:8000}/admin/  (Ctrl-C stops the portal and the workers)"
-	trap 'kill 0' INT TERM EXIT; $(MANAGE) qcluster & $(PREVIEWS) & \
+	$(STOP_ALL) $(MANAGE) qcluster & $(PREVIEWS) & $(INTAKE) & \
 	$(BIN)/gunicorn -c portal/gunicorn.conf.py portal.wsgi
 
 # The managed path without an account anywhere: the Infrai simulator on 127.0.0.1:8765 (a real HTTP
@@ -62,7 +66,7 @@ run-managed: $(STAMP)
 	$(MANAGE) migrate --noinput
 	$(MANAGE) create_demo_admin
 	@echo "Portal: http://127.0.0.1:8000/admin/  provider: infrai (simulator on 127.0.0.1:8765)"
-	trap 'kill 0' INT TERM EXIT; \
+	$(STOP_ALL) \
 	export PAGETRAIL_PROVIDER=infrai INFRAI_BASE_URL=http://127.0.0.1:8765 \
 	       INFRAI_API_KEY=$${INFRAI_API_KEY:-$$($(BIN)/python -c 'import secrets; print(secrets.token_urlsafe(24))')}; \
 	$(MANAGE) provider_simulator --port 8765 --profile $${SIMULATOR_PROFILE:-healthy} & \
