@@ -3,9 +3,10 @@
 import hashlib
 import logging
 import random
+from datetime import timedelta
 
 import pytest
-from django.db.models.functions import Now
+from django.utils import timezone
 
 from audit.models import Asset, Manifest
 from audit.verify import verify_all
@@ -110,9 +111,9 @@ def test_a_one_second_retry_after_is_woken_at_once_not_at_a_scheduler_tick(provi
 
     slept = []
 
-    def sleep(seconds):  # the clock moves on: the hold is over
+    def sleep(seconds):  # the clock moves on: the hold is over (a moment ago; SQLite's Now() is to the ms)
         slept.append(seconds)
-        Job.objects.filter(pk=job.pk).update(claimed_until=Now())
+        Job.objects.filter(pk=job.pk).update(claimed_until=timezone.now() - timedelta(seconds=1))
 
     assert run_job(job.pk, sleep=sleep, rng=random.Random(0), waking=True) != "not-claimed"
     assert 0 < slept[0] <= held_for  # the task that took the wake-up waited out the rest of the hold, then claimed
