@@ -144,3 +144,16 @@ def approved_policy(name: str = "claims", drafted_by: str = "retention-admin", *
         approver.groups.add(Group.objects.get(name="Retention approver"))
     retention_approval.approve(draft, approver, seen_files=retention.would_delete(draft)["files"])
     return draft
+
+
+@pytest.fixture
+def three_page_manifest(tmp_path):
+    """The manifest of a completed three-page bundle (one image reused on each page), uploaded by staff."""
+    from audit.models import Manifest
+    from extraction.runner import run_job
+    from extraction.services import submit_bundle
+    from tests import pdfs
+
+    with open(pdfs.reused_on_three_pages(tmp_path), "rb") as fh:
+        run_job(submit_bundle(fh, filename="three.pdf", submitted_by="t").job_id)
+    return Manifest.objects.get()

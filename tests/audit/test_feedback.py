@@ -14,10 +14,8 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def manifest(tmp_path) -> Manifest:
-    with open(pdfs.reused_on_three_pages(tmp_path), "rb") as fh:
-        run_job(submit_bundle(fh, filename="three.pdf", submitted_by="t").job_id)
-    return Manifest.objects.get()
+def manifest(three_page_manifest) -> Manifest:
+    return three_page_manifest
 
 
 def messages_after(admin_client, changelist: str, action: str, selected) -> list[str]:

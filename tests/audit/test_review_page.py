@@ -6,18 +6,13 @@ from django.urls import reverse
 from audit import tasks
 from audit.models import Manifest
 from audit.review import raise_flag
-from extraction.runner import run_job
-from extraction.services import submit_bundle
-from tests import pdfs
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def manifest(tmp_path) -> Manifest:
-    with open(pdfs.reused_on_three_pages(tmp_path), "rb") as fh:
-        run_job(submit_bundle(fh, filename="three.pdf", submitted_by="t").job_id)
-    return Manifest.objects.get()
+def manifest(three_page_manifest) -> Manifest:
+    return three_page_manifest
 
 
 def test_a_backwards_range_is_refused_in_words_that_say_so(admin_client, manifest):
