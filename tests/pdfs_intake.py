@@ -78,3 +78,25 @@ def crypt_identity_stream(d: Path) -> Path:
     """A stream with the standard Crypt filter (/Identity), as encrypted files leave their metadata."""
     stream = raw_stream(b"0 0 m", b"/Filter [/Crypt] /DecodeParms [<< /Name /Identity >>]")
     return write(d / "crypt_identity_stream.pdf", raw_pdf(ONE_PAGE + [stream]))
+
+
+# ---------- names that are no PDF filter: viewers draw the page without what they encode ----------
+def made_up_filter_image(d: Path) -> Path:
+    """An image encoded with /XORDecode (a name of qpdf's custom-filter example): no reader decodes it."""
+    image = raw_stream(b"\x00" * 12, b"/Type /XObject /Subtype /Image /Width 2 /Height 2 /ColorSpace /DeviceRGB "
+                                     b"/BitsPerComponent 8 /Filter /XORDecode")
+    page = (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R "
+            b"/Resources << /XObject << /Im0 5 0 R >> >> >>")
+    return write(d / "made_up_filter_image.pdf", raw_pdf(ONE_PAGE[:2] + [page, raw_stream(b"/Im0 Do"), image]))
+
+
+def made_up_filter_content(d: Path) -> Path:
+    """A page whose content stream names /PlateDecode (qpdf's `unfilterable.pdf`): poppler shows a blank page."""
+    return write(d / "made_up_filter_content.pdf",
+                 raw_pdf(ONE_PAGE + [raw_stream(b"0 0 m", b"/Filter /PlateDecode")]))
+
+
+def string_filter(d: Path) -> Path:
+    """A stream whose /Filter is the string (FlateDecode), not a name (qpdf's `bad30.pdf`)."""
+    return write(d / "string_filter.pdf", raw_pdf(ONE_PAGE + [raw_stream(b"0 0 m"),
+                                                              raw_stream(b"x", b"/Filter (FlateDecode)")]))

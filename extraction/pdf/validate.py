@@ -10,7 +10,7 @@ import pikepdf
 
 from . import streams
 from .errors import Refusal, raise_if_out_of_memory, reason
-from .limits import Inspection, Limits
+from .limits import STANDARD_FILTERS, Inspection, Limits
 from .sniff import leading_bytes
 
 HEAD_CHUNK = 4096  # most object dictionaries fit in one read
@@ -219,7 +219,8 @@ def check_stream(stream: pikepdf.Stream, where: str, limits: Limits) -> None:
     entries = dict(stream.items())
     filters = streams.filter_names(entries)
     for name in filters:
-        if name not in limits.allowed_filters:
+        # A made-up name runs no decoder (streams.unknown_filter): only a standard one can be refused.
+        if name in STANDARD_FILTERS and name not in limits.allowed_filters:
             raise Refusal(
                 "filter_not_allowed",
                 f"A stream ({where}) is encoded with {name}, which Pagetrail does not accept.",
