@@ -100,3 +100,55 @@ def string_filter(d: Path) -> Path:
     """A stream whose /Filter is the string (FlateDecode), not a name (qpdf's `bad30.pdf`)."""
     return write(d / "string_filter.pdf", raw_pdf(ONE_PAGE + [raw_stream(b"0 0 m"),
                                                               raw_stream(b"x", b"/Filter (FlateDecode)")]))
+
+
+# ---------- revisions as real writers leave them (bytes between the last two %%EOF markers) ----------
+def eof_inside_a_stream(d: Path) -> Path:
+    """A stream whose data is a small PDF ending `%%EOF` (an embedded font program or PostScript file
+    ends so): that marker is the stream's data, not the end of a revision."""
+    inner = b"%PDF-1.4\n1 0 obj\n<< >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF"
+    return write(d / "eof_inside_a_stream.pdf", raw_pdf(ONE_PAGE + [raw_stream(b"0 0 m"), raw_stream(inner)]))
+
+
+def _base_and_size(d: Path) -> tuple[bytes, int, int]:
+    import pikepdf
+
+    base = jpeg_rgb(d).read_bytes()
+    with pikepdf.open(d / "jpeg_rgb.pdf") as pdf:
+        return base, int(pdf.trailer.Size), pdf.Root.objgen[0]
+
+
+def _startxref(data: bytes) -> int:
+    return int(data.rsplit(b"startxref", 1)[1].split()[0])
+
+
+def commented_deletion_update(d: Path) -> Path:
+    """An update that only frees an object, after a comment saying so (qpdf's `incremental-3.pdf`)."""
+    base, size, root = _base_and_size(d)
+    update = b"\n% Delete the Info object\n"
+    section = (b"xref\n0 1\n0000000000 65535 f \ntrailer\n<< /Size %d /Root %d 0 R /Prev %d >>\nstartxref\n%d\n%%%%EOF\n"
+               % (size, root, _startxref(base), len(base) + len(update)))
+    return write(d / "commented_deletion_update.pdf", base + update + section)
+
+
+def hybrid_update(d: Path) -> Path:
+    """An update with two sections chained by /Prev, as Acrobat writes a hybrid file's: a table for the
+    new object, then an empty one (its trailer would name an /XRefStm) that the final startxref names."""
+    base, size, root = _base_and_size(d)
+    update = b"%d 0 obj\n<< /Producer (an update) >>\nendobj\n" % size
+    first = len(base) + len(update)
+    table = (b"xref\n%d 1\n%010d 00000 n \ntrailer\n<< /Size %d /Root %d 0 R /Info %d 0 R /Prev %d >>\n"
+             % (size, len(base), size + 1, root, size, _startxref(base)))
+    empty = (b"xref\n0 0\ntrailer\n<< /Size %d /Root %d 0 R /Info %d 0 R /Prev %d >>\nstartxref\n%d\n%%%%EOF\n"
+             % (size + 1, root, size, first, first + len(table)))
+    return write(d / "hybrid_update.pdf", base + update + table + empty)
+
+
+def payload_posing_as_a_stream_end(d: Path) -> Path:
+    """Hostile: a payload after the end-of-file marker, then `%%EOF endstream` to pass the marker off as a
+    stream's data, then a well-formed empty section: the payload is still not an object."""
+    base, size, root = _base_and_size(d)
+    junk = b"<script>alert(1)</script>\n" * 4 + b"%%EOF\nendstream\n"
+    section = (b"xref\n0 1\n0000000000 65535 f \ntrailer\n<< /Size %d /Root %d 0 R /Prev %d >>\nstartxref\n%d\n%%%%EOF\n"
+               % (size, root, _startxref(base), len(base) + len(junk)))
+    return write(d / "payload_posing_as_a_stream_end.pdf", base + junk + section)

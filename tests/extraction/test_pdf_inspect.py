@@ -245,6 +245,7 @@ def test_it_accepts_a_pdf_whose_text_merely_mentions_active_names(tmp_path):
     (pdfs_hostile.fake_update_with_a_real_section, "trailing_data"),
     (pdfs_hostile.long_fake_update_with_a_real_section, "trailing_data"),
     (pdfs_hostile.fake_update_with_a_real_section_after_junk, "trailing_data"),
+    (pdfs_intake.payload_posing_as_a_stream_end, "trailing_data"),
     (pdfs_hostile.submit_form, "active_content"),
     (pdfs_hostile.import_data, "active_content"),
     (pdfs_hostile.goto_remote, "active_content"),
@@ -257,4 +258,12 @@ def test_it_refuses_what_the_hostile_input_policy_refuses(tmp_path, factory, cod
                                      pdfs_hostile.real_update_after_junk, pdfs_hostile.linearized,
                                      pdfs_hostile.xref_stream, pdfs_hostile.uri_link])
 def test_it_accepts_a_real_incremental_update_and_a_plain_link(tmp_path, factory):
+    assert inspect_pdf(factory(tmp_path)).pages == 1
+
+
+@pytest.mark.parametrize("factory", [pdfs_intake.eof_inside_a_stream, pdfs_intake.commented_deletion_update,
+                                     pdfs_intake.hybrid_update], ids=lambda f: f.__name__)
+def test_it_accepts_revisions_as_real_writers_leave_them(tmp_path, factory):
+    """A marker inside a stream's data, a comment before a section, two sections in one revision:
+    readers skip them, and pdf.js, pypdf and qpdf test files that poppler opens hold each."""
     assert inspect_pdf(factory(tmp_path)).pages == 1
