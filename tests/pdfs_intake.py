@@ -152,3 +152,14 @@ def payload_posing_as_a_stream_end(d: Path) -> Path:
     section = (b"xref\n0 1\n0000000000 65535 f \ntrailer\n<< /Size %d /Root %d 0 R /Prev %d >>\nstartxref\n%d\n%%%%EOF\n"
                % (size, root, _startxref(base), len(base) + len(junk)))
     return write(d / "payload_posing_as_a_stream_end.pdf", base + junk + section)
+
+
+def encrypted_attachments_only(d: Path) -> Path:
+    """Encryption for embedded files alone (`/EFF`, `/AuthEvent /EFOpen`; streams and strings `/Identity`), as
+    Acrobat writes "encrypt file attachments only": viewers open it without a password, qpdf asks for one."""
+    encrypt = (b"<< /Filter /Standard /V 5 /R 6 /Length 256 /P -4 /StmF /Identity /StrF /Identity /EFF /StdCF "
+               b"/CF << /StdCF << /CFM /AESV3 /AuthEvent /EFOpen /Length 32 >> >> "
+               b"/O <%s> /U <%s> /OE <%s> /UE <%s> /Perms <%s> >>"
+               % (b"11" * 48, b"22" * 48, b"33" * 32, b"44" * 32, b"55" * 16))
+    trailer = b"/Encrypt 5 0 R /ID [<00112233445566778899aabbccddeeff> <00112233445566778899aabbccddeeff>]"
+    return write(d / "encrypted_attachments_only.pdf", raw_pdf(ONE_PAGE + [raw_stream(b"0 0 m"), encrypt], trailer))

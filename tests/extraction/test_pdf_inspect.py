@@ -169,6 +169,14 @@ def test_it_accepts_indirect_objects_of_every_kind(tmp_path):
     assert inspect_pdf(pdfs_intake.indirect_scalars(tmp_path)).pages == 1
 
 
+def test_it_says_a_file_whose_encryption_protects_only_attachments_holds_active_content(tmp_path):
+    """Viewers open it without a password; its content is in the clear, its embedded files are not."""
+    refused = refusal(pdfs_intake.encrypted_attachments_only(tmp_path))
+    assert (refused.code, refused.message) == ("active_content", (
+        "The file's encryption is for embedded files (attachments), which have a password of their own; "
+        "Pagetrail does not accept PDFs with active content."))
+
+
 def test_it_opens_a_file_encrypted_with_the_empty_user_password_and_records_it(tmp_path):
     inspection = inspect_pdf(pdfs.encrypted_without_user_password(tmp_path))
 
