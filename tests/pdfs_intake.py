@@ -163,3 +163,17 @@ def encrypted_attachments_only(d: Path) -> Path:
                % (b"11" * 48, b"22" * 48, b"33" * 32, b"44" * 32, b"55" * 16))
     trailer = b"/Encrypt 5 0 R /ID [<00112233445566778899aabbccddeeff> <00112233445566778899aabbccddeeff>]"
     return write(d / "encrypted_attachments_only.pdf", raw_pdf(ONE_PAGE + [raw_stream(b"0 0 m"), encrypt], trailer))
+
+
+def end_marker_missing(d: Path, remnant: bytes = b"") -> Path:
+    """A file that ends with its startxref pointer: the `%%EOF` after it is lost (pdf.js `issue6069.pdf`),
+    or only its `%` is left (qpdf `issue-117.pdf`)."""
+    data = raw_pdf(ONE_PAGE + [raw_stream(b"0 0 m")])
+    name = f"end_marker_missing{'_remnant' if remnant else ''}.pdf"
+    return write(d / name, data[:data.rindex(b"%%EOF")] + remnant)
+
+
+def cut_after_startxref_keyword(d: Path) -> Path:
+    """Hostile: a payload after the pointer's offset, no end marker: that is no lost marker but appended data."""
+    data = raw_pdf(ONE_PAGE + [raw_stream(b"0 0 m")])
+    return write(d / "cut_after_startxref_keyword.pdf", data[:data.rindex(b"%%EOF")] + b"<script>x</script>\n")

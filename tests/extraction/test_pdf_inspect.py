@@ -275,3 +275,13 @@ def test_it_accepts_revisions_as_real_writers_leave_them(tmp_path, factory):
     """A marker inside a stream's data, a comment before a section, two sections in one revision:
     readers skip them, and pdf.js, pypdf and qpdf test files that poppler opens hold each."""
     assert inspect_pdf(factory(tmp_path)).pages == 1
+
+
+@pytest.mark.parametrize("remnant", [b"", b"%\n"])
+def test_it_accepts_a_file_that_lost_only_its_end_marker(tmp_path, remnant):
+    assert inspect_pdf(pdfs_intake.end_marker_missing(tmp_path, remnant)).pages == 1
+
+
+def test_it_still_refuses_a_file_cut_short_or_with_data_after_its_pointer(tmp_path):
+    assert refusal(pdfs_intake.cut_after_startxref_keyword(tmp_path)).code == "truncated"
+    assert refusal(pdfs.truncated(tmp_path)).code == "truncated"
