@@ -1,11 +1,15 @@
 """Pagetrail against poppler on a directory of real-world PDFs: crashes, refusals, placements, pixels.
 
     python -m bench.fidelity CORPUS_DIR [--jobs 2] [--timeout 300] [--out var/fidelity]
+                             [--only NAMES] [--merge RECORDS]
 
 Every `*.pdf` under CORPUS_DIR goes through the product's own entry points (`inspect_pdf` at intake,
 then `extract_images`, with the default Limits), and through poppler (`pdfinfo`, `pdfimages -list`,
 `pdfimages -png`/`-tiff`) as the oracle, with MuPDF (`mutool extract`) as a second opinion on
 samples; bench/fidelity_file.py says what is compared and bench/fidelity_pixels.py how samples are.
+--only takes a file of corpus-relative names (one a line) and checks only those; --merge takes an
+earlier run's records.jsonl and reports its records for every file not checked now (run time added),
+so that a change which can only alter some files' outcome is measured without running the rest again.
 Files run in --jobs worker processes; one that takes longer than --timeout seconds has its worker
 killed and is recorded as `hung`. Prints a table, and writes to
 --out: `records.jsonl` (one line per file), `disagreements.md` (grouped by class, with example files)
@@ -32,11 +36,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds one file may take")
     parser.add_argument("--out", type=Path, default=Path("var/fidelity"))
+    parser.add_argument("--only", type=Path, help="a file of corpus-relative names: check only these")
+    parser.add_argument("--merge", type=Path, help="an earlier records.jsonl, kept for files not checked now")
     options = parser.parse_args(argv)
     files = sorted(options.corpus.rglob("*.[pP][dD][fF]"))
+    if options.only:
+        wanted = set(options.only.read_text().split("\n")) - {""}
+        files = [f for f in files if str(f.relative_to(options.corpus)) in wanted]
     started = time.monotonic()
     records = run(files, options.corpus, options.jobs, options.timeout)
-    summary = summarise(records, time.monotonic() - started)
+    seconds = time.monotonic() - started
+    if options.merge:
+        records, seconds = merged(options.merge, records, seconds)
+    summary = summarise(records, seconds)
     print_table(summary)
     write(options.out, records, summary)
     return 0
@@ -103,6 +115,15 @@ def _serve(conn, path: Path, name: str, scratch: Path) -> None:
     os.setsid()
     conn.send(check(path, name, scratch))
     conn.close()
+
+
+def merged(earlier: Path, records: list[dict], seconds: float) -> tuple[list[dict], float]:
+    """This run's records over an earlier run's (by file), and the two runs' time together."""
+    by_file = {r["file"]: r for r in map(json.loads, earlier.read_text().splitlines())}
+    by_file.update((r["file"], r) for r in records)
+    summary = earlier.with_name("summary.json")
+    before = json.loads(summary.read_text()).get("seconds", 0) if summary.exists() else 0
+    return sorted(by_file.values(), key=lambda r: r["file"]), seconds + before
 
 
 def summarise(records: list[dict], seconds: float) -> dict:

@@ -78,3 +78,102 @@ def crypt_identity_stream(d: Path) -> Path:
     """A stream with the standard Crypt filter (/Identity), as encrypted files leave their metadata."""
     stream = raw_stream(b"0 0 m", b"/Filter [/Crypt] /DecodeParms [<< /Name /Identity >>]")
     return write(d / "crypt_identity_stream.pdf", raw_pdf(ONE_PAGE + [stream]))
+
+
+# ---------- names that are no PDF filter: viewers draw the page without what they encode ----------
+def made_up_filter_image(d: Path) -> Path:
+    """An image encoded with /XORDecode (a name of qpdf's custom-filter example): no reader decodes it."""
+    image = raw_stream(b"\x00" * 12, b"/Type /XObject /Subtype /Image /Width 2 /Height 2 /ColorSpace /DeviceRGB "
+                                     b"/BitsPerComponent 8 /Filter /XORDecode")
+    page = (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R "
+            b"/Resources << /XObject << /Im0 5 0 R >> >> >>")
+    return write(d / "made_up_filter_image.pdf", raw_pdf(ONE_PAGE[:2] + [page, raw_stream(b"/Im0 Do"), image]))
+
+
+def made_up_filter_content(d: Path) -> Path:
+    """A page whose content stream names /PlateDecode (qpdf's `unfilterable.pdf`): poppler shows a blank page."""
+    return write(d / "made_up_filter_content.pdf",
+                 raw_pdf(ONE_PAGE + [raw_stream(b"0 0 m", b"/Filter /PlateDecode")]))
+
+
+def string_filter(d: Path) -> Path:
+    """A stream whose /Filter is the string (FlateDecode), not a name (qpdf's `bad30.pdf`)."""
+    return write(d / "string_filter.pdf", raw_pdf(ONE_PAGE + [raw_stream(b"0 0 m"),
+                                                              raw_stream(b"x", b"/Filter (FlateDecode)")]))
+
+
+# ---------- revisions as real writers leave them (bytes between the last two %%EOF markers) ----------
+def eof_inside_a_stream(d: Path) -> Path:
+    """A stream whose data is a small PDF ending `%%EOF` (an embedded font program or PostScript file
+    ends so): that marker is the stream's data, not the end of a revision."""
+    inner = b"%PDF-1.4\n1 0 obj\n<< >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF"
+    return write(d / "eof_inside_a_stream.pdf", raw_pdf(ONE_PAGE + [raw_stream(b"0 0 m"), raw_stream(inner)]))
+
+
+def _base_and_size(d: Path) -> tuple[bytes, int, int]:
+    import pikepdf
+
+    base = jpeg_rgb(d).read_bytes()
+    with pikepdf.open(d / "jpeg_rgb.pdf") as pdf:
+        return base, int(pdf.trailer.Size), pdf.Root.objgen[0]
+
+
+def _startxref(data: bytes) -> int:
+    return int(data.rsplit(b"startxref", 1)[1].split()[0])
+
+
+def commented_deletion_update(d: Path) -> Path:
+    """An update that only frees an object, after a comment saying so (qpdf's `incremental-3.pdf`)."""
+    base, size, root = _base_and_size(d)
+    update = b"\n% Delete the Info object\n"
+    section = (b"xref\n0 1\n0000000000 65535 f \ntrailer\n<< /Size %d /Root %d 0 R /Prev %d >>\nstartxref\n%d\n%%%%EOF\n"
+               % (size, root, _startxref(base), len(base) + len(update)))
+    return write(d / "commented_deletion_update.pdf", base + update + section)
+
+
+def hybrid_update(d: Path) -> Path:
+    """An update with two sections chained by /Prev, as Acrobat writes a hybrid file's: a table for the
+    new object, then an empty one (its trailer would name an /XRefStm) that the final startxref names."""
+    base, size, root = _base_and_size(d)
+    update = b"%d 0 obj\n<< /Producer (an update) >>\nendobj\n" % size
+    first = len(base) + len(update)
+    table = (b"xref\n%d 1\n%010d 00000 n \ntrailer\n<< /Size %d /Root %d 0 R /Info %d 0 R /Prev %d >>\n"
+             % (size, len(base), size + 1, root, size, _startxref(base)))
+    empty = (b"xref\n0 0\ntrailer\n<< /Size %d /Root %d 0 R /Info %d 0 R /Prev %d >>\nstartxref\n%d\n%%%%EOF\n"
+             % (size + 1, root, size, first, first + len(table)))
+    return write(d / "hybrid_update.pdf", base + update + table + empty)
+
+
+def payload_posing_as_a_stream_end(d: Path) -> Path:
+    """Hostile: a payload after the end-of-file marker, then `%%EOF endstream` to pass the marker off as a
+    stream's data, then a well-formed empty section: the payload is still not an object."""
+    base, size, root = _base_and_size(d)
+    junk = b"<script>alert(1)</script>\n" * 4 + b"%%EOF\nendstream\n"
+    section = (b"xref\n0 1\n0000000000 65535 f \ntrailer\n<< /Size %d /Root %d 0 R /Prev %d >>\nstartxref\n%d\n%%%%EOF\n"
+               % (size, root, _startxref(base), len(base) + len(junk)))
+    return write(d / "payload_posing_as_a_stream_end.pdf", base + junk + section)
+
+
+def encrypted_attachments_only(d: Path) -> Path:
+    """Encryption for embedded files alone (`/EFF`, `/AuthEvent /EFOpen`; streams and strings `/Identity`), as
+    Acrobat writes "encrypt file attachments only": viewers open it without a password, qpdf asks for one."""
+    encrypt = (b"<< /Filter /Standard /V 5 /R 6 /Length 256 /P -4 /StmF /Identity /StrF /Identity /EFF /StdCF "
+               b"/CF << /StdCF << /CFM /AESV3 /AuthEvent /EFOpen /Length 32 >> >> "
+               b"/O <%s> /U <%s> /OE <%s> /UE <%s> /Perms <%s> >>"
+               % (b"11" * 48, b"22" * 48, b"33" * 32, b"44" * 32, b"55" * 16))
+    trailer = b"/Encrypt 5 0 R /ID [<00112233445566778899aabbccddeeff> <00112233445566778899aabbccddeeff>]"
+    return write(d / "encrypted_attachments_only.pdf", raw_pdf(ONE_PAGE + [raw_stream(b"0 0 m"), encrypt], trailer))
+
+
+def end_marker_missing(d: Path, remnant: bytes = b"") -> Path:
+    """A file that ends with its startxref pointer: the `%%EOF` after it is lost (pdf.js `issue6069.pdf`),
+    or only its `%` is left (qpdf `issue-117.pdf`)."""
+    data = raw_pdf(ONE_PAGE + [raw_stream(b"0 0 m")])
+    name = f"end_marker_missing{'_remnant' if remnant else ''}.pdf"
+    return write(d / name, data[:data.rindex(b"%%EOF")] + remnant)
+
+
+def cut_after_startxref_keyword(d: Path) -> Path:
+    """Hostile: a payload after the pointer's offset, no end marker: that is no lost marker but appended data."""
+    data = raw_pdf(ONE_PAGE + [raw_stream(b"0 0 m")])
+    return write(d / "cut_after_startxref_keyword.pdf", data[:data.rindex(b"%%EOF")] + b"<script>x</script>\n")

@@ -129,3 +129,14 @@ def test_it_classes_16_bits_as_by_design_only_when_their_high_bytes_are_the_8_bi
     high.point(lambda v: v ^ 1).save(tmp_path / "other.png")
     assert compare(tmp_path / "ours.png", tmp_path / "same.png", jpeg=False) == "by-design:16-bit"
     assert compare(tmp_path / "ours.png", tmp_path / "other.png", jpeg=False) == "bits"
+
+
+def test_it_checks_only_the_files_named_and_keeps_an_earlier_runs_records_for_the_rest(corpus, summary, tmp_path,
+                                                                                      capsys):
+    (tmp_path / "only.txt").write_text("javascript_open_action.pdf\n")
+    fidelity.main([str(corpus), "--jobs", "1", "--out", str(tmp_path / "again"), "--only", str(tmp_path / "only.txt"),
+                   "--merge", str(summary["out"] / "records.jsonl")])
+    again = (tmp_path / "again" / "records.jsonl").read_text().splitlines()
+    assert len(again) == 3 and '"files": 3' in (tmp_path / "again" / "summary.json").read_text()
+    fidelity.main([str(corpus), "--jobs", "1", "--out", str(tmp_path / "alone"), "--only", str(tmp_path / "only.txt")])
+    assert len((tmp_path / "alone" / "records.jsonl").read_text().splitlines()) == 1

@@ -13,6 +13,7 @@ import pikepdf
 
 from . import colour, indexed, jpx, samples
 from .jpeg import jpeg
+from .limits import STANDARD_FILTERS
 from .streams import filter_names
 from .wrap import wrapped
 
@@ -25,6 +26,13 @@ BILEVEL_CODECS = ("JBIG2Decode", "CCITTFaxDecode")
 
 class ImageTooLarge(Exception):
     pass
+
+
+class UnknownFilter(Exception):
+    """An image encoded with a name that is no PDF filter: no reader decodes it (viewers leave it out)."""
+
+    def __init__(self, name: str):
+        super().__init__(f"it is encoded with {name}, which is not a PDF filter, so no reader can decode it")
 
 
 @dataclass(frozen=True)
@@ -50,6 +58,8 @@ def encode(image: pikepdf.Stream | pikepdf.PdfInlineImage, max_pixels: int) -> E
     if not isinstance(image, pikepdf.Stream):
         image, _owner = as_stream(image)
     filters, width, height = filter_names(image), int(image.Width), int(image.Height)
+    if unknown := [name for name in filters if name not in STANDARD_FILTERS]:
+        raise UnknownFilter(unknown[0])
     if width <= 0 or height <= 0 or width * height > max_pixels:
         raise ImageTooLarge(f"{width} x {height} pixels is outside the limit of {max_pixels}")
     raw, space = image.read_raw_bytes(), colour.space_of(image)

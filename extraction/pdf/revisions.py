@@ -6,6 +6,11 @@ or without the words `xref` and `startxref` in it, however long) is not. Reads a
 KiB at the sections, the final section itself (qpdf reads it anyway), and at most UPDATE_REACH
 before it; only a file whose pointer leads nowhere is searched whole (qpdf rebuilds its
 cross-reference table by reading it all anyway).
+
+What readers skip is skipped here too: a `%%EOF` that is a stream's data (an embedded PDF or
+PostScript file ends with one, right before `endstream`) is no marker of this file, comments are
+nothing, and a revision may hold two sections chained by `/Prev` (a hybrid file's table and the
+empty one naming its `/XRefStm`, as Acrobat writes them).
 """
 
 import mmap
@@ -20,7 +25,9 @@ POINTER = re.compile(rb"startxref\s*(\d{1,15})\s*\Z")
 SECTION_BYTES = 4096  # the start of a section: `xref` or an xref stream's dictionary
 XREF_STREAM = re.compile(rb"\s*\d+\s+\d+\s+obj\s*<<(?:(?!stream).){0,4000}?/Type\s*/XRef\b", re.S)
 PREV = re.compile(rb"/Prev\s+(\d{1,15})\b")
-BLANK = re.compile(rb"[ \t\r\n\f\x00]*")
+GAP = re.compile(rb"(?:[ \t\r\n\f\x00]+|%[^\r\n]*)*")  # blanks and comments: nothing, to a reader
+STREAM_END = re.compile(rb"[ \t\r\n\f\x00]*endstream\b")
+TAIL_BYTES = 4096  # how far before a section the end of the revision's last object is looked for
 REVISION_START = re.compile(rb"(?:\s|%[^\r\n]*)*(?:\d+\s+\d+\s+obj\b|xref\b)")
 CROSS_REFERENCE = re.compile(rb"(?<![A-Za-z])xref\b|/XRef\b")
 UPDATE_REACH = 1 << 20  # how far before a section without /Prev an earlier %%EOF is looked for
@@ -49,15 +56,43 @@ def _check_located(pdf, named: int, pointer_at: int, header: int) -> None:
                        "so what follows that revision's end-of-file marker is not an update")
     before = prev if last == named else _prev(pdf, last, pointer_at, header)
     reach = max(0, last - UPDATE_REACH)
-    previous = pdf.rfind(EOF, min(reach, before) if before is not None and before < last else reach, last)
-    if previous >= 0 and not _is_revision(pdf, previous + len(EOF), last):
+    previous = _previous_marker(pdf, min(reach, before) if before is not None and before < last else reach, last)
+    first = _first_section(pdf, last, before, previous, pointer_at, header)
+    if previous >= 0 and not _is_revision(pdf, previous + len(EOF), first):
         raise _refusal("the bytes between its last two end-of-file markers are not the objects of an update")
+
+
+def _previous_marker(pdf, start: int, end: int) -> int:
+    """The last `%%EOF` in [start, end) that ends a revision, -1 if none: one right before `endstream` is data."""
+    at = pdf.rfind(EOF, start, end)
+    while at >= 0 and STREAM_END.match(pdf, at + len(EOF)):
+        at = pdf.rfind(EOF, start, at)
+    return at
+
+
+def _first_section(pdf, last: int, before: int | None, previous: int, pointer_at: int, header: int) -> int:
+    """The first of the last revision's sections: `last`, or the section its `/Prev` names after the
+    previous marker when nothing but that section's own table and trailer lies between the two."""
+    section = last
+    while before is not None and previous < before < section and _is_section(pdf, before, section) \
+            and _ends_a_section(pdf, before, section):
+        section, before = before, _prev(pdf, before, pointer_at, header)
+    return section
+
+
+def _ends_a_section(pdf, section: int, following: int) -> bool:
+    """Whether the bytes before `following` end the section at `section`: a trailer's `>>`, or a stream's `endobj`."""
+    end = max(pdf.rfind(b">>", section, following), pdf.rfind(b"endobj", section, following))
+    if end < 0:
+        return False
+    end += 2 if pdf[end:end + 2] == b">>" else len(b"endobj")
+    return GAP.match(pdf, end, following).end() == following
 
 
 def _check_unlocated(pdf, eof: int) -> None:
     """The pointer is missing or leads nowhere (qpdf will rebuild the table): an earlier marker then
     must at least be followed by something that starts like a revision and has its keywords."""
-    previous = pdf.rfind(EOF, 0, eof)
+    previous = _previous_marker(pdf, 0, eof)
     if previous < 0:
         return
     after = previous + len(EOF)
@@ -85,11 +120,12 @@ def _prev(pdf, at: int, limit: int, header: int) -> int | None:
 
 
 def _is_revision(pdf, start: int, end: int) -> bool:
-    """Nothing, or objects from the first byte (after blanks and comments) to the last `endobj`."""
-    if BLANK.match(pdf, start, end).end() == end:
+    """Nothing, or objects from the first byte to the last `endobj` (blanks and comments around them)."""
+    if GAP.match(pdf, start, end).end() == end:
         return True
-    return bool(REVISION_START.match(pdf, start, end)) and pdf[max(start, end - 64):end].rstrip(PADDING).endswith(
-        b"endobj")
+    last = pdf.rfind(b"endobj", max(start, end - TAIL_BYTES), end)
+    return bool(REVISION_START.match(pdf, start, end)) and last >= 0 and GAP.match(
+        pdf, last + len(b"endobj"), end).end() == end
 
 
 def _refusal(why: str) -> Refusal:

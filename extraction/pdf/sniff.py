@@ -1,5 +1,6 @@
 """Cheap checks on the head and tail of a file, done before any PDF parser sees it."""
 import os
+import re
 import zipfile
 from pathlib import Path
 
@@ -30,6 +31,9 @@ MAGIC = [
 ]
 ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08")
 PADDING = b" \t\r\n\f\x00"
+# A file that ends with its startxref pointer but lost the `%%EOF` after it (or kept only its `%`): poppler
+# and qpdf read it, and nothing follows the pointer, so it is accepted; a cut anywhere else is `truncated`.
+MARKER_MISSING = re.compile(rb"(startxref[ \t\r\n\f]*\d{0,15}[ \t\r\n\f]*)%?[ \t\r\n\f\x00]*\Z")
 
 
 def describe(head: bytes) -> str:
@@ -101,6 +105,8 @@ def leading_bytes(path: str | Path) -> int:
 def _check_tail(tail: bytes, limits: Limits) -> int:
     """Where the final `%%EOF` is in the tail; refuses a missing one and anything but padding after it."""
     end = tail.rfind(b"%%EOF")
+    if end < 0 and (cut := MARKER_MISSING.search(tail)):
+        return cut.end(1)  # where the marker would be: nothing but its remnant and padding follows the pointer
     if end < 0:
         raise Refusal(
             "truncated",

@@ -1,4 +1,5 @@
 """Validation of an untrusted PDF, run inside the child: refuse early; repair only as qpdf does, and say so."""
+import mmap
 import os
 import re
 from collections.abc import Iterator
@@ -10,16 +11,22 @@ import pikepdf
 
 from . import streams
 from .errors import Refusal, raise_if_out_of_memory, reason
-from .limits import Inspection, Limits
+from .limits import STANDARD_FILTERS, Inspection, Limits
 from .sniff import leading_bytes
 
 HEAD_CHUNK = 4096  # most object dictionaries fit in one read
 SCAN_OVERLAP = 64  # longer than "stream"
 ENCRYPTED = ("The file is encrypted and does not open with an empty password; Pagetrail cannot read PDFs that "
              "need a password.")
+# An encryption dictionary's filter for embedded files (/EFF), and those for streams and strings.
+ATTACHMENT_FILTER = re.compile(rb"/EFF\s*/([A-Za-z0-9_.#-]+)")
+IDENTITY = {key: re.compile(rb"/%s\s*/Identity\b" % key) for key in (b"StmF", b"StrF")}
+DICTIONARY_REACH = 2048  # an encryption dictionary's entries lie within this of each other
 # What qpdf says when it works around damage: a rebuilt cross-reference table, a stream length found anew.
 REPAIR_WARNING = re.compile(r"reconstruct|recover", re.IGNORECASE)
 ACTIVE = "Pagetrail does not accept PDFs with active content."
+ATTACHMENTS_ENCRYPTED = ("The file's encryption is for embedded files (attachments), which have a password of "
+                         f"their own; {ACTIVE}")
 ACTIVE_KEYS = {
     "/JS": "JavaScript", "/JavaScript": "JavaScript", "/EmbeddedFiles": "embedded files",
     "/EF": "an embedded file", "/RichMediaContent": "rich media", "/XFA": "an XFA form",
@@ -49,9 +56,23 @@ def open_pdf(path: str | Path) -> pikepdf.Pdf:
     try:
         return pikepdf.open(path, attempt_recovery=True)
     except pikepdf.PasswordError:
+        if protects_only_attachments(path):
+            raise Refusal("active_content", ATTACHMENTS_ENCRYPTED) from None
         raise Refusal("encrypted", ENCRYPTED) from None
     except pikepdf.PdfError as exc:
         raise unreadable(exc) from None
+
+
+def protects_only_attachments(path: str | Path) -> bool:
+    """Whether the encryption is for embedded files alone: streams and strings `/Identity`, `/EFF` a real
+    filter. Viewers open such a file without a password (it is asked only to open an attachment);
+    qpdf insists on one. The encryption dictionary is never in an object stream, so it is in the bytes."""
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        for found in ATTACHMENT_FILTER.finditer(data):
+            if found[1] != b"Identity":
+                near = data[max(0, found.start() - DICTIONARY_REACH):found.end() + DICTIONARY_REACH]
+                return all(IDENTITY[key].search(near) for key in IDENTITY)
+    return False
 
 
 @dataclass
@@ -219,7 +240,8 @@ def check_stream(stream: pikepdf.Stream, where: str, limits: Limits) -> None:
     entries = dict(stream.items())
     filters = streams.filter_names(entries)
     for name in filters:
-        if name not in limits.allowed_filters:
+        # A made-up name runs no decoder (streams.unknown_filter): only a standard one can be refused.
+        if name in STANDARD_FILTERS and name not in limits.allowed_filters:
             raise Refusal(
                 "filter_not_allowed",
                 f"A stream ({where}) is encoded with {name}, which Pagetrail does not accept.",

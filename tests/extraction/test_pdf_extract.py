@@ -6,7 +6,7 @@ from PIL import Image
 
 from extraction.pdf import SandboxError, extract_images
 from extraction.pdf.limits import Limits
-from tests import pdfs, pdfs_draws, pdfs_jpx, pdfs_predictors
+from tests import pdfs, pdfs_draws, pdfs_intake, pdfs_jpx, pdfs_predictors
 
 
 
@@ -170,6 +170,14 @@ def test_it_warns_for_an_image_whose_png_predictor_overflows_and_keeps_the_other
                                "samples_per_pixel values that cause overflow)."]
     assert opened(out, placed(result)[1, 2]).tobytes() == pdfs.gray_picture(4, 2).tobytes()
     assert "icc_profile" not in opened(out, placed(result)[1, 2]).info  # its profile stream cannot be read
+
+
+def test_it_names_the_image_and_the_made_up_filter_it_cannot_decode(tmp_path, out):
+    result = extract_images(pdfs_intake.made_up_filter_image(tmp_path), out)
+
+    assert (result.assets, list(out.iterdir())) == ([], [])
+    assert result.warnings == ["Page 1, image 0: could not be extracted (it is encoded with XORDecode, which is not "
+                               "a PDF filter, so no reader can decode it)."]
 
 
 def test_it_extracts_jpeg_2000_in_the_child_as_the_pdf_draws_it(tmp_path, out):

@@ -105,6 +105,17 @@ def test_it_names_the_disallowed_filter(tmp_path):
     assert "JBIG2Decode" in refusal(pdfs.jbig2_image(tmp_path), Limits(allowed_filters=("FlateDecode",))).message
 
 
+@pytest.mark.parametrize("factory", [
+    pdfs_intake.made_up_filter_image, pdfs_intake.made_up_filter_content, pdfs_intake.string_filter])
+def test_it_accepts_a_stream_whose_filter_is_no_pdf_filter_as_viewers_do(tmp_path, factory):
+    # No reader decodes such a stream, so no decoder is exposed to it; extraction says what is missing.
+    assert inspect_pdf(factory(tmp_path)).pages == 1
+
+
+def test_it_accepts_a_made_up_filter_name_also_under_a_narrower_allow_list(tmp_path):
+    assert inspect_pdf(pdfs_intake.made_up_filter_image(tmp_path), Limits(allowed_filters=("FlateDecode",))).pages == 1
+
+
 def test_it_accepts_jbig2_images_as_viewers_do(tmp_path):
     assert inspect_pdf(pdfs.jbig2_image(tmp_path)).pages == 1
 
@@ -156,6 +167,14 @@ def test_it_accepts_a_stream_whose_length_is_an_indirect_integer(tmp_path):
 
 def test_it_accepts_indirect_objects_of_every_kind(tmp_path):
     assert inspect_pdf(pdfs_intake.indirect_scalars(tmp_path)).pages == 1
+
+
+def test_it_says_a_file_whose_encryption_protects_only_attachments_holds_active_content(tmp_path):
+    """Viewers open it without a password; its content is in the clear, its embedded files are not."""
+    refused = refusal(pdfs_intake.encrypted_attachments_only(tmp_path))
+    assert (refused.code, refused.message) == ("active_content", (
+        "The file's encryption is for embedded files (attachments), which have a password of their own; "
+        "Pagetrail does not accept PDFs with active content."))
 
 
 def test_it_opens_a_file_encrypted_with_the_empty_user_password_and_records_it(tmp_path):
@@ -234,6 +253,7 @@ def test_it_accepts_a_pdf_whose_text_merely_mentions_active_names(tmp_path):
     (pdfs_hostile.fake_update_with_a_real_section, "trailing_data"),
     (pdfs_hostile.long_fake_update_with_a_real_section, "trailing_data"),
     (pdfs_hostile.fake_update_with_a_real_section_after_junk, "trailing_data"),
+    (pdfs_intake.payload_posing_as_a_stream_end, "trailing_data"),
     (pdfs_hostile.submit_form, "active_content"),
     (pdfs_hostile.import_data, "active_content"),
     (pdfs_hostile.goto_remote, "active_content"),
@@ -247,3 +267,21 @@ def test_it_refuses_what_the_hostile_input_policy_refuses(tmp_path, factory, cod
                                      pdfs_hostile.xref_stream, pdfs_hostile.uri_link])
 def test_it_accepts_a_real_incremental_update_and_a_plain_link(tmp_path, factory):
     assert inspect_pdf(factory(tmp_path)).pages == 1
+
+
+@pytest.mark.parametrize("factory", [pdfs_intake.eof_inside_a_stream, pdfs_intake.commented_deletion_update,
+                                     pdfs_intake.hybrid_update], ids=lambda f: f.__name__)
+def test_it_accepts_revisions_as_real_writers_leave_them(tmp_path, factory):
+    """A marker inside a stream's data, a comment before a section, two sections in one revision:
+    readers skip them, and pdf.js, pypdf and qpdf test files that poppler opens hold each."""
+    assert inspect_pdf(factory(tmp_path)).pages == 1
+
+
+@pytest.mark.parametrize("remnant", [b"", b"%\n"])
+def test_it_accepts_a_file_that_lost_only_its_end_marker(tmp_path, remnant):
+    assert inspect_pdf(pdfs_intake.end_marker_missing(tmp_path, remnant)).pages == 1
+
+
+def test_it_still_refuses_a_file_cut_short_or_with_data_after_its_pointer(tmp_path):
+    assert refusal(pdfs_intake.cut_after_startxref_keyword(tmp_path)).code == "truncated"
+    assert refusal(pdfs.truncated(tmp_path)).code == "truncated"
