@@ -59,7 +59,12 @@ def test_a_2_gib_body_is_refused_unread_and_leaves_memory_flat(server, attack, c
     path, length, status, multipart, authenticated = ATTACKS[attack]
     extra = [CSRF_COOKIE, server.bearer() if authenticated else ""]
     with PeakGrowth(server) as memory:
-        outcome = stream(server.port, head(path, length, *extra, multipart=multipart), GIB2, chunked=length is None)
+        for _ in range(2):
+            outcome = stream(server.port, head(path, length, *extra, multipart=multipart), GIB2, chunked=length is None)
+            # A server that answers and closes with the body unread makes the kernel reset the connection; the
+            # reset can overtake the answer in the client's buffer (seen once on a loaded machine). Once more.
+            if outcome.response or not outcome.closed:
+                break
     with capsys.disabled():
         print(f"\n{server.log_path.stem:9} {attack:40} {outcome.status} took {outcome.sent / MIB:5.0f} MiB, "
               f"grew {memory.peak / MIB:5.1f} MiB")
