@@ -245,16 +245,7 @@ def test_it_fails_a_package_whose_assets_were_all_removed_and_declared_not_reque
 def test_it_fails_a_date_range_package_with_its_newest_manifest_dropped(chain, out):  # noqa: F811
     package = export(out)
 
-    def drop_newest(members):
-        index = json.loads(members["index.json"])
-        newest = index["manifests"].pop()
-        del members[newest["file"]]
-        for asset in [a for a in index["assets"] if a["manifest_sequence"] == newest["sequence"]]:
-            index["assets"].remove(asset)
-            members.pop(asset["file"], None)
-        index["chain_segment"] = [s for s in index["chain_segment"] if s["sequence"] < newest["sequence"]]
-        members["index.json"] = json.dumps(index).encode()
-    failed(verify(rewrite(package, drop_newest)), "index.json", CHANGED)
+    failed(verify(rewrite(package, drop_newest_manifest)), "index.json", CHANGED)
 
 
 def test_it_fails_a_package_whose_index_signature_was_removed(chain, out):  # noqa: F811
@@ -388,16 +379,21 @@ def test_it_fails_a_signature_dated_outside_its_keys_published_validity(chain, o
            "outside the validity period of key")
 
 
+def drop_newest_manifest(members):
+    """The tamperer's cut: the newest manifest, its assets and its chain link out of a package's members."""
+    index = json.loads(members["index.json"])
+    newest = index["manifests"].pop()
+    del members[newest["file"]]
+    for asset in [a for a in index["assets"] if a["manifest_sequence"] == newest["sequence"]]:
+        index["assets"].remove(asset)
+        members.pop(asset["file"], None)
+    index["chain_segment"] = [s for s in index["chain_segment"] if s["sequence"] < newest["sequence"]]
+    members["index.json"] = json.dumps(index).encode()
+
+
 def dropped_newest(package, key=None):
     def drop(members):
-        index = json.loads(members["index.json"])
-        newest = index["manifests"].pop()
-        del members[newest["file"]]
-        for asset in [a for a in index["assets"] if a["manifest_sequence"] == newest["sequence"]]:
-            index["assets"].remove(asset)
-            members.pop(asset["file"], None)
-        index["chain_segment"] = [s for s in index["chain_segment"] if s["sequence"] < newest["sequence"]]
-        members["index.json"] = json.dumps(index).encode()
+        drop_newest_manifest(members)
         resign(members, key)
     return rewrite(package, drop)
 
