@@ -10,7 +10,7 @@ PREVIEWS := Q_CLUSTER_NAME=$${PAGETRAIL_QUEUE_NAME:-pagetrail}-previews nice -n 
 # The cluster validating uploads (their own queue: the web server never parses a PDF, and uploads never wait behind jobs).
 INTAKE := Q_CLUSTER_NAME=$${PAGETRAIL_INTAKE_QUEUE:-$${PAGETRAIL_QUEUE_NAME:-pagetrail}-intake} $(MANAGE) qcluster
 
-.PHONY: run run-managed serve test install lock browser clean bench fidelity
+.PHONY: run run-managed serve test install lock lint browser clean bench fidelity
 
 # Every dependency and extra at the version and hashes of requirements.lock, then the project itself
 # (no dependencies of its own to fetch, no build environment to download); pip check proves the lock
@@ -76,6 +76,12 @@ run-managed: $(STAMP)
 # production profile (PostgreSQL, Redis, S3 on loopback) when those servers answer; see tests/run_profiles.py.
 test: $(STAMP) browser
 	PAGETRAIL_DATA_DIR=$(CURDIR)/var/test $(BIN)/python -m tests.run_profiles $(PYTEST_ARGS)
+
+# ruff (pinned in requirements.lock, configured in pyproject.toml): the code is formatted as `ruff format`
+# writes it, and passes `ruff check`. `make lint FIX=1` rewrites the files instead of only checking them.
+lint: $(STAMP)
+	$(BIN)/ruff format $(if $(FIX),,--check) .
+	$(BIN)/ruff check $(if $(FIX),--fix) .
 
 # The browser tests drive Debian's Chromium (Playwright never downloads a browser here); the fidelity
 # harness's tests use poppler's pdfimages as their oracle. Both come from Debian's packages.

@@ -30,8 +30,17 @@ class RetentionEventInline(ReadOnlyInline):
 
 class AssetInline(ReadOnlyInline):
     model = Asset
-    fields = ("name", "sha256", "size_shown", "content_type", "width", "height", "placed_at", "attempt_number",
-              "download")
+    fields = (
+        "name",
+        "sha256",
+        "size_shown",
+        "content_type",
+        "width",
+        "height",
+        "placed_at",
+        "attempt_number",
+        "download",
+    )
     readonly_fields = fields
 
     def get_queryset(self, request):
@@ -54,8 +63,17 @@ class AssetInline(ReadOnlyInline):
 class AssetAdmin(ReadOnlyAdmin):
     """Every stored image, newest first; found by its exact sha256 or its bundle's correlation id."""
 
-    list_display = ("name", "manifest", "page", "index_on_page", "content_type", "width", "height", "size_shown",
-                    "created_at")
+    list_display = (
+        "name",
+        "manifest",
+        "page",
+        "index_on_page",
+        "content_type",
+        "width",
+        "height",
+        "size_shown",
+        "created_at",
+    )
     list_select_related = ("manifest",)
     search_fields = ("=sha256", "=manifest__correlation_id")
     ordering = ("-id",)  # the primary key's index: the model's ordering would sort a million rows
@@ -102,14 +120,41 @@ class NeedsReviewFilter(admin.SimpleListFilter):
 
 @admin.register(Manifest)
 class ManifestAdmin(ReadOnlyAdmin):
-    list_display = ("sequence", "file_name", "case_label", "short_correlation_id", "job_link", "page_count",
-                    "asset_count", "open_flags", "extractor_version", "review_link", "created_at")
+    list_display = (
+        "sequence",
+        "file_name",
+        "case_label",
+        "short_correlation_id",
+        "job_link",
+        "page_count",
+        "asset_count",
+        "open_flags",
+        "extractor_version",
+        "review_link",
+        "created_at",
+    )
     list_filter = (NeedsReviewFilter, "extractor", "extractor_version", "created_at")
     list_select_related = ("job__bundle",)
     search_fields = ("=correlation_id", "=sha256")
-    readonly_fields = ("sequence", "job", "schema_version", "correlation_id", "extractor", "extractor_version",
-                       "input_sha256", "page_count", "sha256", "previous_sha256", "signature", "key_id",
-                       "storage_name", "created_at", "body_indented", "download", "review_link")
+    readonly_fields = (
+        "sequence",
+        "job",
+        "schema_version",
+        "correlation_id",
+        "extractor",
+        "extractor_version",
+        "input_sha256",
+        "page_count",
+        "sha256",
+        "previous_sha256",
+        "signature",
+        "key_id",
+        "storage_name",
+        "created_at",
+        "body_indented",
+        "download",
+        "review_link",
+    )
     inlines = [AssetInline, RetentionEventInline]
     actions = ["verify_selected", export_evidence_action, export_evidence_with_assets_action]
 
@@ -127,8 +172,9 @@ class ManifestAdmin(ReadOnlyAdmin):
         """A link is offered only to those whose page would render whole (thumbnails need view_asset)."""
         return request.user.has_perms(REVIEW_PAGE_PERMISSIONS)
 
-    @admin.action(description="Start a verification run for the selected manifests' bundles",
-                  permissions=["run_verification"])
+    @admin.action(
+        description="Start a verification run for the selected manifests' bundles", permissions=["run_verification"]
+    )
     def verify_selected(self, request, queryset):
         by = request.user.get_username()
         for bundle_id in sorted(set(queryset.values_list("job__bundle", flat=True))):
@@ -143,13 +189,28 @@ class ManifestAdmin(ReadOnlyAdmin):
     def get_queryset(self, request):
         # A correlated count, not Count("assets"): the admin runs this queryset for its filters
         # too, and a join with GROUP BY over a million assets took 18 s there (bench.admin_scale).
-        per_manifest = (Asset.objects.filter(manifest=OuterRef("pk")).order_by().values("manifest")
-                        .annotate(n=Count("pk")).values("n"))
-        open_flags = (ReviewFlag.objects.filter(manifest=OuterRef("pk"), status__in=OPEN_FLAGS).order_by()
-                      .values("manifest").annotate(n=Count("pk")).values("n"))
-        return super().get_queryset(request).annotate(
-            n_assets=Coalesce(Subquery(per_manifest, output_field=IntegerField()), 0),
-            n_open_flags=Coalesce(Subquery(open_flags, output_field=IntegerField()), 0))
+        per_manifest = (
+            Asset.objects.filter(manifest=OuterRef("pk"))
+            .order_by()
+            .values("manifest")
+            .annotate(n=Count("pk"))
+            .values("n")
+        )
+        open_flags = (
+            ReviewFlag.objects.filter(manifest=OuterRef("pk"), status__in=OPEN_FLAGS)
+            .order_by()
+            .values("manifest")
+            .annotate(n=Count("pk"))
+            .values("n")
+        )
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                n_assets=Coalesce(Subquery(per_manifest, output_field=IntegerField()), 0),
+                n_open_flags=Coalesce(Subquery(open_flags, output_field=IntegerField()), 0),
+            )
+        )
 
     @admin.display(description="open flags", ordering="n_open_flags")
     def open_flags(self, manifest):
@@ -211,8 +272,11 @@ class FindingAdmin(ReadOnlyAdmin):
     def asset_link(self, finding):
         if not finding.asset_id:
             return "-"
-        return format_html('<a href="{}">{}</a>', reverse("download-asset", args=[finding.asset_id]),
-                           finding.asset.name.rsplit("/", 1)[-1])
+        return format_html(
+            '<a href="{}">{}</a>',
+            reverse("download-asset", args=[finding.asset_id]),
+            finding.asset.name.rsplit("/", 1)[-1],
+        )
 
 
 @admin.register(Checkpoint)

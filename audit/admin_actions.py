@@ -4,7 +4,6 @@ import tempfile
 
 from django.contrib import admin
 from django.http import FileResponse
-
 from django.utils.text import slugify
 
 from extraction import stores
@@ -26,11 +25,17 @@ def evidence_download(queryset, user, include_assets: bool, case=None) -> FileRe
         raise
     package.seek(0)
     first, last = summary["scope_sequences"]
-    ActivityEvent.record(user.get_username(), "evidence_exported", case or queryset.order_by("sequence").first(),
-                         after={"manifests": [first, last], "with_assets": include_assets})
+    ActivityEvent.record(
+        user.get_username(),
+        "evidence_exported",
+        case or queryset.order_by("sequence").first(),
+        after={"manifests": [first, last], "with_assets": include_assets},
+    )
     label = package_label(queryset, case)
-    name = f"pagetrail-evidence-{label + '-' if label else ''}{first:06d}-{last:06d}" \
-           f"{'-with-assets' if include_assets else ''}.zip"
+    name = (
+        f"pagetrail-evidence-{label + '-' if label else ''}{first:06d}-{last:06d}"
+        f"{'-with-assets' if include_assets else ''}.zip"
+    )
     response = FileResponse(package, as_attachment=True, filename=name, content_type="application/zip")
     response["X-Content-Type-Options"] = "nosniff"
     response["Cache-Control"] = "private, no-store"
@@ -49,8 +54,9 @@ def package_label(queryset, case) -> str:
     return slugify(bundle.case_label or bundle.original_filename.removesuffix(".pdf"))[:60]
 
 
-@admin.action(description="Export evidence package (manifests, chain, checkpoints, results)",
-              permissions=["export_evidence"])
+@admin.action(
+    description="Export evidence package (manifests, chain, checkpoints, results)", permissions=["export_evidence"]
+)
 def export_evidence_action(modeladmin, request, queryset):
     return evidence_download(queryset, request.user, include_assets=False)
 
@@ -60,8 +66,10 @@ def export_evidence_with_assets_action(modeladmin, request, queryset):
     return evidence_download(queryset, request.user, include_assets=True)
 
 
-@admin.action(description="Export the selected case as its own evidence package (with its assets)",
-              permissions=["export_evidence"])
+@admin.action(
+    description="Export the selected case as its own evidence package (with its assets)",
+    permissions=["export_evidence"],
+)
 def export_case_evidence_action(modeladmin, request, queryset):
     if queryset.count() != 1:
         modeladmin.message_user(request, "Select exactly one case to export.", level="error")

@@ -23,15 +23,19 @@ class JobStoryAdmin(JobAdmin):
     change_form_template = "admin/extraction/job/change_form.html"
 
     def get_urls(self):
-        return [path("<int:job_id>/state/", self.admin_site.admin_view(self.state_view),
-                     name="extraction_job_state"), *super().get_urls()]
+        return [
+            path("<int:job_id>/state/", self.admin_site.admin_view(self.state_view), name="extraction_job_state"),
+            *super().get_urls(),
+        ]
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         job = Job.objects.select_related("bundle").filter(pk=object_id).first()
         story = {}
         if job and self.has_view_permission(request, job):
-            story = {"job_state": job_page.state(job, request.user),
-                     "job_state_url": reverse("admin:extraction_job_state", args=[job.pk])}
+            story = {
+                "job_state": job_page.state(job, request.user),
+                "job_state_url": reverse("admin:extraction_job_state", args=[job.pk]),
+            }
         return super().change_view(request, object_id, form_url, {**(extra_context or {}), **story})
 
     def state_view(self, request, job_id):

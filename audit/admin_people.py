@@ -1,4 +1,7 @@
-"""Admin for the people workflows: the review queue, retention events, the activity record (policies: admin_retention)."""
+"""Admin for the people workflows: the review queue, retention events, the activity record.
+
+Retention policies have their own module, admin_retention.
+"""
 
 from django.contrib import admin, messages
 from django.urls import reverse
@@ -16,29 +19,63 @@ from .models import ActivityEvent, Alert, Case, CaseMap, RetentionEvent, ReviewF
 def activity_of(obj):
     """The object's activity events, newest first, for its admin page."""
     events = ActivityEvent.objects.filter(object_type=type(obj).__name__.lower(), object_id=str(obj.pk))
-    rows = ((display.timestamp(e.at), e.actor, e.action, display.details(e.before), display.details(e.after))
-            for e in events)
-    return format_html("<table>{}</table>", format_html_join(
-        "", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", rows)) if events else "-"
+    rows = (
+        (display.timestamp(e.at), e.actor, e.action, display.details(e.before), display.details(e.after))
+        for e in events
+    )
+    return (
+        format_html(
+            "<table>{}</table>",
+            format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", rows),
+        )
+        if events
+        else "-"
+    )
 
 
 @admin.register(ReviewFlag)
 class ReviewFlagAdmin(ReadOnlyAdmin):
     """The review queue: open flags and flags waiting for a re-extraction, oldest first."""
 
-    list_display = ("raised_at", "status", "kind", "page_list", "file_name", "case_label", "manifest_review",
-                    "raised_by", "note")
+    list_display = (
+        "raised_at",
+        "status",
+        "kind",
+        "page_list",
+        "file_name",
+        "case_label",
+        "manifest_review",
+        "raised_by",
+        "note",
+    )
     list_filter = ("status", "kind")
     list_select_related = ("manifest__job__bundle",)
     ordering = ["raised_at"]
-    readonly_fields = ("manifest", "page_list", "kind", "note", "status", "raised_by", "raised_at", "requested_by",
-                       "requested_at", "reextraction_job", "closed_by", "closed_at", "comparison", "activity")
+    readonly_fields = (
+        "manifest",
+        "page_list",
+        "kind",
+        "note",
+        "status",
+        "raised_by",
+        "raised_at",
+        "requested_by",
+        "requested_at",
+        "reextraction_job",
+        "closed_by",
+        "closed_at",
+        "comparison",
+        "activity",
+    )
     actions = ["resolve", "dismiss", "request_reextraction"]
 
     def get_queryset(self, request):
         queryset = super().get_queryset(request)
-        return queryset if request.GET.get("status__exact") else queryset.filter(
-            status__in=[ReviewFlag.Status.OPEN, ReviewFlag.Status.REEXTRACTION_REQUESTED])
+        return (
+            queryset
+            if request.GET.get("status__exact")
+            else queryset.filter(status__in=[ReviewFlag.Status.OPEN, ReviewFlag.Status.REEXTRACTION_REQUESTED])
+        )
 
     @admin.display(description="pages")
     def page_list(self, flag):
@@ -54,15 +91,24 @@ class ReviewFlagAdmin(ReadOnlyAdmin):
 
     @admin.display(description="manifest")
     def manifest_review(self, flag):
-        return format_html('<a href="{}#page-{}">review manifest {}</a>', reverse("review-manifest",
-                           args=[flag.manifest_id]), flag.pages[0] if flag.pages else 1, flag.manifest.sequence)
+        return format_html(
+            '<a href="{}#page-{}">review manifest {}</a>',
+            reverse("review-manifest", args=[flag.manifest_id]),
+            flag.pages[0] if flag.pages else 1,
+            flag.manifest.sequence,
+        )
 
     @admin.display(description="re-extraction compared")
     def comparison(self, flag):
         found = review.comparison(flag)
-        return "not available yet" if found is None else (
-            f"manifest {found['manifest']}: {found['added']} added, {found['removed']} removed, "
-            f"{found['unchanged']} unchanged")
+        return (
+            "not available yet"
+            if found is None
+            else (
+                f"manifest {found['manifest']}: {found['added']} added, {found['removed']} removed, "
+                f"{found['unchanged']} unchanged"
+            )
+        )
 
     def activity(self, flag):
         return activity_of(flag)
@@ -89,8 +135,9 @@ class ReviewFlagAdmin(ReadOnlyAdmin):
             numbers = ", ".join(str(n) for n in sorted(set(jobs)))
             self.message_user(request, f"Re-extraction queued for {len(jobs)} flag(s): job {numbers}.")
         elif not_open:
-            self.message_user(request, f"No re-extraction requested: {not_open} selected flag(s) were not open.",
-                              messages.WARNING)
+            self.message_user(
+                request, f"No re-extraction requested: {not_open} selected flag(s) were not open.", messages.WARNING
+            )
 
     def has_work_permission(self, request):
         return request.user.has_perm("audit.change_reviewflag")
@@ -105,7 +152,6 @@ class RetentionEventAdmin(ReadOnlyAdmin):
     list_filter = ("what", "outcome", "at")
     list_select_related = ("bundle", "manifest", "policy")
 
-
     @admin.display(description="freed", ordering="bytes_freed")
     def freed(self, event):
         return display.size(event.bytes_freed)
@@ -116,8 +162,17 @@ class ActivityEventAdmin(ReadOnlyAdmin):
     list_display = ("at", "actor", "action", "object_type", "object_id", "details")
     list_filter = ("action", "object_type")
     search_fields = ("actor", "=object_id")
-    fields = ("at", "actor", "action", "object_type", "object_id", "details_before", "details_after",
-              "previous_sha256", "sha256")
+    fields = (
+        "at",
+        "actor",
+        "action",
+        "object_type",
+        "object_id",
+        "details_before",
+        "details_after",
+        "previous_sha256",
+        "sha256",
+    )
     readonly_fields = fields
 
     @admin.display(description="details")
@@ -144,8 +199,16 @@ class CaseInline(ReadOnlyInline):
 class CaseMapAdmin(ReadOnlyAdmin):
     list_display = ("id", "manifest", "sha256", "created_by", "created_at")
     list_select_related = ("manifest",)
-    readonly_fields = ("manifest", "manifest_sha256", "body", "sha256", "signature", "key_id", "created_by",
-                       "created_at")
+    readonly_fields = (
+        "manifest",
+        "manifest_sha256",
+        "body",
+        "sha256",
+        "signature",
+        "key_id",
+        "created_by",
+        "created_at",
+    )
     inlines = [CaseInline]
 
 
@@ -172,8 +235,11 @@ class CaseAdmin(ReadOnlyAdmin):
 
     @admin.display(description="review")
     def review_link(self, case):
-        return format_html('<a href="{}#page-{}">review pages</a>',
-                           reverse("review-manifest", args=[case.case_map.manifest_id]), case.first_page)
+        return format_html(
+            '<a href="{}#page-{}">review pages</a>',
+            reverse("review-manifest", args=[case.case_map.manifest_id]),
+            case.first_page,
+        )
 
     def lookup_allowed(self, lookup, value, request=None):
         return lookup == "case_map__manifest__id__exact" or super().lookup_allowed(lookup, value, request)
@@ -204,8 +270,18 @@ class AlertAdmin(ReadOnlyAdmin):
 
     list_display = ("last_seen", "status", "kind", "message", "occurrences", "where", "acknowledged_by")
     list_filter = ("status", "kind")
-    readonly_fields = ("kind", "key", "message", "where", "status", "occurrences", "first_seen", "last_seen",
-                       "acknowledged_by", "acknowledged_at")
+    readonly_fields = (
+        "kind",
+        "key",
+        "message",
+        "where",
+        "status",
+        "occurrences",
+        "first_seen",
+        "last_seen",
+        "acknowledged_by",
+        "acknowledged_at",
+    )
     inlines = [WebhookDeliveryInline]
     actions = ["acknowledge"]
 

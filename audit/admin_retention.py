@@ -6,8 +6,8 @@ from django.db.models import Max, OuterRef, Subquery
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.http import urlencode
 from django.utils.html import format_html
+from django.utils.http import urlencode
 
 from . import retention, retention_approval
 from .admin_people import activity_of
@@ -20,8 +20,20 @@ class RetentionPolicyAdmin(admin.ModelAdmin):
     """Adding is the only way to change a policy: each save is a new draft version, in force once someone
     else approves it; old versions stay."""
 
-    list_display = ("name", "version", "standing", "is_default", "input_days", "output_days", "manifest_days",
-                    "legal_hold", "contract_owner", "created_by", "approved_by", "approved_at")
+    list_display = (
+        "name",
+        "version",
+        "standing",
+        "is_default",
+        "input_days",
+        "output_days",
+        "manifest_days",
+        "legal_hold",
+        "contract_owner",
+        "created_by",
+        "approved_by",
+        "approved_at",
+    )
     list_filter = ("name", "status", "legal_hold", "is_default")
     fields = ("name",) + retention.POLICY_FIELDS
     actions = ["place_legal_hold", "lift_legal_hold"]
@@ -31,8 +43,17 @@ class RetentionPolicyAdmin(admin.ModelAdmin):
         newest = retention.effective().filter(name=OuterRef("name")).values("name").annotate(v=Max("version"))
         return super().get_queryset(request).annotate(in_force_version=Subquery(newest.values("v")))
 
-    shown = ("version", "standing", "status", "created_by", "created_at", "approved_by", "approved_at", "approval",
-             "activity")
+    shown = (
+        "version",
+        "standing",
+        "status",
+        "created_by",
+        "created_at",
+        "approved_by",
+        "approved_at",
+        "approval",
+        "activity",
+    )
 
     def get_fields(self, request, obj=None):
         return (*self.fields, *self._shown_to(request)) if obj else self.fields
@@ -57,8 +78,14 @@ class RetentionPolicyAdmin(admin.ModelAdmin):
         return super().change_view(request, object_id, form_url, extra)
 
     def get_urls(self):
-        return [path("<int:policy_id>/approve/", self.admin_site.admin_view(self.approve_view),
-                     name="audit_retentionpolicy_approve"), *super().get_urls()]
+        return [
+            path(
+                "<int:policy_id>/approve/",
+                self.admin_site.admin_view(self.approve_view),
+                name="audit_retentionpolicy_approve",
+            ),
+            *super().get_urls(),
+        ]
 
     @admin.display(description="standing")
     def standing(self, policy):
@@ -72,8 +99,10 @@ class RetentionPolicyAdmin(admin.ModelAdmin):
     def approval(self, policy):
         if policy.status != RetentionPolicy.Status.DRAFT:
             return policy.get_status_display()
-        return format_html('<a href="{}" id="approve-link">Review what it would delete, and approve</a>',
-                           reverse("admin:audit_retentionpolicy_approve", args=[policy.pk]))
+        return format_html(
+            '<a href="{}" id="approve-link">Review what it would delete, and approve</a>',
+            reverse("admin:audit_retentionpolicy_approve", args=[policy.pk]),
+        )
 
     def activity(self, policy):
         return activity_of(policy)
@@ -82,8 +111,11 @@ class RetentionPolicyAdmin(admin.ModelAdmin):
         values = {f: form.cleaned_data[f] for f in retention.POLICY_FIELDS}
         created = retention.new_version(obj.name, request.user.get_username(), **values)
         obj.pk, obj.version = created.pk, created.version
-        self.message_user(request, f"{created} is a draft: it takes effect when another person with the "
-                                   f"approve permission approves it.", messages.WARNING)
+        self.message_user(
+            request,
+            f"{created} is a draft: it takes effect when another person with the approve permission approves it.",
+            messages.WARNING,
+        )
 
     def has_change_permission(self, request, obj=None):
         return False
@@ -106,16 +138,22 @@ class RetentionPolicyAdmin(admin.ModelAdmin):
             return redirect("admin:audit_retentionpolicy_changelist")
         found = retention_approval.review(draft, request.user)
         rows = [(f, getattr(found.current, f, ""), getattr(draft, f)) for f in retention.POLICY_FIELDS]
-        context = {**self.admin_site.each_context(request), "opts": self.model._meta, "review": found,
-                   "rows": rows, "title": f"Approve {draft}"}
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "review": found,
+            "rows": rows,
+            "title": f"Approve {draft}",
+        }
         return TemplateResponse(request, "admin/audit/retentionpolicy/approve.html", context)
 
     @admin.action(description="Place a legal hold (takes effect at once)", permissions=["add"])
     def place_legal_hold(self, request, queryset):
         for name in sorted(set(queryset.values_list("name", flat=True))):
             try:
-                placed = retention.set_legal_hold(name, True, request.user.get_username(),
-                                                  "Legal hold placed from the admin")
+                placed = retention.set_legal_hold(
+                    name, True, request.user.get_username(), "Legal hold placed from the admin"
+                )
                 self.message_user(request, f"{placed} is in force: deletions under {name} stop now.")
             except Refused as exc:
                 self.message_user(request, str(exc), messages.ERROR)
@@ -123,7 +161,9 @@ class RetentionPolicyAdmin(admin.ModelAdmin):
     @admin.action(description="Lift the legal hold (a draft, for another person to approve)", permissions=["add"])
     def lift_legal_hold(self, request, queryset):
         for name in sorted(set(queryset.values_list("name", flat=True))):
-            draft = retention.set_legal_hold(name, False, request.user.get_username(), "Legal hold lifted from the admin")
+            draft = retention.set_legal_hold(
+                name, False, request.user.get_username(), "Legal hold lifted from the admin"
+            )
             self.message_user(request, f"{draft} lifts the hold once another person approves it.", messages.WARNING)
 
 

@@ -24,8 +24,18 @@ class VerificationRunAdmin(ReadOnlyAdmin):
     list_display = ("id", "status", "scope", "progress", "findings_link", "started_by", "created_at", "finished_at")
     list_filter = ("status", "created_at")
     list_select_related = ("scope_bundle",)
-    readonly_fields = ("live_status", "scope", "progress", "findings_link", "checked", "started_by", "live_error",
-                       "created_at", "live_started_at", "live_finished_at")
+    readonly_fields = (
+        "live_status",
+        "scope",
+        "progress",
+        "findings_link",
+        "checked",
+        "started_by",
+        "live_error",
+        "created_at",
+        "live_started_at",
+        "live_finished_at",
+    )
     fields = readonly_fields
     change_list_template = "admin/audit/verificationrun/change_list.html"
     change_form_template = "admin/audit/verificationrun/change_form.html"
@@ -33,8 +43,11 @@ class VerificationRunAdmin(ReadOnlyAdmin):
     def get_urls(self):
         return [
             path("start/", self.admin_site.admin_view(self.start_view), name="audit_verificationrun_start"),
-            path("<int:run_id>/progress/", self.admin_site.admin_view(self.progress_view),
-                 name="audit_verificationrun_progress"),
+            path(
+                "<int:run_id>/progress/",
+                self.admin_site.admin_view(self.progress_view),
+                name="audit_verificationrun_progress",
+            ),
             *super().get_urls(),
         ]
 
@@ -100,10 +113,26 @@ def progress_of(run: VerificationRun) -> dict:
     done, total = run.assets_done, run.assets_total
     percent = round(100 * done / total) if total else (100 if run.finished_at else 0)
     progress = f"{done} of {total} assets ({percent}%), {run.manifests_done} of {run.manifests_total} manifests"
-    text = {"title": str(run), "status": run.status, "progress": progress, "percent": str(percent),
-            "findings": str(run.findings_count), "findings_text": f"{run.findings_count} finding(s)",
-            "checked": display.size(run.bytes_done), "error": run.error or "–",
-            "started_at": display.timestamp(run.started_at), "finished_at": display.timestamp(run.finished_at)}
-    return {"status": run.status, "final": run.status in FINAL_RUN, "assets_done": done, "assets_total": total,
-            "percent": percent, "manifests_done": run.manifests_done, "findings": run.findings_count,
-            "progress": progress, "text": text}
+    text = {
+        "title": str(run),
+        "status": run.status,
+        "progress": progress,
+        "percent": str(percent),
+        "findings": str(run.findings_count),
+        "findings_text": f"{run.findings_count} finding(s)",
+        "checked": display.size(run.bytes_done),
+        "error": run.error or "–",
+        "started_at": display.timestamp(run.started_at),
+        "finished_at": display.timestamp(run.finished_at),
+    }
+    return {
+        "status": run.status,
+        "final": run.status in FINAL_RUN,
+        "assets_done": done,
+        "assets_total": total,
+        "percent": percent,
+        "manifests_done": run.manifests_done,
+        "findings": run.findings_count,
+        "progress": progress,
+        "text": text,
+    }

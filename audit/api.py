@@ -10,13 +10,19 @@ from extraction.models import Job
 from .models import Manifest
 
 router = Router(tags=["manifests"])
-BYTES = {"description": "The canonical manifest bytes. Headers: X-Manifest-SHA256 (their sha256), "
-                        "X-Manifest-Signature (HMAC-SHA256), X-Manifest-Key-Id.",
-         "content": {"application/json": {"schema": {"type": "object"}}}}
+BYTES = {
+    "description": "The canonical manifest bytes. Headers: X-Manifest-SHA256 (their sha256), "
+    "X-Manifest-Signature (HMAC-SHA256), X-Manifest-Key-Id.",
+    "content": {"application/json": {"schema": {"type": "object"}}},
+}
 ERROR = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}}}
-RESPONSES = {200: BYTES, 400: {"description": "The id is not a number.", **ERROR}, 401: {"description": "No valid service-account token.", **ERROR},
-             404: {"description": "No such manifest (yet), or not one of this account's.", **ERROR},
-             429: {"description": "Too many requests for this service account.", **ERROR}}
+RESPONSES = {
+    200: BYTES,
+    400: {"description": "The id is not a number.", **ERROR},
+    401: {"description": "No valid service-account token.", **ERROR},
+    404: {"description": "No such manifest (yet), or not one of this account's.", **ERROR},
+    429: {"description": "Too many requests for this service account.", **ERROR},
+}
 
 
 def manifest_response(manifest: Manifest) -> HttpResponse:
@@ -26,14 +32,14 @@ def manifest_response(manifest: Manifest) -> HttpResponse:
     return response
 
 
-@router.get("/manifests/{manifest_id}", summary="A manifest's canonical bytes",
-            openapi_extra={"responses": RESPONSES})
+@router.get("/manifests/{manifest_id}", summary="A manifest's canonical bytes", openapi_extra={"responses": RESPONSES})
 def get_manifest(request, manifest_id: RowId):
     return manifest_response(get_object_or_404(visible_to(request.auth), pk=manifest_id))
 
 
-@router.get("/jobs/{job_id}/manifest", summary="The manifest of a completed job",
-            openapi_extra={"responses": RESPONSES})
+@router.get(
+    "/jobs/{job_id}/manifest", summary="The manifest of a completed job", openapi_extra={"responses": RESPONSES}
+)
 def get_job_manifest(request, job_id: RowId):
     return manifest_response(get_object_or_404(visible_to(request.auth), job_id=job_id))
 

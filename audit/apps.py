@@ -23,7 +23,6 @@ def record_activity(sender, actor, action, obj, before=None, after=None, **kwarg
     ActivityEvent.record(actor, action, obj, before=before, after=after)
 
 
-
 def open_alert(sender, kind, key, message, link, **kwargs):
     from .alerts import raise_alert
 

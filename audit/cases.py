@@ -15,7 +15,7 @@ class SplitRefused(ValueError):
 def parse_ranges(text: str) -> list[tuple[str, int, int]]:
     """Lines like `claim 1042: 1-12` (a single page is `7`)."""
     ranges = []
-    for number, line in enumerate(filter(None, (l.strip() for l in text.splitlines())), 1):
+    for number, line in enumerate(filter(None, (raw.strip() for raw in text.splitlines())), 1):
         name, colon, pages = line.rpartition(":")
         first, _, last = pages.strip().partition("-")
         if not colon or not name.strip() or not first.strip().isdigit() or (last and not last.strip().isdigit()):
@@ -45,21 +45,31 @@ def split(manifest: Manifest, ranges: list[tuple[str, int, int]], by: str) -> Ca
     body = manifests.canonical_bytes(_document(manifest, ranges))
     with transaction.atomic():
         case_map = CaseMap.objects.create(
-            manifest=manifest, manifest_sha256=manifest.sha256, body=body.decode("ascii"),
-            sha256=hashlib.sha256(body).hexdigest(), signature=signing.sign(body),
-            key_id=signing.current_key_id(), created_by=by[:150])
-        Case.objects.bulk_create([Case(case_map=case_map, name=name, first_page=first, last_page=last)
-                                  for name, first, last in ranges])
+            manifest=manifest,
+            manifest_sha256=manifest.sha256,
+            body=body.decode("ascii"),
+            sha256=hashlib.sha256(body).hexdigest(),
+            signature=signing.sign(body),
+            key_id=signing.current_key_id(),
+            created_by=by[:150],
+        )
+        Case.objects.bulk_create(
+            [Case(case_map=case_map, name=name, first_page=first, last_page=last) for name, first, last in ranges]
+        )
         ActivityEvent.record(by, "bundle_split", case_map, after={"cases": [list(r) for r in ranges]})
     return case_map
 
 
 def _document(manifest: Manifest, ranges) -> dict:
-    placements = list(Placement.objects.filter(manifest=manifest).select_related("asset").order_by(
-        "page", "index_on_page"))
+    placements = list(
+        Placement.objects.filter(manifest=manifest).select_related("asset").order_by("page", "index_on_page")
+    )
     return {
-        "schema_version": 1, "manifest_sha256": manifest.sha256, "manifest_sequence": manifest.sequence,
-        "correlation_id": manifest.correlation_id, "page_count": manifest.page_count,
+        "schema_version": 1,
+        "manifest_sha256": manifest.sha256,
+        "manifest_sequence": manifest.sequence,
+        "correlation_id": manifest.correlation_id,
+        "page_count": manifest.page_count,
         "cases": [_section(name, first, last, placements) for name, first, last in sorted(ranges, key=lambda r: r[1])],
     }
 

@@ -20,16 +20,27 @@ def write_checkpoint(at=None) -> Checkpoint | None:
     if chain is None or chain.length == 0 or Checkpoint.objects.filter(chain_length=chain.length).exists():
         return None
     at = at or timezone.now()
-    statement = {"chain_length": chain.length, "head_sha256": chain.head_sha256, "created_at": manifests.timestamp(at), "key_id": signing.current_key_id()}
+    statement = {
+        "chain_length": chain.length,
+        "head_sha256": chain.head_sha256,
+        "created_at": manifests.timestamp(at),
+        "key_id": signing.current_key_id(),
+    }
     body = manifests.canonical_bytes(statement)
     signature = signing.sign(body, at)
     name = f"{PREFIX}/checkpoint-{chain.length:09d}.json"
     if not stores.outputs().exists(name):
-        stores.outputs().save(name, ContentFile(json.dumps({"checkpoint": statement, "signature": signature},
-                                                           sort_keys=True).encode()))
-    return Checkpoint.objects.create(chain_length=chain.length, head_sha256=chain.head_sha256,
-                                     body=body.decode("ascii"), signature=signature,
-                                     key_id=statement["key_id"], storage_name=name)
+        stores.outputs().save(
+            name, ContentFile(json.dumps({"checkpoint": statement, "signature": signature}, sort_keys=True).encode())
+        )
+    return Checkpoint.objects.create(
+        chain_length=chain.length,
+        head_sha256=chain.head_sha256,
+        body=body.decode("ascii"),
+        signature=signature,
+        key_id=statement["key_id"],
+        storage_name=name,
+    )
 
 
 def stored_names() -> list[str]:
@@ -53,11 +64,14 @@ def _check(name: str, heads: dict, trusted: signing.Trust) -> list[Finding]:
         at = datetime.fromisoformat(statement["created_at"])
     except (ValueError, KeyError, TypeError):
         return problem("The checkpoint file cannot be read.")
-    why = signing.signature_problem(manifests.canonical_bytes(statement), signature, statement.get("key_id", ""),
-                                    trusted, at)
+    why = signing.signature_problem(
+        manifests.canonical_bytes(statement), signature, statement.get("key_id", ""), trusted, at
+    )
     if why:
         return problem(f"The checkpoint's signature does not count: {why}")
     if heads.get(statement["chain_length"]) != statement["head_sha256"]:
-        return problem(f"The chain no longer matches this checkpoint: manifest {statement['chain_length']} "
-                       f"should hash to {statement['head_sha256'][:16]}… (the database was rewritten).")
+        return problem(
+            f"The chain no longer matches this checkpoint: manifest {statement['chain_length']} "
+            f"should hash to {statement['head_sha256'][:16]}… (the database was rewritten)."
+        )
     return []

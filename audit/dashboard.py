@@ -24,10 +24,20 @@ def dashboard(request):
         raise PermissionDenied
     hours = request.GET.get("hours", "24") if request.GET.get("hours") in WINDOWS else "24"
     rows = metrics.figures(float(hours))
-    return render(request, "audit/dashboard.html", {
-        **admin.site.each_context(request), "title": "Operations", "rows": rows, "hours": hours,
-        "windows": WINDOWS, "headline": metrics.headline(), "states": chart(_state_bars(rows)),
-        "timings": chart(_timing_bars(rows))})
+    return render(
+        request,
+        "audit/dashboard.html",
+        {
+            **admin.site.each_context(request),
+            "title": "Operations",
+            "rows": rows,
+            "hours": hours,
+            "windows": WINDOWS,
+            "headline": metrics.headline(),
+            "states": chart(_state_bars(rows)),
+            "timings": chart(_timing_bars(rows)),
+        },
+    )
 
 
 def chart(bars: list[dict]) -> dict:
@@ -39,15 +49,25 @@ def chart(bars: list[dict]) -> dict:
 
 def _state_bars(rows) -> list[dict]:
     top = max((n for row in rows for n in row.by_state.values()), default=1)
-    return [{"label": f"{row.provider} {state}", "value": n, "width": round(BAR * n / top)}
-            for row in rows for state, n in sorted(row.by_state.items())]
+    return [
+        {"label": f"{row.provider} {state}", "value": n, "width": round(BAR * n / top)}
+        for row in rows
+        for state, n in sorted(row.by_state.items())
+    ]
 
 
 def _timing_bars(rows) -> list[dict]:
-    values = [(f"{row.provider} {name} p{p}", v) for row in rows
-              for name, pair in (("queue wait", row.queue_wait), ("extraction", row.extraction),
-                                 ("manifest write", row.manifest_write))
-              for p, v in zip((50, 95), pair) if v is not None]
+    values = [
+        (f"{row.provider} {name} p{p}", v)
+        for row in rows
+        for name, pair in (
+            ("queue wait", row.queue_wait),
+            ("extraction", row.extraction),
+            ("manifest write", row.manifest_write),
+        )
+        for p, v in zip((50, 95), pair)
+        if v is not None
+    ]
     top = max((v for _, v in values), default=1) or 1
     return [{"label": label, "value": round(v, 3), "width": round(BAR * v / top)} for label, v in values]
 
@@ -57,14 +77,20 @@ class FiguresCollector:
 
     def collect(self):
         rows, headline = metrics.figures(24), metrics.headline()
-        yield _gauge("pagetrail_submissions_open", "1 when the kill switch lets jobs be submitted",
-                     [([], int(headline["submissions_open"]))])
+        yield _gauge(
+            "pagetrail_submissions_open",
+            "1 when the kill switch lets jobs be submitted",
+            [([], int(headline["submissions_open"]))],
+        )
         yield _gauge("pagetrail_queue_depth", "Tasks waiting in the broker", [([], headline["queue_depth"] or 0)])
         for name, doc, value in SERIES:
             yield _gauge(f"pagetrail_{name}", doc, [([row.provider], value(row)) for row in rows], ["provider"])
-        yield _gauge("pagetrail_jobs", "Jobs enqueued in the last 24 h by state",
-                     [([row.provider, state], n) for row in rows for state, n in row.by_state.items()],
-                     ["provider", "state"])
+        yield _gauge(
+            "pagetrail_jobs",
+            "Jobs enqueued in the last 24 h by state",
+            [([row.provider, state], n) for row in rows for state, n in row.by_state.items()],
+            ["provider", "state"],
+        )
 
 
 SERIES = [

@@ -49,8 +49,7 @@ def select_scope(*, bundle=None, manifest=None, manifests=None, date_from=None, 
     """Exactly one of: a bundle (correlation id), a manifest (sequence), a selection, a date range, a case."""
     chosen = [x is not None for x in (bundle, manifest, manifests, case)] + [bool(date_from or date_to)]
     if sum(chosen) != 1:
-        raise EvidenceScopeError("Choose exactly one scope: a bundle, a manifest, a selection, a date range or "
-                                 "a case.")
+        raise EvidenceScopeError("Choose exactly one scope: a bundle, a manifest, a selection, a date range or a case.")
     if case is not None:
         scope = _case_scope(case)
     elif bundle is not None:
@@ -78,15 +77,21 @@ def _bundle_scope(correlation_id: str) -> Scope:
 def _manifest_scope(sequence: int) -> Scope:
     if not Manifest.objects.filter(sequence=sequence).exists():
         raise EvidenceScopeError(f"No manifest with sequence {sequence}.")
-    return Scope(f"manifest {sequence}", {"kind": "manifest", "manifest": sequence},
-                 Manifest.objects.filter(sequence=sequence).order_by("sequence"))
+    return Scope(
+        f"manifest {sequence}",
+        {"kind": "manifest", "manifest": sequence},
+        Manifest.objects.filter(sequence=sequence).order_by("sequence"),
+    )
 
 
 def _case_scope(case) -> Scope:
     manifest = case.case_map.manifest
-    return Scope(f"case {case.name} (pages {case.first_page}-{case.last_page}) of manifest {manifest.sequence}",
-                 {"kind": "case", "case": case.name, "pages": [case.first_page, case.last_page]},
-                 Manifest.objects.filter(pk=manifest.pk).order_by("sequence"), case)
+    return Scope(
+        f"case {case.name} (pages {case.first_page}-{case.last_page}) of manifest {manifest.sequence}",
+        {"kind": "case", "case": case.name, "pages": [case.first_page, case.last_page]},
+        Manifest.objects.filter(pk=manifest.pk).order_by("sequence"),
+        case,
+    )
 
 
 def _selection_scope(manifests) -> Scope:
@@ -104,19 +109,34 @@ def _date_scope(date_from, date_to) -> Scope:
     if date_to:
         rows = rows.filter(created_at__lt=date_to)
     span = {"kind": "date_range", "from": timestamp(date_from), "before": timestamp(date_to)}
-    return Scope(f"manifests created from {span['from'] or 'the start'} to before {span['before'] or 'now'}",
-                 span, rows.order_by("sequence"))
+    return Scope(
+        f"manifests created from {span['from'] or 'the start'} to before {span['before'] or 'now'}",
+        span,
+        rows.order_by("sequence"),
+    )
 
 
-def build_evidence(path_or_fileobj, *, bundle=None, manifest=None, manifests=None, date_from=None, date_to=None,
-                   case=None, include_assets=False, exported_by="", at=None) -> dict:
+def build_evidence(
+    path_or_fileobj,
+    *,
+    bundle=None,
+    manifest=None,
+    manifests=None,
+    date_from=None,
+    date_to=None,
+    case=None,
+    include_assets=False,
+    exported_by="",
+    at=None,
+) -> dict:
     """Write the evidence package for one scope to a path or a binary file; return a summary.
 
     The scope is checked before anything is written (EvidenceScopeError). `at` is the export time
     recorded inside; the same evidence, scope and `at` give byte-identical zips.
     """
-    scope = select_scope(bundle=bundle, manifest=manifest, manifests=manifests, case=case, date_from=date_from,
-                         date_to=date_to)
+    scope = select_scope(
+        bundle=bundle, manifest=manifest, manifests=manifests, case=case, date_from=date_from, date_to=date_to
+    )
     at = at or timezone.now()
     if not isinstance(path_or_fileobj, (str, os.PathLike)):
         return _write_package(path_or_fileobj, scope, include_assets, exported_by, at)
@@ -134,15 +154,25 @@ def build_evidence(path_or_fileobj, *, bundle=None, manifest=None, manifests=Non
 def _write_package(fh, scope: Scope, include_assets: bool, exported_by: str, at) -> dict:
     start = fh.tell()
     with zipfile.ZipFile(fh, "w") as zf:
-        _put(zf, "README.txt", README.format(scope=scope.description, at=timestamp(at),
-                                             by=exported_by or "unknown").encode())
+        _put(
+            zf,
+            "README.txt",
+            README.format(scope=scope.description, at=timestamp(at), by=exported_by or "unknown").encode(),
+        )
         gone = sections.deleted_by_retention(scope.manifests, "manifest_file")
         manifests = [_put_manifest(zf, m, m.sequence in gone) for m in scope.manifests.iterator(chunk_size=200)]
         gone = sections.deleted_by_retention(scope.manifests, "outputs")
         in_case = _case_asset_names(scope)
-        assets = [_put_asset(zf, a, include_assets and (in_case is None or a["name"] in in_case),
-                             a["manifest__sequence"] in gone, outside_case=in_case is not None and a["name"] not in in_case)
-                  for a in _assets(scope)]
+        assets = [
+            _put_asset(
+                zf,
+                a,
+                include_assets and (in_case is None or a["name"] in in_case),
+                a["manifest__sequence"] in gone,
+                outside_case=in_case is not None and a["name"] not in in_case,
+            )
+            for a in _assets(scope)
+        ]
         index = _index(scope, manifests, assets, include_assets, exported_by, at)
         if scope.case is not None:
             index["case_map"] = _put_case_map(zf, scope.case)
@@ -158,8 +188,12 @@ def _write_package(fh, scope: Scope, include_assets: bool, exported_by: str, at)
 def _put_signed_index(zf: zipfile.ZipFile, index: bytes, at) -> None:
     """The index is the exporter's signed statement: what is in scope, and why anything is left out."""
     _put(zf, "index.json", index)
-    signed = {"file": "index.json", "sha256": hashlib.sha256(index).hexdigest(), "key_id": signing.current_key_id(),
-              "signature": signing.sign(index, at)}
+    signed = {
+        "file": "index.json",
+        "sha256": hashlib.sha256(index).hexdigest(),
+        "key_id": signing.current_key_id(),
+        "signature": signing.sign(index, at),
+    }
     _put(zf, "index.sig.json", json.dumps(signed, indent=1, sort_keys=True).encode("ascii"))
 
 
@@ -176,11 +210,18 @@ def _put(zf: zipfile.ZipFile, name: str, data: bytes) -> None:
 
 def _put_manifest(zf: zipfile.ZipFile, manifest: Manifest, file_deleted: bool) -> dict:
     body = manifest.body.encode("ascii")
-    entry = {"sequence": manifest.sequence, "sha256": manifest.sha256, "previous_sha256": manifest.previous_sha256,
-             "key_id": manifest.key_id, "signature": manifest.signature, "correlation_id": manifest.correlation_id,
-             "created_at": timestamp(manifest.created_at), "stored_name": manifest.storage_name,
-             "stored_copy": sections.stored_copy(manifest.storage_name, body, file_deleted),
-             "file": f"manifests/{manifest.sequence:06d}-{manifest.sha256}.json"}
+    entry = {
+        "sequence": manifest.sequence,
+        "sha256": manifest.sha256,
+        "previous_sha256": manifest.previous_sha256,
+        "key_id": manifest.key_id,
+        "signature": manifest.signature,
+        "correlation_id": manifest.correlation_id,
+        "created_at": timestamp(manifest.created_at),
+        "stored_name": manifest.storage_name,
+        "stored_copy": sections.stored_copy(manifest.storage_name, body, file_deleted),
+        "file": f"manifests/{manifest.sequence:06d}-{manifest.sha256}.json",
+    }
     _put(zf, entry["file"], body)
     return entry
 
@@ -193,23 +234,40 @@ def _assets(scope: Scope):
 def _case_asset_names(scope: Scope) -> set[str] | None:
     if scope.case is None:
         return None
-    return set(Asset.objects.filter(manifest__in=scope.manifests, placements__page__gte=scope.case.first_page,
-                                    placements__page__lte=scope.case.last_page).values_list("name", flat=True))
+    return set(
+        Asset.objects.filter(
+            manifest__in=scope.manifests,
+            placements__page__gte=scope.case.first_page,
+            placements__page__lte=scope.case.last_page,
+        ).values_list("name", flat=True)
+    )
 
 
 def _put_case_map(zf: zipfile.ZipFile, case) -> dict:
     case_map = case.case_map
-    entry = {"file": f"cases/case-map-{case_map.sha256}.json", "sha256": case_map.sha256, "case": case.name,
-             "signature": case_map.signature, "key_id": case_map.key_id, "manifest_sha256": case_map.manifest_sha256,
-             "created_at": timestamp(case_map.created_at)}
+    entry = {
+        "file": f"cases/case-map-{case_map.sha256}.json",
+        "sha256": case_map.sha256,
+        "case": case.name,
+        "signature": case_map.signature,
+        "key_id": case_map.key_id,
+        "manifest_sha256": case_map.manifest_sha256,
+        "created_at": timestamp(case_map.created_at),
+    }
     _put(zf, entry["file"], case_map.body.encode("ascii"))
     return entry
 
 
 def _put_asset(zf: zipfile.ZipFile, asset: dict, include: bool, outputs_deleted: bool, outside_case=False) -> dict:
     omitted = "deleted_by_retention" if outputs_deleted else "outside_case" if outside_case else "not_exported"
-    entry = {"name": asset["name"], "sha256": asset["sha256"], "size": asset["size"],
-             "manifest_sequence": asset["manifest__sequence"], "file": None, "omitted": omitted}
+    entry = {
+        "name": asset["name"],
+        "sha256": asset["sha256"],
+        "size": asset["size"],
+        "manifest_sequence": asset["manifest__sequence"],
+        "file": None,
+        "omitted": omitted,
+    }
     if include:
         try:
             src = stores.outputs().open(asset["name"], "rb")
@@ -225,13 +283,16 @@ def _put_asset(zf: zipfile.ZipFile, asset: dict, include: bool, outputs_deleted:
 def _index(scope, manifests, assets, include_assets, exported_by, at) -> dict:
     first, last = manifests[0]["sequence"], manifests[-1]["sequence"]
     return {
-        "format": "pagetrail-evidence", "format_version": FORMAT_VERSION,
-        "generated_at": timestamp(at), "exported_by": exported_by,
+        "format": "pagetrail-evidence",
+        "format_version": FORMAT_VERSION,
+        "generated_at": timestamp(at),
+        "exported_by": exported_by,
         "scope": {**scope.detail, "description": scope.description},
         "includes_assets": include_assets,
         "manifests": manifests,
-        "chain_segment": sections.chain_segment(first, last, _range_end(scope),
-                                                date_range=scope.detail["kind"] == "date_range"),
+        "chain_segment": sections.chain_segment(
+            first, last, _range_end(scope), date_range=scope.detail["kind"] == "date_range"
+        ),
         "chain_head": sections.chain_head(),
         "checkpoints": sections.checkpoints(first),
         "verification_runs": sections.verification_runs(scope.manifests),
@@ -261,13 +322,20 @@ def _summary(fh, start: int, scope: Scope, index: dict) -> dict:
     sha256, end = _sha256_written(fh, start), fh.tell()
     segment, assets = index["chain_segment"], index["assets"]
     listed = index["manifests"]
-    return {"path": None, "scope": scope.description, "manifests": len(listed),
-            "scope_sequences": [listed[0]["sequence"], listed[-1]["sequence"]],
-            "chain_segment": [segment[0]["sequence"], segment[-1]["sequence"]] if segment else [],
-            "checkpoints": len(index["checkpoints"]), "assets": len(assets),
-            "assets_included": sum(1 for a in assets if a["file"]),
-            "assets_missing": sum(1 for a in assets if a["omitted"] == "missing_from_store"),
-            "assets_deleted_by_retention": sum(1 for a in assets if a["omitted"] == "deleted_by_retention"),
-            "stored_copies_not_matching": sum(1 for m in listed if m["stored_copy"] != "matches"),
-            "verification_runs": len(index["verification_runs"]),
-            "retention_events": len(index["retention_events"]), "bytes": end - start, "sha256": sha256}
+    return {
+        "path": None,
+        "scope": scope.description,
+        "manifests": len(listed),
+        "scope_sequences": [listed[0]["sequence"], listed[-1]["sequence"]],
+        "chain_segment": [segment[0]["sequence"], segment[-1]["sequence"]] if segment else [],
+        "checkpoints": len(index["checkpoints"]),
+        "assets": len(assets),
+        "assets_included": sum(1 for a in assets if a["file"]),
+        "assets_missing": sum(1 for a in assets if a["omitted"] == "missing_from_store"),
+        "assets_deleted_by_retention": sum(1 for a in assets if a["omitted"] == "deleted_by_retention"),
+        "stored_copies_not_matching": sum(1 for m in listed if m["stored_copy"] != "matches"),
+        "verification_runs": len(index["verification_runs"]),
+        "retention_events": len(index["retention_events"]),
+        "bytes": end - start,
+        "sha256": sha256,
+    }

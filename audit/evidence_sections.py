@@ -70,13 +70,26 @@ def _stored_checkpoints(first: int):
 def _checkpoint_entry(row: Checkpoint | None, stored: tuple | None) -> dict:
     if row is None:
         name, statement, signature = stored
-        return {"chain_length": statement.get("chain_length"), "head_sha256": statement.get("head_sha256"),
-                "body": canonical_bytes(statement).decode("ascii"), "signature": signature,
-                "key_id": statement.get("key_id", ""), "created_at": statement.get("created_at"),
-                "stored_name": name, "stored_copy": "no_database_row"}
-    entry = {"chain_length": row.chain_length, "head_sha256": row.head_sha256, "body": row.body,
-             "signature": row.signature, "key_id": row.key_id, "created_at": timestamp(row.created_at),
-             "stored_name": row.storage_name, "stored_copy": "missing"}
+        return {
+            "chain_length": statement.get("chain_length"),
+            "head_sha256": statement.get("head_sha256"),
+            "body": canonical_bytes(statement).decode("ascii"),
+            "signature": signature,
+            "key_id": statement.get("key_id", ""),
+            "created_at": statement.get("created_at"),
+            "stored_name": name,
+            "stored_copy": "no_database_row",
+        }
+    entry = {
+        "chain_length": row.chain_length,
+        "head_sha256": row.head_sha256,
+        "body": row.body,
+        "signature": row.signature,
+        "key_id": row.key_id,
+        "created_at": timestamp(row.created_at),
+        "stored_name": row.storage_name,
+        "stored_copy": "missing",
+    }
     if stored:
         _, statement, signature = stored
         same = canonical_bytes(statement).decode("ascii") == row.body and signature == row.signature
@@ -86,40 +99,85 @@ def _checkpoint_entry(row: Checkpoint | None, stored: tuple | None) -> dict:
 
 def verification_runs(scoped: QuerySet) -> list[dict]:
     """The latest finished runs, with only their findings about what is in scope."""
-    runs = list(VerificationRun.objects.filter(finished_at__isnull=False).order_by("-finished_at", "-pk")
-                [:RECENT_RUNS])
+    runs = list(VerificationRun.objects.filter(finished_at__isnull=False).order_by("-finished_at", "-pk")[:RECENT_RUNS])
     about_scope = Q(manifest__in=scoped) | Q(asset__manifest__in=scoped) | Q(job__manifest__in=scoped)
-    findings = (Finding.objects.filter(about_scope, run__in=runs).select_related("manifest", "asset")
-                .distinct().order_by("run_id", "pk"))
+    findings = (
+        Finding.objects.filter(about_scope, run__in=runs)
+        .select_related("manifest", "asset")
+        .distinct()
+        .order_by("run_id", "pk")
+    )
     by_run = {}
     for f in findings:
-        by_run.setdefault(f.run_id, []).append({
-            "kind": f.kind, "manifest": f.manifest.sequence if f.manifest else None,
-            "asset": f.asset.name if f.asset else None, "name": f.name, "detail": f.detail,
-            "created_at": timestamp(f.created_at)})
-    return [{"id": r.pk, "status": r.status, "scope": r.scope, "started_by": r.started_by,
-             "started_at": timestamp(r.started_at), "finished_at": timestamp(r.finished_at),
-             "manifests": r.manifests_done, "assets": r.assets_done, "bytes": r.bytes_done,
-             "findings_count": r.findings_count, "findings_in_scope": by_run.get(r.pk, [])} for r in runs]
+        by_run.setdefault(f.run_id, []).append(
+            {
+                "kind": f.kind,
+                "manifest": f.manifest.sequence if f.manifest else None,
+                "asset": f.asset.name if f.asset else None,
+                "name": f.name,
+                "detail": f.detail,
+                "created_at": timestamp(f.created_at),
+            }
+        )
+    return [
+        {
+            "id": r.pk,
+            "status": r.status,
+            "scope": r.scope,
+            "started_by": r.started_by,
+            "started_at": timestamp(r.started_at),
+            "finished_at": timestamp(r.finished_at),
+            "manifests": r.manifests_done,
+            "assets": r.assets_done,
+            "bytes": r.bytes_done,
+            "findings_count": r.findings_count,
+            "findings_in_scope": by_run.get(r.pk, []),
+        }
+        for r in runs
+    ]
 
 
 def retention_events(scoped: QuerySet) -> list[dict]:
     """Deletions (or blocks) of the scoped manifests' outputs and files, and of their bundles' inputs."""
-    events = (RetentionEvent.objects.filter(bundle__correlation_id__in=scoped.values("correlation_id"))
-              .filter(Q(manifest__isnull=True) | Q(manifest__in=scoped))
-              .select_related("bundle", "manifest", "policy").order_by("at", "pk"))
-    return [{"id": e.pk, "bundle": e.bundle.correlation_id, "manifest": e.manifest.sequence if e.manifest else None,
-             "what": e.what, "outcome": e.outcome, "files": e.files, "bytes_freed": e.bytes_freed,
-             "at": timestamp(e.at), "policy": _policy(e.policy), "body": e.body, "signature": e.signature,
-             "key_id": e.key_id} for e in events]
+    events = (
+        RetentionEvent.objects.filter(bundle__correlation_id__in=scoped.values("correlation_id"))
+        .filter(Q(manifest__isnull=True) | Q(manifest__in=scoped))
+        .select_related("bundle", "manifest", "policy")
+        .order_by("at", "pk")
+    )
+    return [
+        {
+            "id": e.pk,
+            "bundle": e.bundle.correlation_id,
+            "manifest": e.manifest.sequence if e.manifest else None,
+            "what": e.what,
+            "outcome": e.outcome,
+            "files": e.files,
+            "bytes_freed": e.bytes_freed,
+            "at": timestamp(e.at),
+            "policy": _policy(e.policy),
+            "body": e.body,
+            "signature": e.signature,
+            "key_id": e.key_id,
+        }
+        for e in events
+    ]
 
 
 def _policy(policy) -> dict:
-    return {"name": policy.name, "version": policy.version, "legal_hold": policy.legal_hold,
-            "input_days": policy.input_days, "output_days": policy.output_days,
-            "manifest_days": policy.manifest_days, "status": policy.status, "created_by": policy.created_by,
-            "approved_by": policy.approved_by, "approved_at": timestamp(policy.approved_at),
-            "decision_note": policy.decision_note}
+    return {
+        "name": policy.name,
+        "version": policy.version,
+        "legal_hold": policy.legal_hold,
+        "input_days": policy.input_days,
+        "output_days": policy.output_days,
+        "manifest_days": policy.manifest_days,
+        "status": policy.status,
+        "created_by": policy.created_by,
+        "approved_by": policy.approved_by,
+        "approved_at": timestamp(policy.approved_at),
+        "decision_note": policy.decision_note,
+    }
 
 
 def deleted_by_retention(scoped: QuerySet, what: str) -> set[int]:

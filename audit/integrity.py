@@ -31,8 +31,13 @@ def check_inputs(bundles, excused: set[str]) -> list[Finding]:
         if bundle.input_name in excused:
             continue
         if bundle.input_deleted_at:
-            found.append(_input_finding(Kind.MISSING_INPUT, bundle, "The input is marked deleted, but no signed "
-                                                                    "retention event records its deletion."))
+            found.append(
+                _input_finding(
+                    Kind.MISSING_INPUT,
+                    bundle,
+                    "The input is marked deleted, but no signed retention event records its deletion.",
+                )
+            )
             continue
         found += check_input(bundle)
     return found
@@ -43,8 +48,11 @@ def check_input_store() -> list[Finding]:
     names = list(stores.walk(stores.inputs()))
     # Read after the listing: an intake stores its input just before committing its bundle.
     expected = set(Bundle.objects.values_list("input_name", flat=True))
-    return [Finding(kind=Kind.UNEXPECTED_INPUT, name=name, detail="A file in the input store that no bundle names.")
-            for name in names if name not in expected]
+    return [
+        Finding(kind=Kind.UNEXPECTED_INPUT, name=name, detail="A file in the input store that no bundle names.")
+        for name in names
+        if name not in expected
+    ]
 
 
 def check_previews(excused: set[str]) -> list[Finding]:
@@ -57,22 +65,39 @@ def check_previews(excused: set[str]) -> list[Finding]:
             with stores.outputs().open(preview.storage_name, "rb") as fh:
                 digest = hashlib.file_digest(fh, "sha256").hexdigest()
         except FileNotFoundError:
-            found.append(Finding(kind=Kind.MISSING_OUTPUT, manifest_id=preview.manifest_id, name=preview.storage_name,
-                                 detail="The page preview's file is missing from the output store."))
+            found.append(
+                Finding(
+                    kind=Kind.MISSING_OUTPUT,
+                    manifest_id=preview.manifest_id,
+                    name=preview.storage_name,
+                    detail="The page preview's file is missing from the output store.",
+                )
+            )
             continue
         if digest != preview.sha256:
-            found.append(Finding(kind=Kind.HASH_MISMATCH, manifest_id=preview.manifest_id, name=preview.storage_name,
-                                 detail=f"The page preview hashes to {digest}, its row says {preview.sha256}."))
+            found.append(
+                Finding(
+                    kind=Kind.HASH_MISMATCH,
+                    manifest_id=preview.manifest_id,
+                    name=preview.storage_name,
+                    detail=f"The page preview hashes to {digest}, its row says {preview.sha256}.",
+                )
+            )
     return found
 
 
 def check_signing_keys(trusted: signing.Trust) -> list[Finding]:
     """A published key the configuration does not hold is someone's claim, not the portal's key."""
-    return [Finding(kind=Kind.UNTRUSTED_SIGNING_KEY, name=key_id,
-                    detail=f"Signing key {key_id} is published in the database, but the configuration holds no such "
-                           "key (PAGETRAIL_SIGNING_KEY, PAGETRAIL_SIGNING_RETIRED_KEYS): nothing it signed is trusted.")
-            for key_id, encoded in SigningKey.objects.values_list("key_id", "public_key")
-            if key_id not in trusted.public or _decoded(encoded) != trusted.public[key_id]]
+    return [
+        Finding(
+            kind=Kind.UNTRUSTED_SIGNING_KEY,
+            name=key_id,
+            detail=f"Signing key {key_id} is published in the database, but the configuration holds no such "
+            "key (PAGETRAIL_SIGNING_KEY, PAGETRAIL_SIGNING_RETIRED_KEYS): nothing it signed is trusted.",
+        )
+        for key_id, encoded in SigningKey.objects.values_list("key_id", "public_key")
+        if key_id not in trusted.public or _decoded(encoded) != trusted.public[key_id]
+    ]
 
 
 def _decoded(encoded: str) -> bytes | None:
@@ -87,11 +112,19 @@ def check_input(bundle: Bundle) -> list[Finding]:
         with stores.inputs().open(bundle.input_name, "rb") as fh:
             digest = hashlib.file_digest(fh, "sha256").hexdigest()
     except FileNotFoundError:
-        return [_input_finding(Kind.MISSING_INPUT, bundle, "The stored input is missing, and no retention "
-                                                           "event records its deletion.")]
+        return [
+            _input_finding(
+                Kind.MISSING_INPUT, bundle, "The stored input is missing, and no retention event records its deletion."
+            )
+        ]
     if digest != bundle.correlation_id:
-        return [_input_finding(Kind.INPUT_CHANGED, bundle, f"The stored input hashes to {digest}, not to its "
-                                                           f"correlation id {bundle.correlation_id}.")]
+        return [
+            _input_finding(
+                Kind.INPUT_CHANGED,
+                bundle,
+                f"The stored input hashes to {digest}, not to its correlation id {bundle.correlation_id}.",
+            )
+        ]
     return []
 
 
@@ -101,10 +134,15 @@ def _input_finding(kind: str, bundle: Bundle, detail: str) -> Finding:
 
 def check_activity() -> list[Finding]:
     """Every activity event still hashes to its recorded value and links to the one before it."""
-    return [Finding(kind=Kind.ACTIVITY_CHAIN_BREAK, name=f"activity event {pk}",
-                    detail=f"Activity event {pk} no longer matches its hash or its link to the event before it "
-                           "(an event was edited, deleted or reordered).")
-            for pk in ActivityEvent.broken_links()]
+    return [
+        Finding(
+            kind=Kind.ACTIVITY_CHAIN_BREAK,
+            name=f"activity event {pk}",
+            detail=f"Activity event {pk} no longer matches its hash or its link to the event before it "
+            "(an event was edited, deleted or reordered).",
+        )
+        for pk in ActivityEvent.broken_links()
+    ]
 
 
 def check_chain_head() -> list[Finding]:
@@ -117,11 +155,19 @@ def check_chain_head() -> list[Finding]:
     newest = Manifest.objects.order_by("-sequence").values_list("sequence", "sha256").first() or (0, None)
     found = []
     if chain and (chain.length, chain.head_sha256) != (newest[0], newest[1] or chain.head_sha256):
-        found.append(Finding(kind=Kind.CHAIN_TRUNCATED, name="manifest chain",
-                             detail=f"The chain's head records {chain.length} manifests, but the newest manifest "
-                                    f"is number {newest[0]} (manifests were deleted or the head was rewritten)."))
-    return found + [finding for checkpoint in Checkpoint.objects.order_by("chain_length")
-                    for finding in _check_checkpoint_file(checkpoint, newest[0])]
+        found.append(
+            Finding(
+                kind=Kind.CHAIN_TRUNCATED,
+                name="manifest chain",
+                detail=f"The chain's head records {chain.length} manifests, but the newest manifest "
+                f"is number {newest[0]} (manifests were deleted or the head was rewritten).",
+            )
+        )
+    return found + [
+        finding
+        for checkpoint in Checkpoint.objects.order_by("chain_length")
+        for finding in _check_checkpoint_file(checkpoint, newest[0])
+    ]
 
 
 def _check_checkpoint_file(checkpoint: Checkpoint, newest_sequence: int) -> list[Finding]:
@@ -129,8 +175,11 @@ def _check_checkpoint_file(checkpoint: Checkpoint, newest_sequence: int) -> list
         return [Finding(kind=kind, name=checkpoint.storage_name, detail=detail)]
 
     if checkpoint.chain_length > newest_sequence:
-        return problem(Kind.CHAIN_TRUNCATED, f"Checkpoint {checkpoint.chain_length} covers more manifests than the "
-                                             f"{newest_sequence} that exist (the newest were deleted).")
+        return problem(
+            Kind.CHAIN_TRUNCATED,
+            f"Checkpoint {checkpoint.chain_length} covers more manifests than the "
+            f"{newest_sequence} that exist (the newest were deleted).",
+        )
     # What a file that is there says is checked by checkpoints.check_all; here, that it is there.
     if not stores.outputs().exists(checkpoint.storage_name):
         return problem(Kind.CHECKPOINT_MISSING, f"The file of checkpoint {checkpoint.chain_length} is missing.")

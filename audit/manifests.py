@@ -15,8 +15,9 @@ EXTENSIONS = {"image/jpeg": "jpg", "image/png": "png", "image/tiff": "tif", "ima
 
 def canonical_bytes(document: dict) -> bytes:
     """Stable key order, no whitespace, ASCII only: the same document always gives the same bytes."""
-    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
-                      allow_nan=False).encode("ascii")
+    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode(
+        "ascii"
+    )
 
 
 def timestamp(at: datetime | None) -> str | None:

@@ -39,21 +39,34 @@ class ProviderFigures:
 def figures(hours: float = 24, at=None) -> list[ProviderFigures]:
     since = (at or timezone.now()) - timedelta(hours=hours)
     jobs = Job.objects.filter(enqueued_at__gte=since)
-    return [_for(provider, jobs.filter(provider=provider)) for provider in
-            sorted(set(jobs.values_list("provider", flat=True)))]
+    return [
+        _for(provider, jobs.filter(provider=provider))
+        for provider in sorted(set(jobs.values_list("provider", flat=True)))
+    ]
 
 
 def _for(provider: str, jobs) -> ProviderFigures:
-    rows = list(jobs.values_list("enqueued_at", "picked_up_at", "submitted_at", "provider_finished_at",
-                                 "manifest_durable_at", "temp_peak_bytes"))
+    rows = list(
+        jobs.values_list(
+            "enqueued_at",
+            "picked_up_at",
+            "submitted_at",
+            "provider_finished_at",
+            "manifest_durable_at",
+            "temp_peak_bytes",
+        )
+    )
     waits = [(p - e).total_seconds() for e, p, *_ in rows if p]
     runs = [(f - s).total_seconds() for _, _, s, f, *_ in rows if s and f]
     writes = [(m - f).total_seconds() for *_, f, m, _ in rows if f and m]
-    attempts = Attempt.objects.filter(job__in=jobs).aggregate(n=Count("pk"), retried=Count("pk", filter=Q(outcome="retry")))
+    attempts = Attempt.objects.filter(job__in=jobs).aggregate(
+        n=Count("pk"), retried=Count("pk", filter=Q(outcome="retry"))
+    )
     completed = jobs.filter(status=Job.Status.COMPLETED)
     flagged = ReviewFlag.objects.filter(manifest__job__in=completed).values("manifest").distinct().count()
     return ProviderFigures(
-        provider=provider, jobs=len(rows),
+        provider=provider,
+        jobs=len(rows),
         by_state=dict(jobs.values_list("status").annotate(n=Count("pk")).order_by()),
         queue_wait=(percentile(waits, 0.5), percentile(waits, 0.95)),
         extraction=(percentile(runs, 0.5), percentile(runs, 0.95)),
@@ -63,7 +76,8 @@ def _for(provider: str, jobs) -> ProviderFigures:
         peak_temp_bytes=max((r[5] or 0 for r in rows), default=0),
         needing_review=flagged / completed.count() if completed.exists() else 0.0,
         past_deadline=jobs.filter(status__in=Job.ACTIVE, deadline__lt=timezone.now()).count(),
-        unknown=jobs.filter(status=Job.Status.UNKNOWN).count())
+        unknown=jobs.filter(status=Job.Status.UNKNOWN).count(),
+    )
 
 
 def queue_depth() -> int | None:
@@ -76,5 +90,8 @@ def queue_depth() -> int | None:
 
 
 def headline() -> dict:
-    return {"submissions_open": SubmissionSwitch.submissions_open(), "queue_depth": queue_depth(),
-            "unknown_jobs": Job.objects.filter(status=Job.Status.UNKNOWN).count()}
+    return {
+        "submissions_open": SubmissionSwitch.submissions_open(),
+        "queue_depth": queue_depth(),
+        "unknown_jobs": Job.objects.filter(status=Job.Status.UNKNOWN).count(),
+    }

@@ -68,8 +68,9 @@ def pending_pages(manifest: Manifest) -> list[int]:
 
 
 def outputs_deleted(manifest: Manifest) -> bool:
-    return manifest.retention_events.filter(what=RetentionEvent.What.OUTPUTS,
-                                            outcome=RetentionEvent.Outcome.DELETED).exists()
+    return manifest.retention_events.filter(
+        what=RetentionEvent.What.OUTPUTS, outcome=RetentionEvent.Outcome.DELETED
+    ).exists()
 
 
 def batches(pages: list[int]) -> list[tuple[int, int]]:
@@ -95,9 +96,19 @@ def render_batch(manifest: Manifest, source: Path, work: Path, batch: tuple[int,
     for image in rendering.images:
         name = f"{prefix}/{image.filename}"
         stores.store_once(stores.outputs(), name, out / image.filename, image.sha256)
-        rows.append(PagePreview(manifest=manifest, page=image.number, max_width=image.max_width, storage_name=name,
-                                content_type=image.content_type, sha256=image.sha256, size=image.size,
-                                width=image.width, height=image.height))
+        rows.append(
+            PagePreview(
+                manifest=manifest,
+                page=image.number,
+                max_width=image.max_width,
+                storage_name=name,
+                content_type=image.content_type,
+                sha256=image.sha256,
+                size=image.size,
+                width=image.width,
+                height=image.height,
+            )
+        )
     PagePreview.objects.bulk_create(rows, ignore_conflicts=True)
     shutil.rmtree(out)
     return len(rows)
@@ -113,8 +124,10 @@ def attach(pages: list, manifest: Manifest) -> int:
     """Give each review page its thumbnail and large view (one query); returns how many have a preview."""
     if outputs_deleted(manifest):
         return 0
-    found = {(p.page, p.max_width): p for p in PagePreview.objects.filter(manifest=manifest).only(
-        "pk", "page", "max_width", "width", "height")}
+    found = {
+        (p.page, p.max_width): p
+        for p in PagePreview.objects.filter(manifest=manifest).only("pk", "page", "max_width", "width", "height")
+    }
     for page in pages:
         page.preview, page.large_preview = found.get((page.number, THUMBNAIL)), found.get((page.number, LARGE))
     return sum(1 for page in pages if page.preview)

@@ -16,11 +16,17 @@ from extraction.models import Bundle, Job
 
 from . import retention_events
 from .alerts import raise_alert
-from .models import (ActivityEvent, Asset, Manifest, PagePreview, RetentionAssignment, RetentionEvent,
-                     RetentionPolicy)
+from .models import ActivityEvent, Asset, Manifest, PagePreview, RetentionAssignment, RetentionEvent, RetentionPolicy
 
-POLICY_FIELDS = ("is_default", "input_days", "output_days", "manifest_days", "legal_hold", "contract_owner",
-                 "decision_note")
+POLICY_FIELDS = (
+    "is_default",
+    "input_days",
+    "output_days",
+    "manifest_days",
+    "legal_hold",
+    "contract_owner",
+    "decision_note",
+)
 WINDOWS = ("input_days", "output_days", "manifest_days")
 
 
@@ -60,8 +66,9 @@ def new_version(name: str, by: str, **fields) -> RetentionPolicy:
     with transaction.atomic():
         current = in_force_of(name)
         values = {**({f: getattr(current, f) for f in POLICY_FIELDS} if current else {}), **fields}
-        policy = RetentionPolicy.objects.create(name=name, version=_next_number(name), created_by=by[:150],
-                                                status=RetentionPolicy.Status.DRAFT, **values)
+        policy = RetentionPolicy.objects.create(
+            name=name, version=_next_number(name), created_by=by[:150], status=RetentionPolicy.Status.DRAFT, **values
+        )
         ActivityEvent.record(by, "retention_policy_drafted", policy, before=snapshot(current), after=snapshot(policy))
     return policy
 
@@ -76,16 +83,31 @@ def set_legal_hold(name: str, on: bool, by: str, note: str) -> RetentionPolicy:
             raise Refused(f"{name} has no version in force, so nothing is deleted under it: there is nothing to hold.")
         values = {**{f: getattr(current, f) for f in POLICY_FIELDS}, "legal_hold": True, "decision_note": note}
         policy = RetentionPolicy.objects.create(
-            name=name, version=_next_number(name), created_by=by[:150], status=RetentionPolicy.Status.HOLD_PLACED,
-            approved_by=by[:150], approved_at=database_now(), **values)
-        ActivityEvent.record(by, "retention_legal_hold_placed", policy, before=snapshot(current),
-                             after=snapshot(policy), at=policy.approved_at)
+            name=name,
+            version=_next_number(name),
+            created_by=by[:150],
+            status=RetentionPolicy.Status.HOLD_PLACED,
+            approved_by=by[:150],
+            approved_at=database_now(),
+            **values,
+        )
+        ActivityEvent.record(
+            by,
+            "retention_legal_hold_placed",
+            policy,
+            before=snapshot(current),
+            after=snapshot(policy),
+            at=policy.approved_at,
+        )
     return policy
 
 
 def snapshot(policy) -> dict | None:
-    return {"version": policy.version, "status": policy.status,
-            **{f: str(getattr(policy, f)) for f in POLICY_FIELDS}} if policy else None
+    return (
+        {"version": policy.version, "status": policy.status, **{f: str(getattr(policy, f)) for f in POLICY_FIELDS}}
+        if policy
+        else None
+    )
 
 
 def _newest_default(policies) -> RetentionPolicy | None:
@@ -115,7 +137,9 @@ class Book:
             self.in_force[assuming.name] = assuming
         others = [p for p in self.in_force.values() if p is not assuming]
         self.default = assuming if assuming is not None and assuming.is_default else _newest_default(others)
-        policies = {p.pk: p for p in RetentionPolicy.objects.filter(pk__in=RetentionAssignment.objects.values("policy"))}
+        policies = {
+            p.pk: p for p in RetentionPolicy.objects.filter(pk__in=RetentionAssignment.objects.values("policy"))
+        }
         self.assigned = {b: policies[p] for b, p in RetentionAssignment.objects.values_list("bundle_id", "policy_id")}
 
     def policy_for(self, bundle: Bundle) -> RetentionPolicy | None:
@@ -141,10 +165,16 @@ def apply_retention(at=None, dry_run: bool = False) -> list[dict]:
 
 def would_delete(assuming: RetentionPolicy | None = None, at=None) -> dict:
     """What the next run would delete, with `assuming` in force: bundles, files and bytes, by a dry run."""
-    deleted = [e for e in _run(Book(assuming), at or database_now(), dry_run=True)
-               if e["outcome"] == RetentionEvent.Outcome.DELETED]
-    return {"bundles": len({e["bundle"] for e in deleted}), "files": sum(e["files"] for e in deleted),
-            "bytes": sum(e["bytes_freed"] for e in deleted)}
+    deleted = [
+        e
+        for e in _run(Book(assuming), at or database_now(), dry_run=True)
+        if e["outcome"] == RetentionEvent.Outcome.DELETED
+    ]
+    return {
+        "bundles": len({e["bundle"] for e in deleted}),
+        "files": sum(e["files"] for e in deleted),
+        "bytes": sum(e["bytes_freed"] for e in deleted),
+    }
 
 
 def _run(book: Book, now, dry_run: bool) -> list[dict]:
@@ -180,19 +210,32 @@ def _deleted(manifest, what) -> bool:
 
 def _decide(bundle, manifest, policy, what, now, dry_run, blocked) -> dict | None:
     files = _files(bundle, manifest, what)
-    entry = {"bundle": bundle.correlation_id, "manifest": manifest.sequence if manifest else None, "what": what,
-             "outcome": "blocked_by_legal_hold" if blocked else "deleted", "policy": str(policy),
-             "files": len(files), "bytes_freed": sum(size for _, size in files)}
+    entry = {
+        "bundle": bundle.correlation_id,
+        "manifest": manifest.sequence if manifest else None,
+        "what": what,
+        "outcome": "blocked_by_legal_hold" if blocked else "deleted",
+        "policy": str(policy),
+        "files": len(files),
+        "bytes_freed": sum(size for _, size in files),
+    }
     if dry_run:
         return entry
     if blocked:
         return entry if _record_block(bundle, manifest, policy, what, files, now) else None
     _delete(bundle, what, files, now)
     deleted = RetentionEvent.Outcome.DELETED
-    event = RetentionEvent.objects.create(bundle=bundle, manifest=manifest, policy=policy, what=what, at=now,
-                                          outcome=deleted, files=entry["files"], bytes_freed=entry["bytes_freed"],
-                                          **retention_events.signed_fields(bundle, manifest, policy, what, deleted,
-                                                                           files, now))
+    event = RetentionEvent.objects.create(
+        bundle=bundle,
+        manifest=manifest,
+        policy=policy,
+        what=what,
+        at=now,
+        outcome=deleted,
+        files=entry["files"],
+        bytes_freed=entry["bytes_freed"],
+        **retention_events.signed_fields(bundle, manifest, policy, what, deleted, files, now),
+    )
     ActivityEvent.record("retention", "retention_deleted", event, after=entry)
     return entry
 
@@ -200,14 +243,26 @@ def _decide(bundle, manifest, policy, what, now, dry_run, blocked) -> dict | Non
 def _record_block(bundle, manifest, policy, what, files, now) -> bool:
     """A block is recorded (and alerted) once per policy version, not every night."""
     blocked = RetentionEvent.Outcome.BLOCKED
-    if RetentionEvent.objects.filter(bundle=bundle, manifest=manifest, what=what, policy=policy,
-                                     outcome=blocked).exists():
+    if RetentionEvent.objects.filter(
+        bundle=bundle, manifest=manifest, what=what, policy=policy, outcome=blocked
+    ).exists():
         return False
-    RetentionEvent.objects.create(bundle=bundle, manifest=manifest, what=what, policy=policy, outcome=blocked, at=now,
-                                  **retention_events.signed_fields(bundle, manifest, policy, what, blocked, files, now))
-    raise_alert("retention_blocked", f"legal-hold-{policy.name}", link="/admin/audit/retentionevent/",
-                message=f"Retention of {what} of bundle {bundle.correlation_id[:16]} is blocked by the legal "
-                        f"hold on {policy.name}.")
+    RetentionEvent.objects.create(
+        bundle=bundle,
+        manifest=manifest,
+        what=what,
+        policy=policy,
+        outcome=blocked,
+        at=now,
+        **retention_events.signed_fields(bundle, manifest, policy, what, blocked, files, now),
+    )
+    raise_alert(
+        "retention_blocked",
+        f"legal-hold-{policy.name}",
+        link="/admin/audit/retentionevent/",
+        message=f"Retention of {what} of bundle {bundle.correlation_id[:16]} is blocked by the legal "
+        f"hold on {policy.name}.",
+    )
     return True
 
 
@@ -216,8 +271,10 @@ def _files(bundle, manifest, what) -> list[tuple[str, int]]:
     if what == RetentionEvent.What.INPUT:
         return [(bundle.input_name, bundle.size)]
     if what == RetentionEvent.What.OUTPUTS:
-        return [*Asset.objects.filter(manifest=manifest).values_list("name", "size"),
-                *PagePreview.objects.filter(manifest=manifest).values_list("storage_name", "size")]
+        return [
+            *Asset.objects.filter(manifest=manifest).values_list("name", "size"),
+            *PagePreview.objects.filter(manifest=manifest).values_list("storage_name", "size"),
+        ]
     return [(manifest.storage_name, len(manifest.body))]
 
 
@@ -233,8 +290,9 @@ def overdue_inputs(now=None):
     """Inputs kept past their window with no legal hold: a finding for verification runs."""
     now, book = now or database_now(), Book()
     for assignment in RetentionAssignment.objects.select_related("bundle", "policy").filter(
-            bundle__input_deleted_at__isnull=True, policy__input_days__isnull=False):
+        bundle__input_deleted_at__isnull=True, policy__input_days__isnull=False
+    ):
         if _due(assignment.bundle.created_at, assignment.policy.input_days, now) and not book.on_hold(
-                assignment.policy):
+            assignment.policy
+        ):
             yield assignment.bundle
-

@@ -33,11 +33,18 @@ def reasons_to_count(draft: RetentionPolicy, current: RetentionPolicy | None) ->
     """Why the approver must see what the draft deletes first: it could delete more, or sooner."""
     if current is None:
         minimum = settings.PAGETRAIL_RETENTION_MIN_DAYS
-        return [f"a first version whose {w.replace('_days', '')} window of {getattr(draft, w)} day(s) is under "
-                f"the {minimum}-day minimum" for w in WINDOWS
-                if getattr(draft, w) is not None and getattr(draft, w) < minimum]
-    reasons = [f"it shortens the {w.replace('_days', '')} window from {_days(getattr(current, w))} to "
-               f"{_days(getattr(draft, w))}" for w in WINDOWS if _shorter(getattr(draft, w), getattr(current, w))]
+        return [
+            f"a first version whose {w.replace('_days', '')} window of {getattr(draft, w)} day(s) is under "
+            f"the {minimum}-day minimum"
+            for w in WINDOWS
+            if getattr(draft, w) is not None and getattr(draft, w) < minimum
+        ]
+    reasons = [
+        f"it shortens the {w.replace('_days', '')} window from {_days(getattr(current, w))} to "
+        f"{_days(getattr(draft, w))}"
+        for w in WINDOWS
+        if _shorter(getattr(draft, w), getattr(current, w))
+    ]
     if current.legal_hold and not draft.legal_hold:
         reasons.append("it lifts the legal hold")
     if draft.is_default and not current.is_default:
@@ -69,8 +76,14 @@ def refusal(draft: RetentionPolicy, user, current: RetentionPolicy | None) -> st
 def review(draft: RetentionPolicy, user, at=None) -> Review:
     """The approval page's content, computed without writing anything."""
     current = in_force_of(draft.name)
-    return Review(draft, current, refusal(draft, user, current), reasons_to_count(draft, current),
-                  would_delete(draft, at), would_delete(None, at))
+    return Review(
+        draft,
+        current,
+        refusal(draft, user, current),
+        reasons_to_count(draft, current),
+        would_delete(draft, at),
+        would_delete(None, at),
+    )
 
 
 def approve(draft: RetentionPolicy, user, seen_files: int | None = None, at=None) -> Review:
@@ -81,14 +94,26 @@ def approve(draft: RetentionPolicy, user, seen_files: int | None = None, at=None
     if found.refusal:
         raise Refused(found.refusal)
     if found.reasons and seen_files != found.impact["files"]:
-        raise Refused(f"Approving {draft} would delete {found.impact['files']} file(s) of "
-                      f"{found.impact['bundles']} bundle(s) on the next run: confirm that number to approve it.")
+        raise Refused(
+            f"Approving {draft} would delete {found.impact['files']} file(s) of "
+            f"{found.impact['bundles']} bundle(s) on the next run: confirm that number to approve it."
+        )
     with transaction.atomic():
         if not draft.approve(user.get_username(), at):
             raise Refused(f"{draft} was approved by someone else, or a newer version took effect, first.")
-        ActivityEvent.record(user.get_username(), "retention_policy_approved", draft, at=at,
-                             before=snapshot(found.current), after={
-                                 **snapshot(draft), "approved_by": draft.approved_by, "created_by": draft.created_by,
-                                 "reasons_to_count": found.reasons, "would_delete": found.impact,
-                                 "would_delete_under_version_in_force": found.impact_in_force})
+        ActivityEvent.record(
+            user.get_username(),
+            "retention_policy_approved",
+            draft,
+            at=at,
+            before=snapshot(found.current),
+            after={
+                **snapshot(draft),
+                "approved_by": draft.approved_by,
+                "created_by": draft.created_by,
+                "reasons_to_count": found.reasons,
+                "would_delete": found.impact,
+                "would_delete_under_version_in_force": found.impact_in_force,
+            },
+        )
     return found

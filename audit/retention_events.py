@@ -13,19 +13,43 @@ from .manifests import canonical_bytes, timestamp
 from .models import Finding, RetentionEvent
 
 SCHEMA_VERSION = 1
-STORE = {RetentionEvent.What.INPUT: "inputs", RetentionEvent.What.OUTPUTS: "outputs",
-         RetentionEvent.What.MANIFEST_FILE: "outputs"}
+STORE = {
+    RetentionEvent.What.INPUT: "inputs",
+    RetentionEvent.What.OUTPUTS: "outputs",
+    RetentionEvent.What.MANIFEST_FILE: "outputs",
+}
 
 
-def statement(*, bundle: str, manifest: tuple[int, str] | None, what: str, outcome: str, files: list[str],
-              bytes_freed: int, at: datetime, policy: tuple[str, int], signed_at: datetime, key_id: str) -> dict:
+def statement(
+    *,
+    bundle: str,
+    manifest: tuple[int, str] | None,
+    what: str,
+    outcome: str,
+    files: list[str],
+    bytes_freed: int,
+    at: datetime,
+    policy: tuple[str, int],
+    signed_at: datetime,
+    key_id: str,
+) -> dict:
     """What a retention event signs. `manifest`: (sequence, sha256); `policy`: (name, version)."""
-    return {"schema_version": SCHEMA_VERSION, "kind": "retention_event", "bundle": bundle,
-            "manifest_sequence": manifest[0] if manifest else None,
-            "manifest_sha256": manifest[1] if manifest else None, "what": what, "outcome": outcome,
-            "files": sorted(files), "file_count": len(files), "bytes_freed": bytes_freed, "at": timestamp(at),
-            "policy": {"name": policy[0], "version": policy[1]}, "signed_at": timestamp(signed_at),
-            "key_id": key_id}
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "retention_event",
+        "bundle": bundle,
+        "manifest_sequence": manifest[0] if manifest else None,
+        "manifest_sha256": manifest[1] if manifest else None,
+        "what": what,
+        "outcome": outcome,
+        "files": sorted(files),
+        "file_count": len(files),
+        "bytes_freed": bytes_freed,
+        "at": timestamp(at),
+        "policy": {"name": policy[0], "version": policy[1]},
+        "signed_at": timestamp(signed_at),
+        "key_id": key_id,
+    }
 
 
 def signed_fields(bundle, manifest, policy, what: str, outcome: str, files: list[tuple[str, int]], at) -> dict:
@@ -33,20 +57,35 @@ def signed_fields(bundle, manifest, policy, what: str, outcome: str, files: list
 
     A block deletes nothing, so it names no file (its row counts none either)."""
     files = files if outcome == RetentionEvent.Outcome.DELETED else []
-    document = statement(bundle=bundle.correlation_id, manifest=(manifest.sequence, manifest.sha256) if manifest
-                         else None, what=what, outcome=outcome, files=[name for name, _ in files],
-                         bytes_freed=sum(size for _, size in files), at=at,
-                         policy=(policy.name, policy.version), signed_at=at, key_id=signing.current_key_id())
+    document = statement(
+        bundle=bundle.correlation_id,
+        manifest=(manifest.sequence, manifest.sha256) if manifest else None,
+        what=what,
+        outcome=outcome,
+        files=[name for name, _ in files],
+        bytes_freed=sum(size for _, size in files),
+        at=at,
+        policy=(policy.name, policy.version),
+        signed_at=at,
+        key_id=signing.current_key_id(),
+    )
     body = canonical_bytes(document)
     return {"body": body.decode("ascii"), "signature": signing.sign(body, at), "key_id": document["key_id"]}
 
 
 def row_fields(event: RetentionEvent) -> dict:
     """The row's own columns as its signed body states them."""
-    return {"bundle": event.bundle.correlation_id, "manifest_sequence": event.manifest.sequence if event.manifest
-            else None, "manifest_sha256": event.manifest.sha256 if event.manifest else None, "what": event.what,
-            "outcome": event.outcome, "file_count": event.files, "bytes_freed": event.bytes_freed,
-            "at": timestamp(event.at), "policy": {"name": event.policy.name, "version": event.policy.version}}
+    return {
+        "bundle": event.bundle.correlation_id,
+        "manifest_sequence": event.manifest.sequence if event.manifest else None,
+        "manifest_sha256": event.manifest.sha256 if event.manifest else None,
+        "what": event.what,
+        "outcome": event.outcome,
+        "file_count": event.files,
+        "bytes_freed": event.bytes_freed,
+        "at": timestamp(event.at),
+        "policy": {"name": event.policy.name, "version": event.policy.version},
+    }
 
 
 def problem(event: RetentionEvent, trusted: signing.Trust) -> tuple[dict | None, str | None]:
@@ -74,8 +113,14 @@ def check_all(trusted: signing.Trust) -> tuple[list[Finding], dict[str, set[str]
     for event in rows.iterator(chunk_size=500):
         body, why = problem(event, trusted)
         if why:
-            findings.append(Finding(kind=Finding.Kind.RETENTION_EVENT_INVALID, manifest=event.manifest,
-                                    name=f"retention event {event.pk}", detail=why))
+            findings.append(
+                Finding(
+                    kind=Finding.Kind.RETENTION_EVENT_INVALID,
+                    manifest=event.manifest,
+                    name=f"retention event {event.pk}",
+                    detail=why,
+                )
+            )
         elif event.outcome == RetentionEvent.Outcome.DELETED:
             excused[STORE[event.what]].update(body["files"])
     return findings, excused

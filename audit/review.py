@@ -33,8 +33,9 @@ def pages_of(manifest: Manifest, with_assets: bool = True) -> list[Page]:
     pages = [Page(n) for n in range(1, manifest.page_count + 1)]
     if not with_assets:
         return pages
-    for placement in Placement.objects.filter(manifest=manifest).select_related("asset").order_by("page",
-                                                                                                   "index_on_page"):
+    for placement in (
+        Placement.objects.filter(manifest=manifest).select_related("asset").order_by("page", "index_on_page")
+    ):
         if 1 <= placement.page <= len(pages):
             pages[placement.page - 1].assets.append(placement.asset)
     return pages
@@ -69,10 +70,14 @@ def flag_provider_warnings(manifest: Manifest, warnings) -> ReviewFlag | None:
     """Partial success or page warnings put the job in the review queue by themselves."""
     if not warnings:
         return None
-    pages = sorted({int(n) for w in warnings for n in PAGE_IN_WARNING.findall(w)
-                    if 1 <= int(n) <= manifest.page_count})
-    return ReviewFlag.objects.create(manifest=manifest, pages=pages, kind=ReviewFlag.Kind.OTHER,
-                                     note="Reported by the extractor:\n" + "\n".join(warnings), raised_by="extractor")
+    pages = sorted({int(n) for w in warnings for n in PAGE_IN_WARNING.findall(w) if 1 <= int(n) <= manifest.page_count})
+    return ReviewFlag.objects.create(
+        manifest=manifest,
+        pages=pages,
+        kind=ReviewFlag.Kind.OTHER,
+        note="Reported by the extractor:\n" + "\n".join(warnings),
+        raised_by="extractor",
+    )
 
 
 def request_reextraction(flag: ReviewFlag, by: str) -> ReviewFlag:
@@ -97,5 +102,9 @@ def comparison(flag: ReviewFlag) -> dict | None:
         return None
     old_hashes = set(Asset.objects.filter(manifest=flag.manifest).values_list("sha256", flat=True))
     new_hashes = set(Asset.objects.filter(manifest=new).values_list("sha256", flat=True))
-    return {"manifest": new.sequence, "added": len(new_hashes - old_hashes), "removed": len(old_hashes - new_hashes),
-            "unchanged": len(old_hashes & new_hashes)}
+    return {
+        "manifest": new.sequence,
+        "added": len(new_hashes - old_hashes),
+        "removed": len(old_hashes - new_hashes),
+        "unchanged": len(old_hashes & new_hashes),
+    }

@@ -12,8 +12,8 @@ from extraction.models import Job
 from extraction.providers import JobReport, ProviderError, RemoteAsset
 
 from . import manifests, previews, signing
-from .review import flag_provider_warnings
 from .models import Asset, Manifest, ManifestChain, Placement
+from .review import flag_provider_warnings
 
 
 def record_completion(job: Job, report: JobReport, files: dict[str, Path], attempt_number: int, at=None) -> bool:
@@ -61,8 +61,9 @@ def _check_size(asset: RemoteAsset, path: Path) -> None:
     # cost a tenth of a job. A file changed since then is caught by its size here, and by any
     # verification run afterwards, which re-hashes what the store holds.
     if (size := path.stat().st_size) != asset.size:
-        raise ProviderError("asset_mismatch", f"Asset {asset.key} has {size} bytes, not the {asset.size} reported.",
-                            permanent=False)
+        raise ProviderError(
+            "asset_mismatch", f"Asset {asset.key} has {size} bytes, not the {asset.size} reported.", permanent=False
+        )
 
 
 def _document(job, report, ordered, names, chain, attempt_number, at) -> dict:
@@ -73,13 +74,24 @@ def _document(job, report, ordered, names, chain, attempt_number, at) -> dict:
         "previous_sha256": chain.head_sha256,
         "key_id": signing.current_key_id(),
         "correlation_id": bundle.correlation_id,
-        "input": {"sha256": bundle.correlation_id, "size": bundle.size, "page_count": bundle.page_count,
-                  **report.meta.get("input", {})},
-        "extractor": {"name": job.extractor, "version": job.extractor_version, "provider": job.provider,
-                      **_libraries(report)},
+        "input": {
+            "sha256": bundle.correlation_id,
+            "size": bundle.size,
+            "page_count": bundle.page_count,
+            **report.meta.get("input", {}),
+        },
+        "extractor": {
+            "name": job.extractor,
+            "version": job.extractor_version,
+            "provider": job.provider,
+            **_libraries(report),
+        },
         "job": {
-            "id": job.pk, "idempotency_key": job.idempotency_key, "provider_job_id": job.provider_job_id,
-            "enqueued_at": manifests.timestamp(job.enqueued_at), "picked_up_at": manifests.timestamp(job.picked_up_at),
+            "id": job.pk,
+            "idempotency_key": job.idempotency_key,
+            "provider_job_id": job.provider_job_id,
+            "enqueued_at": manifests.timestamp(job.enqueued_at),
+            "picked_up_at": manifests.timestamp(job.picked_up_at),
             "submitted_at": manifests.timestamp(job.submitted_at),
             "provider_finished_at": manifests.timestamp(job.provider_finished_at),
         },
@@ -98,10 +110,17 @@ def _libraries(report: JobReport) -> dict:
 def _asset_entry(asset: RemoteAsset, name: str, attempt_number: int, at) -> dict:
     placements = sorted(asset.placements)
     return {
-        "name": name, "sha256": asset.sha256, "size": asset.size, "content_type": asset.content_type,
-        "width": asset.width, "height": asset.height, "pages": sorted({p for p, _ in placements}),
-        "placements": [list(p) for p in placements], "attempt": attempt_number,
-        "created_at": manifests.timestamp(at), **_made_from(asset),
+        "name": name,
+        "sha256": asset.sha256,
+        "size": asset.size,
+        "content_type": asset.content_type,
+        "width": asset.width,
+        "height": asset.height,
+        "pages": sorted({p for p, _ in placements}),
+        "placements": [list(p) for p in placements],
+        "attempt": attempt_number,
+        "created_at": manifests.timestamp(at),
+        **_made_from(asset),
     }
 
 
@@ -121,18 +140,47 @@ def _write(job, document, ordered, names, chain, attempt_number, at, written: li
         stores.save_new(stores.outputs(), storage_name, ContentFile(body), sha256)
         written.append(storage_name)
     manifest = Manifest.objects.create(
-        job=job, sequence=document["sequence"], schema_version=manifests.SCHEMA_VERSION,
-        correlation_id=job.bundle.correlation_id, extractor=job.extractor, extractor_version=job.extractor_version,
-        input_sha256=job.bundle.correlation_id, page_count=job.bundle.page_count, body=body.decode("ascii"),
-        sha256=sha256, previous_sha256=chain.head_sha256, signature=signing.sign(body, at),
-        key_id=document["key_id"], storage_name=storage_name, created_at=at)
-    assets = Asset.objects.bulk_create([
-        Asset(manifest=manifest, name=names[a.key], sha256=a.sha256, size=a.size, page=a.first_placement[0],
-              index_on_page=a.first_placement[1], width=a.width, height=a.height, content_type=a.content_type,
-              attempt_number=attempt_number, created_at=at) for a in ordered])
-    Placement.objects.bulk_create([
-        Placement(asset=row, manifest=manifest, page=p, index_on_page=i)
-        for row, a in zip(assets, ordered) for p, i in a.placements])
+        job=job,
+        sequence=document["sequence"],
+        schema_version=manifests.SCHEMA_VERSION,
+        correlation_id=job.bundle.correlation_id,
+        extractor=job.extractor,
+        extractor_version=job.extractor_version,
+        input_sha256=job.bundle.correlation_id,
+        page_count=job.bundle.page_count,
+        body=body.decode("ascii"),
+        sha256=sha256,
+        previous_sha256=chain.head_sha256,
+        signature=signing.sign(body, at),
+        key_id=document["key_id"],
+        storage_name=storage_name,
+        created_at=at,
+    )
+    assets = Asset.objects.bulk_create(
+        [
+            Asset(
+                manifest=manifest,
+                name=names[a.key],
+                sha256=a.sha256,
+                size=a.size,
+                page=a.first_placement[0],
+                index_on_page=a.first_placement[1],
+                width=a.width,
+                height=a.height,
+                content_type=a.content_type,
+                attempt_number=attempt_number,
+                created_at=at,
+            )
+            for a in ordered
+        ]
+    )
+    Placement.objects.bulk_create(
+        [
+            Placement(asset=row, manifest=manifest, page=p, index_on_page=i)
+            for row, a in zip(assets, ordered)
+            for p, i in a.placements
+        ]
+    )
     ManifestChain.objects.filter(pk=chain.pk).update(head_sha256=sha256, length=chain.length + 1)
     return manifest
 

@@ -106,8 +106,10 @@ def trust() -> Trust:
 
     public = configured_keys()
     rows = SigningKey.objects.filter(key_id__in=public).values_list("key_id", "public_key", "valid_from", "valid_until")
-    return Trust(public, {key_id: (start, end) for key_id, encoded, start, end in rows
-                          if base64.b64decode(encoded) == public[key_id]})
+    return Trust(
+        public,
+        {key_id: (start, end) for key_id, encoded, start, end in rows if base64.b64decode(encoded) == public[key_id]},
+    )
 
 
 def published_rows():
@@ -115,16 +117,20 @@ def published_rows():
     from .models import SigningKey
 
     public = configured_keys()
-    return [row for row in SigningKey.objects.filter(key_id__in=public).order_by("valid_from")
-            if base64.b64decode(row.public_key) == public[row.key_id]]
+    return [
+        row
+        for row in SigningKey.objects.filter(key_id__in=public).order_by("valid_from")
+        if base64.b64decode(row.public_key) == public[row.key_id]
+    ]
 
 
 def published_document() -> dict:
     return {"keys": [row.as_json() for row in published_rows()]}
 
 
-def signature_problem(body: bytes, signature: str, key_id: str, trusted: Trust | None = None,
-                      at: datetime | None = None) -> str | None:
+def signature_problem(
+    body: bytes, signature: str, key_id: str, trusted: Trust | None = None, at: datetime | None = None
+) -> str | None:
     """None when the signature verifies with a trusted key inside its validity period, else why not."""
     if key_id.startswith(ED25519):
         trusted = trusted or trust()

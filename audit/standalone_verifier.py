@@ -27,6 +27,7 @@ import zipfile
 try:
     from cryptography.exceptions import InvalidSignature
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
     CRYPTOGRAPHY = True
 except ImportError:  # reported per signature: HMAC-only packages still verify with the standard library
     CRYPTOGRAPHY = False
@@ -35,9 +36,11 @@ GENESIS = "0" * 64
 FIXED_MEMBERS = {"README.txt", "index.json", "index.sig.json", "verify_evidence.py", "keys.json"}
 ED25519 = "ed25519-"
 CHUNK = 1024 * 1024
-LEFT_OUT = {"not_included": "asset(s) not included (package exported without assets)",
-            "outside_case": "asset(s) of the manifest outside this case's pages, not included",
-            "retained_away": "file(s) deleted under retention, as retention events in index.json record"}
+LEFT_OUT = {
+    "not_included": "asset(s) not included (package exported without assets)",
+    "outside_case": "asset(s) of the manifest outside this case's pages, not included",
+    "retained_away": "file(s) deleted under retention, as retention events in index.json record",
+}
 
 
 class Report:
@@ -46,8 +49,19 @@ class Report:
         self.pinned = False
         self.periods = {}  # key id -> (valid from, valid until or None), from the trusted key list
         self.retention = []  # the signed bodies of retention events that verified
-        self.counts = dict.fromkeys(("manifests", "links", "checkpoints", "assets", "not_included",
-                                     "outside_case", "signatures", "retained_away"), 0)
+        self.counts = dict.fromkeys(
+            (
+                "manifests",
+                "links",
+                "checkpoints",
+                "assets",
+                "not_included",
+                "outside_case",
+                "signatures",
+                "retained_away",
+            ),
+            0,
+        )
         self.unsigned = {}  # key id -> signatures left unchecked for want of its key
         self.signers = set()  # Ed25519 key ids whose signatures verified
 
@@ -109,8 +123,11 @@ def check_period(report, where, key_id, at):
     if signed is None or signed.tzinfo is None:
         report.fail(where, f"gives no time it was signed at ({at!r}), so key {key_id}'s validity cannot be checked")
     elif start is None or signed < start or (end is not None and signed > end):
-        report.fail(where, f"signed at {at}, outside the validity period of key {key_id} "
-                           f"({start.isoformat() if start else '?'} until {end.isoformat() if end else 'now'})")
+        report.fail(
+            where,
+            f"signed at {at}, outside the validity period of key {key_id} "
+            f"({start.isoformat() if start else '?'} until {end.isoformat() if end else 'now'})",
+        )
 
 
 def key_id_of(public):
@@ -131,8 +148,10 @@ def public_keys(document, where, report, periods=None):
             continue
         found[entry["key_id"]] = public
         if periods is not None:
-            periods[entry["key_id"]] = (parse_time(entry.get("valid_from") or ""),
-                                        parse_time(entry["valid_until"]) if entry.get("valid_until") else None)
+            periods[entry["key_id"]] = (
+                parse_time(entry.get("valid_from") or ""),
+                parse_time(entry["valid_until"]) if entry.get("valid_until") else None,
+            )
     return found
 
 
@@ -143,8 +162,9 @@ def load_public_keys(zf, index, pinned, report):
     listed = (index.get("keys") or {}).get("sha256")
     if hashlib.sha256(data).hexdigest() != listed:
         report.fail("keys.json", "is not the key list the index records (its sha256 differs from index.json's)")
-    carried = public_keys(parse_json(report, "keys.json", data), "keys.json", report,
-                          None if pinned is not None else report.periods)
+    carried = public_keys(
+        parse_json(report, "keys.json", data), "keys.json", report, None if pinned is not None else report.periods
+    )
     if pinned is None:
         return carried
     report.pinned = True
@@ -210,16 +230,31 @@ def check_stored_copy(report, where, entry, sequence=None, name=None):
 
 def check_retention(report, where, sequence, what, name):
     """Something left out as deleted under retention must have a signed retention event naming it."""
-    if any(body.get("manifest_sequence") == sequence and body.get("what") == what and body.get("outcome") == "deleted"
-           and name in (body.get("files") or []) for body in report.retention):
+    if any(
+        body.get("manifest_sequence") == sequence
+        and body.get("what") == what
+        and body.get("outcome") == "deleted"
+        and name in (body.get("files") or [])
+        for body in report.retention
+    ):
         report.counts["retained_away"] += 1
     else:
-        report.fail(where, f"left out as deleted under retention, but no signed retention event in the package "
-                           f"names {name} among the {what.replace('_', ' ')} of manifest {sequence} it deleted")
+        report.fail(
+            where,
+            f"left out as deleted under retention, but no signed retention event in the package "
+            f"names {name} among the {what.replace('_', ' ')} of manifest {sequence} it deleted",
+        )
 
 
-RETENTION_FIELDS = {"bundle": "bundle", "manifest": "manifest_sequence", "what": "what", "outcome": "outcome",
-                    "files": "file_count", "bytes_freed": "bytes_freed", "at": "at"}
+RETENTION_FIELDS = {
+    "bundle": "bundle",
+    "manifest": "manifest_sequence",
+    "what": "what",
+    "outcome": "outcome",
+    "files": "file_count",
+    "bytes_freed": "bytes_freed",
+    "at": "at",
+}
 
 
 def check_retention_events(index, keys, report):
@@ -235,8 +270,15 @@ def check_retention_events(index, keys, report):
             report.fail(where, "a retention event must be signed with an Ed25519 key")
             continue
         before = len(report.problems)
-        check_signature(report, where, text.encode("utf-8"), event.get("signature"), event.get("key_id"), keys,
-                        body.get("signed_at"))
+        check_signature(
+            report,
+            where,
+            text.encode("utf-8"),
+            event.get("signature"),
+            event.get("key_id"),
+            keys,
+            body.get("signed_at"),
+        )
         differing = [k for k, field in RETENTION_FIELDS.items() if event.get(k) != body.get(field)]
         if differing:
             report.fail(where, f"says other {', '.join(differing)} than its signed body")
@@ -255,17 +297,24 @@ def check_chain(index, report):
         if i > 0:
             before = segment[i - 1]
             if seq != before.get("sequence", 0) + 1:
-                report.fail("index.json", f"chain segment: sequence {seq} follows {before.get('sequence')} "
-                                          "(a gap or a reordering)")
+                report.fail(
+                    "index.json",
+                    f"chain segment: sequence {seq} follows {before.get('sequence')} (a gap or a reordering)",
+                )
             if prev != before.get("sha256"):
-                report.fail("index.json", f"chain segment: manifest {seq}'s previous_sha256 is not the sha256 "
-                                          f"of manifest {before.get('sequence')}")
+                report.fail(
+                    "index.json",
+                    f"chain segment: manifest {seq}'s previous_sha256 is not the sha256 "
+                    f"of manifest {before.get('sequence')}",
+                )
         links[seq] = link
     report.counts["links"] = len(segment)
     for entry in index.get("manifests", []):
         link = links.get(entry.get("sequence"))
         if link is None or (link.get("sha256"), link.get("previous_sha256")) != (
-                entry.get("sha256"), entry.get("previous_sha256")):
+            entry.get("sha256"),
+            entry.get("previous_sha256"),
+        ):
             report.fail(entry.get("file", "index.json"), "not in the chain segment with the same hashes")
     return links
 
@@ -279,9 +328,18 @@ def check_checkpoints(index, links, keys, report):
         body_text = cp.get("body", "")
         body = parse_json(report, where, body_text.encode("utf-8")) or {}
         before = len(report.problems)
-        check_signature(report, where, body_text.encode("utf-8"), cp.get("signature"), cp.get("key_id"), keys,
-                        body.get("created_at"))
-        if len(report.problems) == before and (str(cp.get("key_id", "")).startswith(ED25519) or cp.get("key_id") in keys):
+        check_signature(
+            report,
+            where,
+            body_text.encode("utf-8"),
+            cp.get("signature"),
+            cp.get("key_id"),
+            keys,
+            body.get("created_at"),
+        )
+        if len(report.problems) == before and (
+            str(cp.get("key_id", "")).startswith(ED25519) or cp.get("key_id") in keys
+        ):
             verified.append(body)  # only a checked signature anchors anything: an HMAC one without its key does not
         check_stored_copy(report, where, cp)
         length, head = body.get("chain_length", cp.get("chain_length")), body.get("head_sha256", cp.get("head_sha256"))
@@ -290,8 +348,9 @@ def check_checkpoints(index, links, keys, report):
         if length in links:
             report.counts["checkpoints"] += 1
             if links[length].get("sha256") != head:
-                report.fail(where, f"names head {head} but manifest {length} in the chain is "
-                                   f"{links[length].get('sha256')}")
+                report.fail(
+                    where, f"names head {head} but manifest {length} in the chain is {links[length].get('sha256')}"
+                )
     return verified
 
 
@@ -308,7 +367,10 @@ def check_assets(zf, index, bodies, report):
             continue
         seq, wanted = expected[name]
         if (entry.get("sha256"), entry.get("size"), entry.get("manifest_sequence")) != (
-                wanted.get("sha256"), wanted.get("size"), seq):
+            wanted.get("sha256"),
+            wanted.get("size"),
+            seq,
+        ):
             report.fail("index.json", f"asset {name} is listed with another hash, size or manifest than manifest {seq}")
         check_asset_file(zf, index, entry, seq, wanted, report)
 
@@ -333,8 +395,11 @@ def check_asset_file(zf, index, entry, seq, wanted, report):
         return
     report.counts["assets"] += 1
     if digest != wanted.get("sha256") or size != wanted.get("size"):
-        report.fail(where, f"bytes hash to {digest} ({size} bytes), manifest {seq} says "
-                           f"{wanted.get('sha256')} ({wanted.get('size')} bytes)")
+        report.fail(
+            where,
+            f"bytes hash to {digest} ({size} bytes), manifest {seq} says "
+            f"{wanted.get('sha256')} ({wanted.get('size')} bytes)",
+        )
 
 
 def check_members(zf, index, report):
@@ -403,15 +468,18 @@ def verify(zf, keys, report, pinned=None):
 def check_index_signature(zf, data, index, keys, report):
     """index.json says what is in scope and why anything is absent; only the exporter's signature makes that count."""
     if "index.sig.json" not in zf.namelist():
-        report.fail("index.json", "is not signed (index.sig.json is missing): what it says is left out cannot be trusted")
+        report.fail(
+            "index.json", "is not signed (index.sig.json is missing): what it says is left out cannot be trusted"
+        )
         return
     signed = parse_json(report, "index.sig.json", read_member(zf, "index.sig.json", report) or b"") or {}
     if not str(signed.get("key_id", "")).startswith(ED25519):
         report.fail("index.sig.json", "the index must be signed with an Ed25519 key")
         return
     before = len(report.problems)
-    check_signature(report, "index.sig.json", data, signed.get("signature"), signed.get("key_id"), keys,
-                    index.get("generated_at"))
+    check_signature(
+        report, "index.sig.json", data, signed.get("signature"), signed.get("key_id"), keys, index.get("generated_at")
+    )
     if len(report.problems) > before:
         report.problems[-1] = "index.json: changed after export: " + report.problems[-1].split(": ", 1)[1]
 
@@ -429,8 +497,10 @@ def check_date_range_complete(index, checkpoints, report):
     for link in segment:
         created = link.get("created_at") or ""
         if start <= created < before and link.get("sequence") not in listed:
-            report.fail("index.json", f"manifest {link.get('sequence')} was created within the range "
-                                      f"({created}) but is not in the package")
+            report.fail(
+                "index.json",
+                f"manifest {link.get('sequence')} was created within the range ({created}) but is not in the package",
+            )
     end = segment[-1] if segment else {}
     check_range_anchor(index, checkpoints, end, scope.get("before"), report)
 
@@ -440,18 +510,29 @@ def check_range_anchor(index, checkpoints, end, before, report):
     at_head = (head.get("length"), head.get("sha256")) == (end.get("sequence"), end.get("sha256"))
     at_checkpoint = range_end is not None and any(
         (cp.get("chain_length"), cp.get("head_sha256")) == (end.get("sequence"), end.get("sha256"))
-        and made_at_or_after(cp, range_end) for cp in checkpoints)
+        and made_at_or_after(cp, range_end)
+        for cp in checkpoints
+    )
     if not (at_head or at_checkpoint):
-        report.fail("index.json", f"the chain segment ends at manifest {end.get('sequence')}, which neither a signed "
-                                  "checkpoint made after the range's end nor the chain head vouches for: "
-                                  "manifests of the range after it may be missing")
+        report.fail(
+            "index.json",
+            f"the chain segment ends at manifest {end.get('sequence')}, which neither a signed "
+            "checkpoint made after the range's end nor the chain head vouches for: "
+            "manifests of the range after it may be missing",
+        )
     for cp in checkpoints:
         made = parse_time(cp.get("created_at") or "")
-        if (cp.get("chain_length") or 0) > (end.get("sequence") or 0) and made and (
-                range_end is None or made < range_end):
-            report.fail("index.json", f"a signed checkpoint made at {cp.get('created_at')}, within the range, covers "
-                                      f"{cp.get('chain_length')} manifests, past the segment's end at "
-                                      f"{end.get('sequence')}: manifests of the range are missing")
+        if (
+            (cp.get("chain_length") or 0) > (end.get("sequence") or 0)
+            and made
+            and (range_end is None or made < range_end)
+        ):
+            report.fail(
+                "index.json",
+                f"a signed checkpoint made at {cp.get('created_at')}, within the range, covers "
+                f"{cp.get('chain_length')} manifests, past the segment's end at "
+                f"{end.get('sequence')}: manifests of the range are missing",
+            )
 
 
 def made_at_or_after(checkpoint, moment):
@@ -484,8 +565,11 @@ def check_case_map(zf, index, keys, report):
         if entry.get("file") and entry.get("sha256") != asset.get("sha256"):
             report.fail(where, f"names {asset.get('name')} with another hash than the package holds")
         elif not entry.get("file") and not case_asset_may_be_absent(entry, index):
-            report.fail(where, f"names {asset.get('name')}, which the package does not hold "
-                               f"(listed as {entry.get('omitted') or 'absent'})")
+            report.fail(
+                where,
+                f"names {asset.get('name')}, which the package does not hold "
+                f"(listed as {entry.get('omitted') or 'absent'})",
+            )
 
 
 def case_asset_may_be_absent(entry, index):
@@ -498,23 +582,35 @@ def summary_lines(index, keys, report):
     lines = []
     if index:
         scope = index.get("scope", {})
-        lines.append(f"scope: {scope.get('description', '?')}; exported {index.get('generated_at')} "
-                     f"by {index.get('exported_by') or 'unknown'}")
-    lines += [f"note: {n} HMAC signature(s) not checked: no key given for key id {k!r} "
-              "(use --key-id ID --key KEY or --key-file)" for k, n in sorted(report.unsigned.items())]
+        lines.append(
+            f"scope: {scope.get('description', '?')}; exported {index.get('generated_at')} "
+            f"by {index.get('exported_by') or 'unknown'}"
+        )
+    lines += [
+        f"note: {n} HMAC signature(s) not checked: no key given for key id {k!r} "
+        "(use --key-id ID --key KEY or --key-file)"
+        for k, n in sorted(report.unsigned.items())
+    ]
     if report.signers:
         lines.append(f"signed by: {', '.join(sorted(report.signers))}")
     if not report.pinned:
-        lines.append("WARNING: no --public-keys given: every signature was checked with the keys.json the package "
-                     "carries, so trust rests on the package itself (a package re-signed with another key and "
-                     "carrying that key would pass). Pass the portal's /signing-keys.json, obtained separately, "
-                     "with --public-keys.")
-    lines += [f"note: {report.counts[kind]} {text}: their hashes are listed but not re-checked"
-              for kind, text in LEFT_OUT.items() if report.counts[kind]]
+        lines.append(
+            "WARNING: no --public-keys given: every signature was checked with the keys.json the package "
+            "carries, so trust rests on the package itself (a package re-signed with another key and "
+            "carrying that key would pass). Pass the portal's /signing-keys.json, obtained separately, "
+            "with --public-keys."
+        )
+    lines += [
+        f"note: {report.counts[kind]} {text}: their hashes are listed but not re-checked"
+        for kind, text in LEFT_OUT.items()
+        if report.counts[kind]
+    ]
     c = report.counts
-    lines.append(f"checked: {c['manifests']} manifest(s), chain segment of {c['links']} link(s), "
-                 f"{c['checkpoints']} checkpoint(s) against the chain, {c['assets']} asset(s) re-hashed, "
-                 f"{c['signatures']} signature(s)")
+    lines.append(
+        f"checked: {c['manifests']} manifest(s), chain segment of {c['links']} link(s), "
+        f"{c['checkpoints']} checkpoint(s) against the chain, {c['assets']} asset(s) re-hashed, "
+        f"{c['signatures']} signature(s)"
+    )
     return lines
 
 
@@ -540,8 +636,11 @@ def main(argv=None):
     parser.add_argument("--key", action="append", default=[], help="the HMAC key for the preceding --key-id")
     parser.add_argument("--key-file", help="a file of id=key lines")
     parser.add_argument("--public-keys", help="the portal's published key list (signing-keys.json) to trust")
-    parser.add_argument("--trust-package-keys", action="store_true",
-                        help="accept the package's own keys.json when no --public-keys is given (exit 0, not 3)")
+    parser.add_argument(
+        "--trust-package-keys",
+        action="store_true",
+        help="accept the package's own keys.json when no --public-keys is given (exit 0, not 3)",
+    )
     args = parser.parse_args(argv)
     keys, report = load_keys(args, parser), Report()
     pinned = None
@@ -564,8 +663,10 @@ def main(argv=None):
         print("\n".join(f"  {problem}" for problem in report.problems))
         return 1
     if not report.pinned and not args.trust_package_keys:
-        print("UNPINNED: every check passed, but only against the keys the package carries; verify with "
-              "--public-keys signing-keys.json, or accept them with --trust-package-keys")
+        print(
+            "UNPINNED: every check passed, but only against the keys the package carries; verify with "
+            "--public-keys signing-keys.json, or accept them with --trust-package-keys"
+        )
         return 3
     print("PASS")
     return 0

@@ -22,8 +22,9 @@ Kind = Finding.Kind
 
 
 def start_run(by: str, *, bundle=None, date_from=None, date_to=None) -> VerificationRun:
-    return VerificationRun.objects.create(started_by=by[:150], scope_bundle=bundle, scope_from=date_from,
-                                          scope_to=date_to)
+    return VerificationRun.objects.create(
+        started_by=by[:150], scope_bundle=bundle, scope_from=date_from, scope_to=date_to
+    )
 
 
 def verify_all(by: str = "verify_all") -> tuple[list[Finding], dict]:
@@ -49,8 +50,12 @@ def execute(run_id: int) -> VerificationRun:
     status = "failed" if findings else "passed"
     VerificationRun.objects.filter(pk=run_id).update(status=status, findings_count=len(findings), finished_at=Now())
     if findings:
-        raise_alert("verification_findings", "verification-findings", link=f"/admin/audit/verificationrun/{run_id}/change/",
-                    message=f"Verification run {run_id} ({run.scope}) found {len(findings)} problem(s).")
+        raise_alert(
+            "verification_findings",
+            "verification-findings",
+            link=f"/admin/audit/verificationrun/{run_id}/change/",
+            message=f"Verification run {run_id} ({run.scope}) found {len(findings)} problem(s).",
+        )
     run.refresh_from_db()
     return run
 
@@ -95,8 +100,9 @@ def _check_manifests(run, in_scope, trusted: signing.Trust, excused: set[str]) -
     return found
 
 
-def check_manifest(manifest: Manifest, expected_previous: str | None, trusted: signing.Trust,
-                   file_retired: bool = False) -> list[Finding]:
+def check_manifest(
+    manifest: Manifest, expected_previous: str | None, trusted: signing.Trust, file_retired: bool = False
+) -> list[Finding]:
     body, out = manifest.body.encode("utf-8"), []  # an edited row may hold non-ASCII: a finding, not a crash
 
     def problem(kind, detail):
@@ -107,8 +113,13 @@ def check_manifest(manifest: Manifest, expected_previous: str | None, trusted: s
     if why := signing.signature_problem(body, manifest.signature, manifest.key_id, trusted, manifest.created_at):
         out.append(problem(Kind.BAD_SIGNATURE, why))
     if manifest.previous_sha256 != expected_previous:
-        out.append(problem(Kind.CHAIN_BREAK, "The previous-manifest hash does not match the manifest before it "
-                                             "(a manifest was dropped, reordered or rewritten)."))
+        out.append(
+            problem(
+                Kind.CHAIN_BREAK,
+                "The previous-manifest hash does not match the manifest before it "
+                "(a manifest was dropped, reordered or rewritten).",
+            )
+        )
     if file_retired:
         return out
     try:
@@ -142,8 +153,13 @@ def check_asset(asset: Asset) -> list[Finding]:
     except FileNotFoundError:
         return [Finding(kind=Kind.MISSING_OUTPUT, detail="The asset file is missing from the output store.", **where)]
     if digest != asset.sha256:
-        return [Finding(kind=Kind.HASH_MISMATCH, detail=f"Stored bytes hash to {digest}, the manifest says "
-                                                        f"{asset.sha256}.", **where)]
+        return [
+            Finding(
+                kind=Kind.HASH_MISMATCH,
+                detail=f"Stored bytes hash to {digest}, the manifest says {asset.sha256}.",
+                **where,
+            )
+        ]
     return []
 
 
@@ -160,8 +176,11 @@ def _check_store() -> list[Finding]:
             continue
         twin = stores.without_collision_suffix(name)
         kind = Kind.DUPLICATE_NAME if twin in expected else Kind.UNEXPECTED_OUTPUT
-        detail = (f"A second file for the deterministic name {twin}." if twin in expected
-                  else "A stored file that no manifest names.")
+        detail = (
+            f"A second file for the deterministic name {twin}."
+            if twin in expected
+            else "A stored file that no manifest names."
+        )
         found.append(Finding(kind=kind, name=name, detail=detail))
     return found
 
@@ -169,18 +188,31 @@ def _check_store() -> list[Finding]:
 def _previews_in_progress() -> dict[str, int]:
     """Output prefixes whose page previews a worker may still be writing, with their page counts."""
     done = dict(PagePreview.objects.values_list("manifest").annotate(n=Count("pk")).order_by())
-    return {name.rsplit("/", 1)[0]: pages for pk, name, pages in Manifest.objects.values_list("pk", "storage_name",
-                                                                                            "page_count")
-            if done.get(pk, 0) < len(previews.WIDTHS) * pages}
+    return {
+        name.rsplit("/", 1)[0]: pages
+        for pk, name, pages in Manifest.objects.values_list("pk", "storage_name", "page_count")
+        if done.get(pk, 0) < len(previews.WIDTHS) * pages
+    }
 
 
 def _inputs_kept_too_long() -> list[Finding]:
-    return [Finding(kind=Kind.INPUT_PAST_RETENTION, name=bundle.input_name,
-                    detail=f"The input of bundle {bundle.correlation_id} is kept past its retention window.")
-            for bundle in retention.overdue_inputs()]
+    return [
+        Finding(
+            kind=Kind.INPUT_PAST_RETENTION,
+            name=bundle.input_name,
+            detail=f"The input of bundle {bundle.correlation_id} is kept past its retention window.",
+        )
+        for bundle in retention.overdue_inputs()
+    ]
 
 
 def _jobs_past_deadline() -> list[Finding]:
     late = Job.objects.active().filter(deadline__lt=Now()).only("pk", "status", "deadline")
-    return [Finding(kind=Kind.PAST_DEADLINE, job=job, detail=f"Job {job.pk} is {job.status} past its deadline "
-                                                              f"({job.deadline:%Y-%m-%d %H:%M} UTC).") for job in late]
+    return [
+        Finding(
+            kind=Kind.PAST_DEADLINE,
+            job=job,
+            detail=f"Job {job.pk} is {job.status} past its deadline ({job.deadline:%Y-%m-%d %H:%M} UTC).",
+        )
+        for job in late
+    ]

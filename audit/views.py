@@ -40,8 +40,9 @@ def download_manifest(request, manifest_id: int):
     if not request.user.has_perm("audit.view_manifest"):
         raise PermissionDenied
     manifest = get_object_or_404(Manifest, pk=manifest_id)
-    return stores.attachment(stores.outputs(), manifest.storage_name, f"manifest-{manifest.sequence}.json",
-                             "application/json")
+    return stores.attachment(
+        stores.outputs(), manifest.storage_name, f"manifest-{manifest.sequence}.json", "application/json"
+    )
 
 
 @staff_member_required
@@ -100,8 +101,13 @@ def review_page(request, manifest_id: int):
             raise PermissionDenied
         if form.is_valid():
             try:
-                review.raise_flag(manifest, form.cleaned_data["pages"], form.cleaned_data["kind"],
-                                  form.cleaned_data["note"], request.user.get_username())
+                review.raise_flag(
+                    manifest,
+                    form.cleaned_data["pages"],
+                    form.cleaned_data["kind"],
+                    form.cleaned_data["note"],
+                    request.user.get_username(),
+                )
                 messages.success(request, "Flag raised.")
                 return redirect(request.path)
             except review.FlagRefused as exc:
@@ -109,14 +115,26 @@ def review_page(request, manifest_id: int):
     pages, flags = review.pages_of(manifest), list(manifest.review_flags.all())
     flagged = review.mark_flags(pages, flags)
     previewed = previews.attach(pages, manifest)
-    return render(request, "audit/review.html", {
-        **admin.site.each_context(request), "title": f"Review manifest {manifest.sequence}", "manifest": manifest,
-        "pages": pages, "covered": sum(1 for page in pages if page.assets), "form": form,
-        "missing": display.page_ranges(page.number for page in pages if not page.assets),
-        "flagged": display.page_ranges(flagged), "previews": preview_progress(manifest, previewed),
-        "flags": flags, "can_flag": request.user.has_perm("audit.add_reviewflag"),
-        "split_form": split_form, "can_split": request.user.has_perm("audit.add_casemap"),
-        "case_maps": manifest.case_maps.prefetch_related("cases")})
+    return render(
+        request,
+        "audit/review.html",
+        {
+            **admin.site.each_context(request),
+            "title": f"Review manifest {manifest.sequence}",
+            "manifest": manifest,
+            "pages": pages,
+            "covered": sum(1 for page in pages if page.assets),
+            "form": form,
+            "missing": display.page_ranges(page.number for page in pages if not page.assets),
+            "flagged": display.page_ranges(flagged),
+            "previews": preview_progress(manifest, previewed),
+            "flags": flags,
+            "can_flag": request.user.has_perm("audit.add_reviewflag"),
+            "split_form": split_form,
+            "can_split": request.user.has_perm("audit.add_casemap"),
+            "case_maps": manifest.case_maps.prefetch_related("cases"),
+        },
+    )
 
 
 @staff_member_required
@@ -127,30 +145,43 @@ def review_previews(request, manifest_id: int):
     manifest = get_object_or_404(Manifest, pk=manifest_id)
     pages = review.pages_of(manifest, with_assets=False)
     state = preview_progress(manifest, previews.attach(pages, manifest))
-    state["previews"] = [{"page": page.number, "src": reverse("page-preview", args=[page.preview.pk]),
-                          "large": reverse("page-preview", args=[(page.large_preview or page.preview).pk]),
-                          "width": page.preview.width, "height": page.preview.height}
-                         for page in pages if page.preview]
+    state["previews"] = [
+        {
+            "page": page.number,
+            "src": reverse("page-preview", args=[page.preview.pk]),
+            "large": reverse("page-preview", args=[(page.large_preview or page.preview).pk]),
+            "width": page.preview.width,
+            "height": page.preview.height,
+        }
+        for page in pages
+        if page.preview
+    ]
     return JsonResponse(state)
 
 
 def preview_progress(manifest: Manifest, previewed: int) -> dict:
     """Final once every page has its preview, or once a worker gave up or retention deleted them."""
     total = manifest.page_count
-    failed = ActivityEvent.objects.filter(object_type="manifest", object_id=str(manifest.pk),
-                                          action="previews_failed").exists()
+    failed = ActivityEvent.objects.filter(
+        object_type="manifest", object_id=str(manifest.pk), action="previews_failed"
+    ).exists()
     final = previewed >= total or failed or previews.outputs_deleted(manifest)
     text = f"{previewed} of {total} pages have a preview"
     if failed:
         text += " (the worker could not render this PDF within its limits)"
     elif not final:
         text += ", more are being made"
-    return {"final": final, "text": {"previewed": text, "percent": str(round(100 * previewed / total) if total else 100)}}
+    return {
+        "final": final,
+        "text": {"previewed": text, "percent": str(round(100 * previewed / total) if total else 100)},
+    }
 
 
 class SplitForm(forms.Form):
-    cases = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}),
-                            help_text="One case a line: 'claim 1042: 1-12'. Ranges may not overlap.")
+    cases = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text="One case a line: 'claim 1042: 1-12'. Ranges may not overlap.",
+    )
 
 
 class FlagForm(forms.Form):

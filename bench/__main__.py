@@ -15,6 +15,7 @@ admin with --admin-jobs jobs and --admin-assets assets loaded (bench/admin_scale
 Last, a summary: each of the issue's five targets beside its reference. Never a pass/fail on time:
 these figures are for reading.
 """
+
 import argparse
 import json
 import os
@@ -38,10 +39,12 @@ def main(argv: list[str] | None = None) -> int:
     options = parse(argv)
     truth = make_corpus(options.out, options.scale, options.seed)
     files = [options.out / f["name"] for f in truth["files"]]
-    print(f"corpus: {len(files)} PDFs, {truth['totals']['bytes'] / 1e6:.0f} MB, {truth['totals']['pages']} pages, "
-          f"{truth['totals']['distinct_outputs']} images to write ({truth['totals']['smask_xobjects']} soft masks), "
-          f"{truth['totals']['placements']} placements; seed {options.seed}, scale {options.scale}; "
-          f"{os.cpu_count()} CPUs")
+    print(
+        f"corpus: {len(files)} PDFs, {truth['totals']['bytes'] / 1e6:.0f} MB, {truth['totals']['pages']} pages, "
+        f"{truth['totals']['distinct_outputs']} images to write ({truth['totals']['smask_xobjects']} soft masks), "
+        f"{truth['totals']['placements']} placements; seed {options.seed}, scale {options.scale}; "
+        f"{os.cpu_count()} CPUs"
+    )
     for path in files:  # the first tool timed must not pay for reading the corpus from disk
         path.read_bytes()
     scratch = Path(tempfile.mkdtemp(prefix="pagetrail-bench-", dir=TMPFS if TMPFS.is_dir() else None))
@@ -55,14 +58,30 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(scratch, ignore_errors=True)
     failures = checks.failures(runs, truth)
     if options.pipeline:
-        figures["pipeline"] = in_own_process("pipeline", "--scale", f"{options.scale:g}", "--seed", str(options.seed),
-                                             "--out", str(options.out.parent), "--workers", str(max(options.workers)))
+        figures["pipeline"] = in_own_process(
+            "pipeline",
+            "--scale",
+            f"{options.scale:g}",
+            "--seed",
+            str(options.seed),
+            "--out",
+            str(options.out.parent),
+            "--workers",
+            str(max(options.workers)),
+        )
     if options.admin_jobs:
-        figures["admin"] = in_own_process("admin_scale", "--jobs", str(options.admin_jobs),
-                                          "--assets", str(options.admin_assets),
-                                          "--data", str(options.out.parent / "admin"))
-    failures += [f"{part}: {failure}" for part in ("pipeline", "admin") for failure in figures.get(part, {})
-                 .get("failures", [])]
+        figures["admin"] = in_own_process(
+            "admin_scale",
+            "--jobs",
+            str(options.admin_jobs),
+            "--assets",
+            str(options.admin_assets),
+            "--data",
+            str(options.out.parent / "admin"),
+        )
+    failures += [
+        f"{part}: {failure}" for part in ("pipeline", "admin") for failure in figures.get(part, {}).get("failures", [])
+    ]
     print_summary(figures)
     print("\nchecks: " + ("all passed" if not failures else "FAILED\n  " + "\n  ".join(failures)))
     return 1 if failures else 0
@@ -73,8 +92,11 @@ def in_own_process(module: str, *args: str) -> dict:
     sys.stdout.flush()
     env = {k: v for k, v in os.environ.items() if k not in NOT_EMBEDDED}
     with tempfile.NamedTemporaryFile(suffix=".json") as summary:
-        done = subprocess.run([sys.executable, "-m", f"bench.{module}", *args, "--summary", summary.name],
-                              cwd=Path(__file__).resolve().parent.parent, env=env)
+        done = subprocess.run(
+            [sys.executable, "-m", f"bench.{module}", *args, "--summary", summary.name],
+            cwd=Path(__file__).resolve().parent.parent,
+            env=env,
+        )
         text = Path(summary.name).read_text()
     if not text:
         return {"failures": [f"bench.{module} ended with status {done.returncode} before its summary"]}
@@ -100,16 +122,45 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 def extraction_runs(files: list[Path], scratch: Path, workers: list[int], references: bool = True) -> list:
     """Every extractor over the corpus; the outputs of the last one are kept for the hashing table."""
-    runs = [runners.timed("raw-copy floor (image streams copied out, no decoding)", files, scratch / "floor",
-                          runners.raw_copy, best_of=BEST_OF)]
+    runs = [
+        runners.timed(
+            "raw-copy floor (image streams copied out, no decoding)",
+            files,
+            scratch / "floor",
+            runners.raw_copy,
+            best_of=BEST_OF,
+        )
+    ]
     for count in workers:
-        runs.append(runners.timed(f"Pagetrail, {count} worker{'s' * (count > 1)} (warm child process each)", files,
-                                  scratch / f"pagetrail-{count}", runners.pagetrail, count, warm=True,
-                                  best_of=BEST_OF))
-    runs.append(runners.timed("Pagetrail's extraction in this process (no child)", files, scratch / "inproc",
-                              runners.pagetrail_in_process, best_of=BEST_OF))
-    runs.append(runners.timed("Pagetrail, 1 worker, a fresh child per PDF (PAGETRAIL_CHILD_REUSE=1)", files,
-                              scratch / "fresh", runners.pagetrail_fresh_child, best_of=BEST_OF))
+        runs.append(
+            runners.timed(
+                f"Pagetrail, {count} worker{'s' * (count > 1)} (warm child process each)",
+                files,
+                scratch / f"pagetrail-{count}",
+                runners.pagetrail,
+                count,
+                warm=True,
+                best_of=BEST_OF,
+            )
+        )
+    runs.append(
+        runners.timed(
+            "Pagetrail's extraction in this process (no child)",
+            files,
+            scratch / "inproc",
+            runners.pagetrail_in_process,
+            best_of=BEST_OF,
+        )
+    )
+    runs.append(
+        runners.timed(
+            "Pagetrail, 1 worker, a fresh child per PDF (PAGETRAIL_CHILD_REUSE=1)",
+            files,
+            scratch / "fresh",
+            runners.pagetrail_fresh_child,
+            best_of=BEST_OF,
+        )
+    )
     runs += reference_runs(files, scratch) if references else []
     for run in runs[:1] + runs[2:]:  # tmpfs is memory: keep only what the hashing table reads
         if run.directory:

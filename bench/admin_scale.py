@@ -14,6 +14,7 @@ The same pages are rendered against a small database first (a subprocess, --smal
 work per row or per object, and is reported NOT constant. Exits 1 when a page is not constant or
 does not answer 200. Never a pass/fail on time: those figures are for reading.
 """
+
 import argparse
 import json
 import os
@@ -62,7 +63,8 @@ def logged_in_client():
 
     User = get_user_model()
     user = User.objects.filter(username="bench-admin").first() or User.objects.create_superuser(
-        "bench-admin", "bench@localhost", None)
+        "bench-admin", "bench@localhost", None
+    )
     # The test client's default host, "testserver", is not in ALLOWED_HOSTS: use one that is.
     host = next((h for h in settings.ALLOWED_HOSTS if h and h[0] not in ".*"), "localhost")
     client = Client(HTTP_HOST=host, secure=getattr(settings, "SECURE_SSL_REDIRECT", False))
@@ -85,21 +87,29 @@ def pages() -> list[tuple[str, str | None]]:
     registered = {m for m in admin.site._registry if m._meta.app_label in ("extraction", "audit")}
 
     def admin_url(model, view: str, *args, query: str = "") -> str | None:
-        return reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_{view}", args=args) + query \
-            if model in registered else None
+        return (
+            reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_{view}", args=args) + query
+            if model in registered
+            else None
+        )
 
-    found = [(f"changelist {m._meta.label_lower}", admin_url(m, "changelist"))
-             for m in sorted(registered, key=lambda m: m._meta.label_lower)]
+    found = [
+        (f"changelist {m._meta.label_lower}", admin_url(m, "changelist"))
+        for m in sorted(registered, key=lambda m: m._meta.label_lower)
+    ]
     for model in (Job, Asset):  # the two tables with the most rows: later pages and a search
-        found += [(f"changelist {model._meta.label_lower} page 2", admin_url(model, "changelist", query="?p=1")),
-                  (f"search {model._meta.label_lower}",
-                   admin_url(model, "changelist", query=f"?q={manifest.correlation_id}"))]
+        found += [
+            (f"changelist {model._meta.label_lower} page 2", admin_url(model, "changelist", query="?p=1")),
+            (
+                f"search {model._meta.label_lower}",
+                admin_url(model, "changelist", query=f"?q={manifest.correlation_id}"),
+            ),
+        ]
     showcase_asset = manifest.assets.order_by("page", "index_on_page").first()
     for model, obj in ((Job, manifest.job), (Manifest, manifest), (Asset, showcase_asset)):
         found.append((f"change {model._meta.label_lower}", admin_url(model, "change", obj.pk)))
     review = f"review page ({manifest.page_count} pages, {manifest.assets.count()} assets)"
-    return found + [(review, reverse("review-manifest", args=[manifest.pk])),
-                    ("dashboard", reverse("dashboard"))]
+    return found + [(review, reverse("review-manifest", args=[manifest.pk])), ("dashboard", reverse("dashboard"))]
 
 
 def measure(client, name: str, url: str, renders: int) -> dict:
@@ -118,9 +128,17 @@ def measure(client, name: str, url: str, renders: int) -> dict:
         times.append((time.perf_counter() - started) * 1000)
     slowest = max(queries, key=lambda q: float(q["time"]), default={"time": "0", "sql": ""})
     repeated = Counter(shape(q["sql"]) for q in queries).most_common(1)
-    return {"page": name, "url": url, "status": status, "queries": len(queries), "median_ms": statistics.median(times),
-            "max_ms": max(times), "slowest_query_ms": float(slowest["time"]) * 1000, "slowest_query": slowest["sql"],
-            "most_repeated": {"count": repeated[0][1], "sql": repeated[0][0]} if repeated else None}
+    return {
+        "page": name,
+        "url": url,
+        "status": status,
+        "queries": len(queries),
+        "median_ms": statistics.median(times),
+        "max_ms": max(times),
+        "slowest_query_ms": float(slowest["time"]) * 1000,
+        "slowest_query": slowest["sql"],
+        "most_repeated": {"count": repeated[0][1], "sql": repeated[0][0]} if repeated else None,
+    }
 
 
 def shape(sql: str) -> str:
@@ -141,8 +159,20 @@ def measure_small(options) -> dict[str, dict]:
         env["DATABASE_URL"] = options.small_database_url
     elif env.pop("DATABASE_URL", None):
         print("note: the small run uses the embedded SQLite profile (no --small-database-url)", file=sys.stderr)
-    command = [sys.executable, "-m", "bench.admin_scale", "--json", "--jobs", str(options.small_jobs),
-               "--assets", str(options.small_assets), "--data", str(options.small_data), "--renders", "1"]
+    command = [
+        sys.executable,
+        "-m",
+        "bench.admin_scale",
+        "--json",
+        "--jobs",
+        str(options.small_jobs),
+        "--assets",
+        str(options.small_assets),
+        "--data",
+        str(options.small_data),
+        "--renders",
+        "1",
+    ]
     done = subprocess.run(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True, check=True)
     return {r["page"]: r for r in json.loads(done.stdout.strip().splitlines()[-1])}  # the JSON is the last line
 
@@ -157,14 +187,22 @@ def problems(large: list[dict], small: dict[str, dict]) -> list[str]:
             found.append(f"{r['page']}: status {before.get('status')} small, {r['status']} large")
         if r["queries"] != before.get("queries"):
             repeated = r["most_repeated"] or {"count": 0, "sql": ""}
-            found.append(f"{r['page']}: NOT constant, {before.get('queries')} queries small, {r['queries']} large; "
-                         f"most repeated ({repeated['count']}x): {repeated['sql'][:SHOWN_SQL]}")
+            found.append(
+                f"{r['page']}: NOT constant, {before.get('queries')} queries small, {r['queries']} large; "
+                f"most repeated ({repeated['count']}x): {repeated['sql'][:SHOWN_SQL]}"
+            )
     return found
 
 
 def print_table(large: list[dict], small: dict[str, dict], options) -> None:
-    headers = ["page", f"queries @ {options.small_jobs:,} jobs", f"queries @ {options.jobs:,} jobs",
-               "median ms", "max ms", "status"]
+    headers = [
+        "page",
+        f"queries @ {options.small_jobs:,} jobs",
+        f"queries @ {options.jobs:,} jobs",
+        "median ms",
+        "max ms",
+        "status",
+    ]
     rows = []
     for r in large:
         if r.get("skipped"):
@@ -172,8 +210,16 @@ def print_table(large: list[dict], small: dict[str, dict], options) -> None:
             continue
         before = small.get(r["page"], {}).get("queries")
         flag = "" if before == r["queries"] else "  NOT constant"
-        rows.append([r["page"], str(before), f"{r['queries']}{flag}", f"{r['median_ms']:.0f}", f"{r['max_ms']:.0f}",
-                     str(r["status"])])
+        rows.append(
+            [
+                r["page"],
+                str(before),
+                f"{r['queries']}{flag}",
+                f"{r['median_ms']:.0f}",
+                f"{r['max_ms']:.0f}",
+                str(r["status"]),
+            ]
+        )
     widths = [max(len(row[k]) for row in [headers] + rows) for k in range(len(headers))]
     for row in [headers, ["-" * w for w in widths]] + rows:
         print(" | ".join(cell.ljust(w) if k == 0 else cell.rjust(w) for k, (cell, w) in enumerate(zip(row, widths))))
@@ -181,8 +227,10 @@ def print_table(large: list[dict], small: dict[str, dict], options) -> None:
         print(f"\nnot measured, their model has no ModelAdmin registered: {', '.join(skipped)}")
     for r in large:
         if not r.get("skipped") and r["median_ms"] > SLOW_MS:
-            print(f"\nslow: {r['page']} (median {r['median_ms']:.0f} ms); slowest query "
-                  f"{r['slowest_query_ms']:.0f} ms: {r['slowest_query'][:SHOWN_SQL]}")
+            print(
+                f"\nslow: {r['page']} (median {r['median_ms']:.0f} ms); slowest query "
+                f"{r['slowest_query_ms']:.0f} ms: {r['slowest_query'][:SHOWN_SQL]}"
+            )
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -219,11 +267,19 @@ def main(argv: list[str] | None = None) -> int:
     print("\nchecks: " + ("constant queries, every page 200" if not found else "FAILED\n  " + "\n  ".join(found)))
     if options.summary:
         measured = [r for r in large if not r.get("skipped")]
-        options.summary.write_text(json.dumps({
-            "jobs": options.jobs, "assets": options.assets, "pages": len(measured), "failures": found,
-            "median_ms": statistics.median(r["median_ms"] for r in measured),
-            "slowest": max(measured, key=lambda r: r["median_ms"])["page"],
-            "slowest_ms": max(r["median_ms"] for r in measured)}))
+        options.summary.write_text(
+            json.dumps(
+                {
+                    "jobs": options.jobs,
+                    "assets": options.assets,
+                    "pages": len(measured),
+                    "failures": found,
+                    "median_ms": statistics.median(r["median_ms"] for r in measured),
+                    "slowest": max(measured, key=lambda r: r["median_ms"])["page"],
+                    "slowest_ms": max(r["median_ms"] for r in measured),
+                }
+            )
+        )
     return 1 if found else 0
 
 

@@ -11,6 +11,7 @@ At scale 1 (about 300 MB, 131 files, a minute on two cores):
 them), image XObjects, soft masks, the distinct files an extractor must write, filters, and the
 sha256 of every JPEG stream (an extractor must pass those through unchanged).
 """
+
 import hashlib
 import json
 import multiprocessing
@@ -67,12 +68,16 @@ class Builder:
 
     def save(self, path: Path, object_streams: bool) -> dict:
         mode = pikepdf.ObjectStreamMode.generate if object_streams else pikepdf.ObjectStreamMode.disable
-        self.pdf.save(path, deterministic_id=True, stream_decode_level=pikepdf.StreamDecodeLevel.none,
-                      object_stream_mode=mode)
+        self.pdf.save(
+            path, deterministic_id=True, stream_decode_level=pikepdf.StreamDecodeLevel.none, object_stream_mode=mode
+        )
         every = list(self.images.values()) + list(self.smasks.values())
         return {
-            "pages": len(self.pdf.pages), "placements": self.placements, "image_xobjects": len(self.images),
-            "smask_xobjects": len(self.smasks), "distinct_outputs": len({repr(i.identity) for i in every}),
+            "pages": len(self.pdf.pages),
+            "placements": self.placements,
+            "image_xobjects": len(self.images),
+            "smask_xobjects": len(self.smasks),
+            "distinct_outputs": len({repr(i.identity) for i in every}),
             "filters": dict(sorted(Counter(i.filter[1:] for i in every).items())),
             "jpeg_sha256": sorted({hashlib.sha256(i.data).hexdigest() for i in every if i.filter == "/DCTDecode"}),
         }

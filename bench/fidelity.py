@@ -15,6 +15,7 @@ killed and is recorded as `hung`. Prints a table, and writes to
 --out: `records.jsonl` (one line per file), `disagreements.md` (grouped by class, with example files)
 and `summary.json` (the table's figures). The corpus is built as bench/corpus_sources.md describes.
 """
+
 import argparse
 import json
 import multiprocessing
@@ -98,8 +99,11 @@ class Worker:
             hung = self.overdue(timeout)
             self._kill()
             kind = "hung" if hung else "died"
-            record = {"file": self.name, "intake": {"outcome": kind}, "disagreements": [
-                (f"{kind}:harness", f"no answer after {time.monotonic() - self.started:.0f} s")]}
+            record = {
+                "file": self.name,
+                "intake": {"outcome": kind},
+                "disagreements": [(f"{kind}:harness", f"no answer after {time.monotonic() - self.started:.0f} s")],
+            }
         self.process.join(5)
         self.conn.close()
         return record
@@ -140,19 +144,27 @@ def summarise(records: list[dict], seconds: float) -> dict:
     results = Counter(o["result"] for o in outputs)
     checked = sum(n for result, n in results.items() if result not in ("unmatched", "no_oracle", "unreadable"))
     return {
-        "files": len(records), "seconds": round(seconds), "poppler_opens": sum(bool(r.get("poppler_opens"))
-                                                                              for r in records),
-        "accepted": intake["accepted"], "intake_crashes": intake["crash"], "hung": intake["hung"] + intake["died"],
+        "files": len(records),
+        "seconds": round(seconds),
+        "poppler_opens": sum(bool(r.get("poppler_opens")) for r in records),
+        "accepted": intake["accepted"],
+        "intake_crashes": intake["crash"],
+        "hung": intake["hung"] + intake["died"],
         "extraction_crashes": sum(r["extraction"]["outcome"] == "crash" for r in extracted),
         "extraction_failed": sum(r["extraction"]["outcome"] == "failed" for r in extracted),
         "refusals": dict(sorted(refusals.items())),
-        "refused_poppler_opens_not_policy": sum(r["intake"]["outcome"] == "refused" and not r["intake"]["policy"]
-                                                and bool(r.get("poppler_opens")) for r in records),
+        "refused_poppler_opens_not_policy": sum(
+            r["intake"]["outcome"] == "refused" and not r["intake"]["policy"] and bool(r.get("poppler_opens"))
+            for r in records
+        ),
         "placements_compared": sum(r.get("placements", {}).get("agree") is not None for r in extracted),
         "placements_agree": sum(bool(r.get("placements", {}).get("agree")) for r in extracted),
-        "outputs": len(outputs), "outputs_checked": checked, "pixel_equal": results["equal"],
+        "outputs": len(outputs),
+        "outputs_checked": checked,
+        "pixel_equal": results["equal"],
         "by_design": sum(n for result, n in results.items() if result.startswith("by-design:")),
-        "outputs_unmatched": results["unmatched"] + results["no_oracle"], "pillow_unreadable": results["unreadable"],
+        "outputs_unmatched": results["unmatched"] + results["no_oracle"],
+        "pillow_unreadable": results["unreadable"],
         "classes": Counter(kind for r in records for kind, _ in r["disagreements"]).most_common(),
     }
 
@@ -163,9 +175,12 @@ def _percent(part: int, whole: int) -> str:
 
 def print_table(s: dict) -> None:
     lines = [
-        ("files", s["files"]), ("poppler opens", s["poppler_opens"]),
-        ("crashes at intake", s["intake_crashes"]), ("crashes at extraction", s["extraction_crashes"]),
-        ("hung (killed by the harness)", s["hung"]), ("accepted", s["accepted"]),
+        ("files", s["files"]),
+        ("poppler opens", s["poppler_opens"]),
+        ("crashes at intake", s["intake_crashes"]),
+        ("crashes at extraction", s["extraction_crashes"]),
+        ("hung (killed by the harness)", s["hung"]),
+        ("accepted", s["accepted"]),
         ("refused, not policy, poppler opens", s["refused_poppler_opens_not_policy"]),
         ("extraction failed (permanent)", s["extraction_failed"]),
         ("placements agree with pdfimages -list", _percent(s["placements_agree"], s["placements_compared"])),
@@ -173,7 +188,8 @@ def print_table(s: dict) -> None:
         ("outputs pixel-equal to poppler or MuPDF", _percent(s["pixel_equal"], s["outputs_checked"])),
         ("outputs different by design (verified)", _percent(s.get("by_design", 0), s["outputs_checked"])),
         ("outputs not matched to a poppler row", s["outputs_unmatched"]),
-        ("outputs Pillow cannot open", s["pillow_unreadable"]), ("run time (s)", s["seconds"]),
+        ("outputs Pillow cannot open", s["pillow_unreadable"]),
+        ("run time (s)", s["seconds"]),
     ]
     print("\n".join(f"{what:<40} {value}" for what, value in lines))
     print(f"\n{'refusal code':<24} {'files':>6} {'policy':>7} {'poppler opens':>14}")

@@ -10,6 +10,7 @@ from equal ones, and only once the reason is checked: `16-bit` when its high byt
 DeviceCMYK, Lab, Separation or DeviceN) when it holds exactly the stream's samples as qpdf decodes them
 (looked up in the palette, for Indexed). Anything else stays a mismatch.
 """
+
 import hashlib
 import shutil
 import tempfile
@@ -27,8 +28,17 @@ from . import fidelity_oracle as oracle
 from .fidelity_pixels import compare, is_cmyk, opens_in_pillow
 
 # Refusals a policy asks for; `encrypted` only when poppler, too, needs a password.
-POLICY = {"active_content", "encrypted", "too_large", "too_many_pages", "image_too_large", "stream_too_large",
-          "timeout", "resource_limit", "polyglot"}
+POLICY = {
+    "active_content",
+    "encrypted",
+    "too_large",
+    "too_many_pages",
+    "image_too_large",
+    "stream_too_large",
+    "timeout",
+    "resource_limit",
+    "polyglot",
+}
 # Codes that mean our own code failed, not the input: the child crashed or died in Python.
 CRASH_CODES = {"crashed", "child_failed", "validator_crashed", "extractor_crashed"}
 _ROW_STREAMS: dict[Path, dict] = {}
@@ -41,8 +51,13 @@ KEPT_FAMILIES = {"Separation", "DeviceN", "Lab", "ICCBased"}  # rows of /ImageMa
 def check(path: Path, name: str, scratch: Path) -> dict:
     """Everything the harness knows about one file; never raises for the file's sake."""
     opens, why = oracle.opens(path)
-    record = {"file": name, "bytes": path.stat().st_size, "poppler_opens": opens, "poppler_error": why,
-              "disagreements": []}
+    record = {
+        "file": name,
+        "bytes": path.stat().st_size,
+        "poppler_opens": opens,
+        "poppler_error": why,
+        "disagreements": [],
+    }
     record["intake"] = _intake(path, opens, why, record["disagreements"])
     if record["intake"]["outcome"] != "accepted":
         return record
@@ -79,15 +94,18 @@ def _extraction(path: Path, work: Path, record: dict) -> None:
     except SandboxError as exc:
         kind = "crash" if exc.code in CRASH_CODES or not exc.permanent else "failed"
         record["extraction"] = {"outcome": kind, "code": exc.code, "message": exc.message}
-        record["disagreements"].append((f"{kind}:extraction" if kind == "crash" else f"failed:{exc.code}",
-                                        exc.message))
+        record["disagreements"].append((f"{kind}:extraction" if kind == "crash" else f"failed:{exc.code}", exc.message))
         return
     except Exception as exc:
         record["extraction"] = {"outcome": "crash", "code": type(exc).__name__, "message": _last_line(exc)}
         record["disagreements"].append(("crash:extraction", _last_line(exc)))
         return
-    record["extraction"] = {"outcome": "ok", "warnings": len(extraction.warnings), "assets": len(extraction.assets),
-                            "warning_examples": extraction.warnings[:3]}
+    record["extraction"] = {
+        "outcome": "ok",
+        "warnings": len(extraction.warnings),
+        "assets": len(extraction.assets),
+        "warning_examples": extraction.warnings[:3],
+    }
     extraction = replace(extraction, assets=[traced(asset, work / "ours") for asset in extraction.assets])
     rows = oracle.image_rows(path)
     if rows is None:
@@ -108,15 +126,15 @@ def traced(asset, ours: Path):
     else:
         with Image.open(ours / asset.filename) as tiff:
             (offset,), (size,) = tiff.tag_v2[273], tiff.tag_v2[279]
-        stream = data[offset:offset + size]
+        stream = data[offset : offset + size]
     return replace(asset, stream_sha256=hashlib.sha256(stream).hexdigest())
 
 
 def png_chunks(data: bytes):
     at = 8
     while at + 8 <= len(data):
-        size = int.from_bytes(data[at:at + 4], "big")
-        yield data[at + 4:at + 8], data[at + 8:at + 8 + size]
+        size = int.from_bytes(data[at : at + 4], "big")
+        yield data[at + 4 : at + 8], data[at + 8 : at + 8 + size]
         at += 12 + size
 
 
@@ -128,8 +146,12 @@ def _placements(path: Path, extraction, rows: list, record: dict) -> set[int]:
     ours = Counter(page for asset in extraction.assets for page, _ in asset.placements)
     theirs = Counter(row.page for row in rows)
     differing = {page: (ours[page], theirs[page]) for page in ours | theirs if ours[page] != theirs[page]}
-    record["placements"] = {"agree": not differing, "ours": sum(ours.values()), "theirs": len(rows),
-                            "pages": sorted([page, *counts] for page, counts in differing.items())[:20]}
+    record["placements"] = {
+        "agree": not differing,
+        "ours": sum(ours.values()),
+        "theirs": len(rows),
+        "pages": sorted([page, *counts] for page, counts in differing.items())[:20],
+    }
     for page, (mine, poppler) in sorted(differing.items())[:1]:
         kinds = Counter(row.type for row in rows if row.page == page)
         kind = "placements:fewer" if mine < poppler else "placements:more"
@@ -140,8 +162,11 @@ def _placements(path: Path, extraction, rows: list, record: dict) -> set[int]:
 
 
 def _lists_all_of_poppler(path: Path, extraction, rows: list, page: int) -> bool:
-    ours = {asset.stream_sha256 or asset.sha256 for asset in extraction.assets
-            if any(p == page for p, _ in asset.placements)}
+    ours = {
+        asset.stream_sha256 or asset.sha256
+        for asset in extraction.assets
+        if any(p == page for p, _ in asset.placements)
+    }
     streams = row_streams(path, rows)
     return all(streams.get(row.num) in ours for row in rows if row.page == page)
 
@@ -170,9 +195,13 @@ def _outputs(path: Path, extraction, rows: list, agreeing: set[int], work: Path,
         result.update(page=place[0], index=place[1], poppler=f"{row.type}:{row.enc}:{row.color}:{row.bpc}")
         result["result"] = oracles.judge(mine, row)
         if result["result"] not in ("equal", "no_oracle"):
-            disagreements.append((f"pixels:{result['result']}:{row.enc}:{row.color}:{row.bpc}",
-                                  f"page {row.page} pdfimages row {row.num} ({row.type}): {asset.filename}"
-                                  f" [{asset.colorspace} {asset.method} {asset.bits}]"))
+            disagreements.append(
+                (
+                    f"pixels:{result['result']}:{row.enc}:{row.color}:{row.bpc}",
+                    f"page {row.page} pdfimages row {row.num} ({row.type}): {asset.filename}"
+                    f" [{asset.colorspace} {asset.method} {asset.bits}]",
+                )
+            )
     return outputs
 
 
@@ -217,8 +246,11 @@ class Oracles:
         reference = self.decoded[cmyk].get(row.num)
         stencil, jpeg = row.type in STENCILS, row.enc == "jpeg"
         # pdfimages ignores a stencil's /Decode: its painted samples are black (as ours) under [1 0] only.
-        difference = "no_oracle" if reference is None else compare(
-            mine, reference, jpeg, invert_theirs=stencil and not self._paints_ones(row))
+        difference = (
+            "no_oracle"
+            if reference is None
+            else compare(mine, reference, jpeg, invert_theirs=stencil and not self._paints_ones(row))
+        )
         if difference and not cmyk and (second := self._mupdf(row)) is not None:
             agreement = compare(mine, second, jpeg, invert_theirs=stencil)  # MuPDF writes painted samples white
             if not agreement or agreement.startswith(BY_DESIGN):
@@ -245,10 +277,10 @@ class Oracles:
             expected = expected.translate(lookup)
         elif lookup is not None:  # Indexed: each index becomes its palette entry
             n = len(lookup) // 256
-            expected = b"".join(lookup[i * n:(i + 1) * n] for i in expected)
+            expected = b"".join(lookup[i * n : (i + 1) * n] for i in expected)
         with Image.open(mine) as picture:
             ours = picture.tobytes()
-        return reason if expected[:len(ours)] == ours and len(expected) >= len(ours) else ""
+        return reason if expected[: len(ours)] == ours and len(expected) >= len(ours) else ""
 
     def _object(self, row) -> tuple[Path | None, int | None]:
         """A file and object number where the row's image is an object (an inline image once qpdf made it one)."""
@@ -301,10 +333,10 @@ def kept_space(image) -> tuple[str, bytes | None]:
         return "", None
     lookup = space[3].read_bytes() if isinstance(space[3], pikepdf.Stream) else bytes(space[3])
     hival = int(space[2])
-    lookup = lookup[:(hival + 1) * n].ljust((hival + 1) * n, b"\0")
+    lookup = lookup[: (hival + 1) * n].ljust((hival + 1) * n, b"\0")
     lookup += lookup[-n:] * (255 - hival)  # indices past the palette draw its last entry
     if numbers == [255.0, 0.0]:  # index v draws entry 255 - v
-        lookup = b"".join(lookup[i * n:(i + 1) * n] for i in range(255, -1, -1))
+        lookup = b"".join(lookup[i * n : (i + 1) * n] for i in range(255, -1, -1))
     return f"Indexed over {base_family}", lookup
 
 

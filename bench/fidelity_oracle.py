@@ -9,6 +9,7 @@ image is first made an object by `qpdf --externalize-inline-images`, which keeps
 mask or explicit mask is the row after it); `pdfimages -png` writes one file per row, named by the
 row's global number. Every call has a timeout: one bad file must not hang the run.
 """
+
 import re
 import resource
 import subprocess
@@ -70,9 +71,19 @@ def image_rows(path: Path) -> list[Row] | None:
     for line in done.stdout.decode("utf-8", "replace").splitlines()[2:]:
         cells = line.split()
         if len(cells) >= 9 and cells[0].isdigit():
-            rows.append(Row(int(cells[0]), int(cells[1]), cells[2], int(cells[3]), int(cells[4]), cells[5],
-                            int(cells[7]) if cells[7].isdigit() else 0, cells[8],
-                            int(cells[10]) if len(cells) > 10 and cells[10].isdigit() else None))
+            rows.append(
+                Row(
+                    int(cells[0]),
+                    int(cells[1]),
+                    cells[2],
+                    int(cells[3]),
+                    int(cells[4]),
+                    cells[5],
+                    int(cells[7]) if cells[7].isdigit() else 0,
+                    cells[8],
+                    int(cells[10]) if len(cells) > 10 and cells[10].isdigit() else None,
+                )
+            )
     return rows
 
 
@@ -107,6 +118,5 @@ def externalized(path: Path, into: Path) -> tuple[Path, dict[int, int]] | None:
 
 def qpdf_samples(path: Path, number: int) -> bytes | None:
     """The samples of an image object as qpdf decodes its stream (not image codecs), None when it cannot."""
-    done = _run(["qpdf", f"--show-object={number}", "--filtered-stream-data", "--decode-level=specialized",
-                 str(path)])
+    done = _run(["qpdf", f"--show-object={number}", "--filtered-stream-data", "--decode-level=specialized", str(path)])
     return done.stdout if done is not None and done.returncode in (0, 3) else None

@@ -16,6 +16,7 @@ its painted samples are black under /Decode [1 0] only), and `mutool extract` wr
 white. The harness therefore inverts the reference (`invert_theirs`) where its polarity differs from
 ours, and never ours (fidelity_file.py).
 """
+
 from pathlib import Path
 
 from PIL import Image, ImageChops

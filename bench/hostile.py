@@ -1,4 +1,5 @@
 """Hostile files for the refusal table, made by the test suite's factories when they can be imported."""
+
 from pathlib import Path
 
 # Over the default 512 MiB stream limit: the bomb must be inflated that far before it is refused.
@@ -12,10 +13,21 @@ def corpus(directory: Path) -> list[tuple[str, Path]]:
     except ImportError:
         return []
     factories = [
-        pdfs.truncated, pdfs.zip_appended, pdfs.encrypted, pdfs.damaged_xref, pdfs.xref_prev_loop,
-        pdfs.page_tree_cycle, pdfs.absurd_page_count, pdfs.huge_length, pdfs.huge_image,
-        pdfs.javascript_open_action, pdfs.embedded_file, pdfs.jbig2_image, pdfs.big_gray_image,
-        lambda d: pdfs.flate_bomb(d, BOMB_MIB), lambda d: pdfs.flate_bomb_in_ascii85(d, BOMB_MIB),
+        pdfs.truncated,
+        pdfs.zip_appended,
+        pdfs.encrypted,
+        pdfs.damaged_xref,
+        pdfs.xref_prev_loop,
+        pdfs.page_tree_cycle,
+        pdfs.absurd_page_count,
+        pdfs.huge_length,
+        pdfs.huge_image,
+        pdfs.javascript_open_action,
+        pdfs.embedded_file,
+        pdfs.jbig2_image,
+        pdfs.big_gray_image,
+        lambda d: pdfs.flate_bomb(d, BOMB_MIB),
+        lambda d: pdfs.flate_bomb_in_ascii85(d, BOMB_MIB),
     ]
     made = []
     for factory in factories:

@@ -4,6 +4,7 @@ Every picture comes from a seeded `random.Random`, so a seed gives the same byte
 (with the same Pillow). Scans are text-like and compress the way real scans do; photos are
 smooth and noisy; charts are flat and Flate-friendly.
 """
+
 import io
 import random
 import struct
@@ -119,17 +120,21 @@ def flate(picture: Image.Image, predictor: bool = False) -> Encoded:
         buffer = io.BytesIO()
         picture.save(buffer, "PNG")
         data = b"".join(_png_chunks(buffer.getvalue(), b"IDAT"))
-        parms = {"/Predictor": 15, "/Colors": len(picture.getbands()), "/BitsPerComponent": bits,
-                 "/Columns": picture.width}
+        parms = {
+            "/Predictor": 15,
+            "/Colors": len(picture.getbands()),
+            "/BitsPerComponent": bits,
+            "/Columns": picture.width,
+        }
     return Encoded(data, *picture.size, COLORSPACES[picture.mode], bits, "/FlateDecode", parms)
 
 
 def _png_chunks(png: bytes, kind: bytes):
     pos = 8
     while pos < len(png):
-        length, found = struct.unpack(">I4s", png[pos:pos + 8])
+        length, found = struct.unpack(">I4s", png[pos : pos + 8])
         if found == kind:
-            yield png[pos + 8:pos + 8 + length]
+            yield png[pos + 8 : pos + 8 + length]
         pos += 12 + length
 
 
@@ -140,13 +145,16 @@ def ccitt(picture: Image.Image) -> Encoded:
     tiff = Image.open(buffer)
     offset, length = tiff.tag_v2[273][0], tiff.tag_v2[279][0]
     parms = {"/K": -1, "/Columns": picture.width, "/Rows": picture.height}
-    return Encoded(buffer.getvalue()[offset:offset + length], *picture.size, "/DeviceGray", 1, "/CCITTFaxDecode", parms)
+    return Encoded(
+        buffer.getvalue()[offset : offset + length], *picture.size, "/DeviceGray", 1, "/CCITTFaxDecode", parms
+    )
 
 
 def with_alpha(rng: random.Random, image: Encoded) -> Encoded:
     """The image with a soft mask: a blurred ellipse, Flate with or without predictors."""
     alpha = Image.new("L", (image.width, image.height), 0)
-    ImageDraw.Draw(alpha).ellipse([image.width // 10, image.height // 10, image.width * 9 // 10,
-                                   image.height * 9 // 10], fill=255)
+    ImageDraw.Draw(alpha).ellipse(
+        [image.width // 10, image.height // 10, image.width * 9 // 10, image.height * 9 // 10], fill=255
+    )
     blurred = alpha.filter(ImageFilter.GaussianBlur(image.width // 30))
     return replace(image, smask=flate(blurred, rng.random() < 0.5))

@@ -24,6 +24,7 @@ must not grow with the number of assets. Nothing is patched. Page previews go to
 (settings.PAGETRAIL_PREVIEW_QUEUE), whose cluster this benchmark does not start. Exits 1 when a job
 did not complete or has other than corpus.json's distinct_outputs assets; never on time.
 """
+
 import argparse
 import hashlib
 import json
@@ -37,7 +38,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from . import runners
@@ -48,8 +49,17 @@ ROOT = Path(__file__).resolve().parent.parent
 TMPFS = Path("/dev/shm")
 # Variables that would take the processes off the embedded default or out of the fresh data dir, or
 # (Q_CLUSTER_NAME) have the cluster serve the previews' queue instead of the jobs'.
-NOT_EMBEDDED = ("DATABASE_URL", "REDIS_URL", "PAGETRAIL_INPUT_BUCKET", "PAGETRAIL_OUTPUT_BUCKET", "PAGETRAIL_DATA_DIR",
-                "PAGETRAIL_TEMP_DIR", "PAGETRAIL_PROVIDER", "PAGETRAIL_WORKERS", "Q_CLUSTER_NAME")
+NOT_EMBEDDED = (
+    "DATABASE_URL",
+    "REDIS_URL",
+    "PAGETRAIL_INPUT_BUCKET",
+    "PAGETRAIL_OUTPUT_BUCKET",
+    "PAGETRAIL_DATA_DIR",
+    "PAGETRAIL_TEMP_DIR",
+    "PAGETRAIL_PROVIDER",
+    "PAGETRAIL_WORKERS",
+    "Q_CLUSTER_NAME",
+)
 POLL_SECONDS = 0.05
 READY_SECONDS = 60  # for the cluster to start
 STALL_SECONDS = 300  # no job finished for this long: stop waiting (a hang guard, not a timed assertion)
@@ -73,12 +83,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def summary(result: dict) -> dict:
-    return {"workers": result["workers"], "pipeline_s": result["pipeline"]["seconds"],
-            "extractor_s": statistics.mean(wall for wall, _ in result["extractor"]),
-            "queue_alone_s": result["queue_alone"],
-            "queries": [result["queries"][0]["run_job"], result["queries"][-1]["run_job"]],
-            "assets": [result["queries"][0]["assets"], result["queries"][-1]["assets"]],
-            "queries_constant": not result["verdict"].startswith("NOT"), "failures": result["failures"]}
+    return {
+        "workers": result["workers"],
+        "pipeline_s": result["pipeline"]["seconds"],
+        "extractor_s": statistics.mean(wall for wall, _ in result["extractor"]),
+        "queue_alone_s": result["queue_alone"],
+        "queries": [result["queries"][0]["run_job"], result["queries"][-1]["run_job"]],
+        "assets": [result["queries"][0]["assets"], result["queries"][-1]["assets"]],
+        "queries_constant": not result["verdict"].startswith("NOT"),
+        "failures": result["failures"],
+    }
 
 
 def run(scale: float = 1.0, seed: int = 1, out: Path = Path("var/bench"), workers: int = 2) -> dict:
@@ -89,15 +103,23 @@ def run(scale: float = 1.0, seed: int = 1, out: Path = Path("var/bench"), worker
     for path in files:  # neither side may pay for reading the corpus from disk
         path.read_bytes()
     data_dir = Path(tempfile.mkdtemp(prefix="pagetrail-pipeline-", dir=TMPFS if TMPFS.is_dir() else None))
-    result = {"truth": truth, "workers": workers, "load": [os.getloadavg()[0]],
-              "overrides": sorted(f"{k}={v}" for k, v in os.environ.items()  # tunables are kept, and shown
-                                  if k.startswith("PAGETRAIL_") and k not in NOT_EMBEDDED)}
+    result = {
+        "truth": truth,
+        "workers": workers,
+        "load": [os.getloadavg()[0]],
+        "overrides": sorted(
+            f"{k}={v}"
+            for k, v in os.environ.items()  # tunables are kept, and shown
+            if k.startswith("PAGETRAIL_") and k not in NOT_EMBEDDED
+        ),
+    }
     try:
         env = embedded_env(data_dir, workers)
         result["hashing"] = hash_inputs(files)
         result["extractor"] = [extractor_alone(files, data_dir / "reference", workers)]
-        done = subprocess.run([sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env,
-                              capture_output=True, text=True)
+        done = subprocess.run(
+            [sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env, capture_output=True, text=True
+        )
         if done.returncode:
             raise RuntimeError(f"manage.py migrate failed:\n{done.stdout}\n{done.stderr}")
         cluster = start_cluster(env, data_dir / "qcluster.log")
@@ -125,10 +147,15 @@ def embedded_env(data_dir: Path, workers: int) -> dict:
     and sets Django up with it (settings read the environment once)."""
     import django
 
-    env = {**{k: v for k, v in os.environ.items() if k not in NOT_EMBEDDED},
-           "PAGETRAIL_DATA_DIR": str(data_dir), "DJANGO_SETTINGS_MODULE": "portal.settings",
-           "PAGETRAIL_WORKERS": str(workers), "PYTHONUNBUFFERED": "1",
-           "PAGETRAIL_LOG_LEVEL": "INFO", "PAGETRAIL_LOG_FORMAT": "plain"}  # readiness is read from the log
+    env = {
+        **{k: v for k, v in os.environ.items() if k not in NOT_EMBEDDED},
+        "PAGETRAIL_DATA_DIR": str(data_dir),
+        "DJANGO_SETTINGS_MODULE": "portal.settings",
+        "PAGETRAIL_WORKERS": str(workers),
+        "PYTHONUNBUFFERED": "1",
+        "PAGETRAIL_LOG_LEVEL": "INFO",
+        "PAGETRAIL_LOG_FORMAT": "plain",
+    }  # readiness is read from the log
     for name in NOT_EMBEDDED:
         os.environ.pop(name, None)
     os.environ.update({**env, "PAGETRAIL_LOG_LEVEL": "WARNING"})  # no "accepted ..." line per submission here
@@ -140,8 +167,14 @@ def start_cluster(env: dict, log: Path) -> subprocess.Popen:
     """The plain `manage.py qcluster`, in a session of its own: its workers and their PDF children can
     all be signalled."""
     with open(log, "w") as out:
-        return subprocess.Popen([sys.executable, "manage.py", "qcluster"], cwd=ROOT, env=env, stdout=out,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        return subprocess.Popen(
+            [sys.executable, "manage.py", "qcluster"],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
 
 def wait_until_ready(cluster: subprocess.Popen, log: Path, workers: int) -> None:
@@ -252,7 +285,7 @@ def submit_and_wait(truth: dict, corpus: Path, cluster: subprocess.Popen) -> dic
     from extraction import intake, services, submitting
 
     steps, results = Counter(), {}
-    start, began = datetime.now(timezone.utc), time.perf_counter()
+    start, began = datetime.now(UTC), time.perf_counter()
     for f in truth["files"]:
         with open(corpus / f["name"], "rb") as fh:
             t0 = time.perf_counter()
@@ -265,10 +298,16 @@ def submit_and_wait(truth: dict, corpus: Path, cluster: subprocess.Popen) -> dic
         steps.update(stage=t1 - t0, receive=t2 - t1, decide=t3 - t2)  # a Counter: adds them up
     submitted = time.perf_counter() - began
     accepted = {name: r.job_id for name, r in results.items() if r.accepted}
-    failures = [f"{name}: refused at intake ({r.error_code}) {r.message}" for name, r in results.items()
-                if not r.accepted] + wait_for_jobs(set(accepted.values()), cluster)
-    return {"start": start, "submission_seconds": submitted, "intake": steps, "accepted": accepted,
-            **completed_jobs(truth, accepted, failures, start, submitted)}
+    failures = [
+        f"{name}: refused at intake ({r.error_code}) {r.message}" for name, r in results.items() if not r.accepted
+    ] + wait_for_jobs(set(accepted.values()), cluster)
+    return {
+        "start": start,
+        "submission_seconds": submitted,
+        "intake": steps,
+        "accepted": accepted,
+        **completed_jobs(truth, accepted, failures, start, submitted),
+    }
 
 
 def wait_for_jobs(jobs: set[int], cluster: subprocess.Popen) -> list[str]:
@@ -284,12 +323,16 @@ def wait_for_jobs(jobs: set[int], cluster: subprocess.Popen) -> list[str]:
             done, last_change = count, time.monotonic()
         time.sleep(POLL_SECONDS)
     why = f" (qcluster exited with {cluster.returncode})" if cluster.poll() is not None else ""
-    return [f"job {pk}: {status}{why}" for pk, status in Job.objects.filter(pk__in=jobs).values_list("pk", "status")
-            if status != Job.Status.COMPLETED]
+    return [
+        f"job {pk}: {status}{why}"
+        for pk, status in Job.objects.filter(pk__in=jobs).values_list("pk", "status")
+        if status != Job.Status.COMPLETED
+    ]
 
 
-def completed_jobs(truth: dict, accepted: dict[str, int], failures: list[str], start: datetime,
-                   submitted: float) -> dict:
+def completed_jobs(
+    truth: dict, accepted: dict[str, int], failures: list[str], start: datetime, submitted: float
+) -> dict:
     """From the completed jobs: the last manifest durable, each step's durations (their timestamps), and
     the failures with a sentence per job whose asset count is not its file's distinct_outputs."""
     from django.db.models import Count
@@ -298,17 +341,30 @@ def completed_jobs(truth: dict, accepted: dict[str, int], failures: list[str], s
 
     jobs = list(Job.objects.filter(status=Job.Status.COMPLETED).annotate(assets=Count("manifest__assets")))
     assets = {job.pk: job.assets for job in jobs}
-    wrong = [f"{f['name']}: {assets[job]} assets, corpus.json says {f['distinct_outputs']}" for f in truth["files"]
-             if (job := accepted.get(f["name"])) in assets and assets[job] != f["distinct_outputs"]]
+    wrong = [
+        f"{f['name']}: {assets[job]} assets, corpus.json says {f['distinct_outputs']}"
+        for f in truth["files"]
+        if (job := accepted.get(f["name"])) in assets and assets[job] != f["distinct_outputs"]
+    ]
     after = [(job.manifest_durable_at - start).total_seconds() for job in jobs]
-    steps = {"queue wait (`enqueued_at` → `picked_up_at`)": ("enqueued_at", "picked_up_at"),
-             "extraction (`submitted_at` → `provider_finished_at`)": ("submitted_at", "provider_finished_at"),
-             "manifest write (`provider_finished_at` → `manifest_durable_at`)":
-                 ("provider_finished_at", "manifest_durable_at")}
-    return {"failures": failures + wrong, "seconds": max(after, default=0.0), "completed": len(jobs),
-            "durable_by_end_of_submission": sum(s <= submitted for s in after),
-            "steps": {name: [(getattr(j, end) - getattr(j, begin)).total_seconds() for j in jobs]
-                      for name, (begin, end) in steps.items()}}
+    steps = {
+        "queue wait (`enqueued_at` → `picked_up_at`)": ("enqueued_at", "picked_up_at"),
+        "extraction (`submitted_at` → `provider_finished_at`)": ("submitted_at", "provider_finished_at"),
+        "manifest write (`provider_finished_at` → `manifest_durable_at`)": (
+            "provider_finished_at",
+            "manifest_durable_at",
+        ),
+    }
+    return {
+        "failures": failures + wrong,
+        "seconds": max(after, default=0.0),
+        "completed": len(jobs),
+        "durable_by_end_of_submission": sum(s <= submitted for s in after),
+        "steps": {
+            name: [(getattr(j, end) - getattr(j, begin)).total_seconds() for j in jobs]
+            for name, (begin, end) in steps.items()
+        },
+    }
 
 
 def per_job_queries(truth: dict) -> list[dict]:
@@ -336,14 +392,22 @@ def per_job_queries(truth: dict) -> list[dict]:
         with connection.execute_wrapper(count):
             outcome = run_job(job.pk)
         inside = [sql for sql, in_record_completion in queries if in_record_completion]
-        rows.append({"name": f["name"], "assets": f["distinct_outputs"], "placements": f["placements"],
-                     "outcome": outcome, "run_job": len(queries), "record_completion": len(inside),
-                     "bulk_inserts": sum(sql.startswith(BULK_INSERTS) for sql in inside)})
+        rows.append(
+            {
+                "name": f["name"],
+                "assets": f["distinct_outputs"],
+                "placements": f["placements"],
+                "outcome": outcome,
+                "run_job": len(queries),
+                "record_completion": len(inside),
+                "bulk_inserts": sum(sql.startswith(BULK_INSERTS) for sql in inside),
+            }
+        )
     return rows
 
 
 def query_verdict(rows: list[dict]) -> str:
-    """"constant"; or constant but for the statements Django splits a bulk INSERT into; or not constant."""
+    """ "constant"; or constant but for the statements Django splits a bulk INSERT into; or not constant."""
     from django.db import connection
 
     from audit.models import Asset, Placement
@@ -352,27 +416,36 @@ def query_verdict(rows: list[dict]) -> str:
     grew = {key: many[key] - few[key] for key in ("run_job", "record_completion", "bulk_inserts")}
     if not any(grew.values()):
         return "constant"
-    difference = (f"record_completion {few['record_completion']} → {many['record_completion']}, "
-                  f"run_job {few['run_job']} → {many['run_job']}")
+    difference = (
+        f"record_completion {few['record_completion']} → {many['record_completion']}, "
+        f"run_job {few['run_job']} → {many['run_job']}"
+    )
     if not grew["run_job"] == grew["record_completion"] == grew["bulk_inserts"]:
         return f"NOT constant: {difference}, of which {few['bulk_inserts']} → {many['bulk_inserts']} bulk INSERTs"
     asset_rows, placement_rows = (  # rows per INSERT statement of bulk_create on this database
         connection.ops.bulk_batch_size([f for f in model._meta.concrete_fields if not f.primary_key], [None] * 10**4)
-        for model in (Asset, Placement))
-    return (f"bulk, constant but for INSERT batches ({difference}): Django splits a bulk_create into statements "
-            f"of at most {asset_rows} asset rows and {placement_rows} placement rows on this database (SQLite, "
-            f"{connection.features.max_query_params} parameters a statement), not one query per asset")
+        for model in (Asset, Placement)
+    )
+    return (
+        f"bulk, constant but for INSERT batches ({difference}): Django splits a bulk_create into statements "
+        f"of at most {asset_rows} asset rows and {placement_rows} placement rows on this database (SQLite, "
+        f"{connection.features.max_query_params} parameters a statement), not one query per asset"
+    )
 
 
 def print_report(result: dict) -> None:
     truth, totals = result["truth"], result["truth"]["totals"]
-    print(f"corpus: {totals['files']} PDFs, {totals['bytes'] / 1e6:.0f} MB, {totals['pages']} pages, "
-          f"{totals['distinct_outputs']} images to write; seed {truth['seed']}, scale {truth['scale']:g}; "
-          f"{os.cpu_count()} CPUs, load average {result['load'][0]:.2f} at start, {result['load'][-1]:.2f} at end; "
-          f"{result['workers']} workers; embedded default (SQLite, ORM broker) in a fresh data dir"
-          + (f"; overrides: {', '.join(result['overrides'])}" if result["overrides"] else ""))
-    print("page previews: queued for their own cluster (`Q_CLUSTER_NAME=pagetrail-previews manage.py qcluster`), "
-          "which this benchmark does not run")
+    print(
+        f"corpus: {totals['files']} PDFs, {totals['bytes'] / 1e6:.0f} MB, {totals['pages']} pages, "
+        f"{totals['distinct_outputs']} images to write; seed {truth['seed']}, scale {truth['scale']:g}; "
+        f"{os.cpu_count()} CPUs, load average {result['load'][0]:.2f} at start, {result['load'][-1]:.2f} at end; "
+        f"{result['workers']} workers; embedded default (SQLite, ORM broker) in a fresh data dir"
+        + (f"; overrides: {', '.join(result['overrides'])}" if result["overrides"] else "")
+    )
+    print(
+        "page previews: queued for their own cluster (`Q_CLUSTER_NAME=pagetrail-previews manage.py qcluster`), "
+        "which this benchmark does not run"
+    )
     print_timings(result)
     print_steps(result["pipeline"])
     print_queries(result["queries"], result["verdict"])
@@ -385,17 +458,35 @@ def print_timings(result: dict) -> None:
     pipeline, workers, ((before, cpu), (after, _)) = result["pipeline"], result["workers"], result["extractor"]
     reference, hashing, files = (before + after) / 2, result["hashing"], len(pipeline["accepted"])
     print("\n### Pipeline: submitted until every manifest is durable, against the extractor alone\n")
-    table(["run", "wall s", "× extractor alone"], [
-        [f"extractor alone, {workers} threads (`runners.pagetrail`, outputs on tmpfs): before {before:.2f} s, "
-         f"after {after:.2f} s; mean", f"{reference:.2f}", "1.00"],
-        ["hashing every input once (sha256, one core, best of 3)", f"{hashing:.2f}", f"{hashing / reference:.2f}"],
-        [f"submission alone ({len(pipeline['accepted'])} files, one at a time; "
-         f"{pipeline['durable_by_end_of_submission']} manifests durable by its end)",
-         f"{pipeline['submission_seconds']:.2f}", f"{pipeline['submission_seconds'] / reference:.2f}"],
-        [f"django-q2 alone: {files} no-op tasks through the same cluster, enqueued one at a time, until every "
-         "result is saved", f"{result['queue_alone']:.2f}", f"{result['queue_alone'] / reference:.2f}"],
-        [f"pipeline: first submission → last manifest durable ({workers} qcluster workers)",
-         f"{pipeline['seconds']:.2f}", f"**{pipeline['seconds'] / reference:.2f}**"]])
+    table(
+        ["run", "wall s", "× extractor alone"],
+        [
+            [
+                f"extractor alone, {workers} threads (`runners.pagetrail`, outputs on tmpfs): before {before:.2f} s, "
+                f"after {after:.2f} s; mean",
+                f"{reference:.2f}",
+                "1.00",
+            ],
+            ["hashing every input once (sha256, one core, best of 3)", f"{hashing:.2f}", f"{hashing / reference:.2f}"],
+            [
+                f"submission alone ({len(pipeline['accepted'])} files, one at a time; "
+                f"{pipeline['durable_by_end_of_submission']} manifests durable by its end)",
+                f"{pipeline['submission_seconds']:.2f}",
+                f"{pipeline['submission_seconds'] / reference:.2f}",
+            ],
+            [
+                f"django-q2 alone: {files} no-op tasks through the same cluster, enqueued one at a time, until every "
+                "result is saved",
+                f"{result['queue_alone']:.2f}",
+                f"{result['queue_alone'] / reference:.2f}",
+            ],
+            [
+                f"pipeline: first submission → last manifest durable ({workers} qcluster workers)",
+                f"{pipeline['seconds']:.2f}",
+                f"**{pipeline['seconds'] / reference:.2f}**",
+            ],
+        ],
+    )
     print_cpu(result, reference, cpu, hashing, files)
 
 
@@ -404,35 +495,56 @@ def print_cpu(result: dict, reference: float, extractor_cpu: float, hashing: flo
     cluster, cpus = result["cluster_cpu"], os.cpu_count() or 1
     queue = cluster["queue_alone"]
     floor = (extractor_cpu + 2 * hashing + queue) / cpus
-    print(f"\nCPU seconds: the extractor alone {extractor_cpu:.2f} (this process and its PDF children); the "
-          f"cluster during the pipeline {cluster['pipeline']:.2f} ({1000 * cluster['pipeline'] / max(files, 1):.1f} ms "
-          f"a job; the submitting process and its validation child not included); the cluster moving the no-op "
-          f"tasks {queue:.2f} ({1000 * queue / max(files, 1):.1f} ms a task).")
-    print(f"A floor no pipeline of this design can beat on {cpus} CPUs, even with the database, intake copy and "
-          f"validation free: (extractor CPU + every input hashed twice + django-q2's own CPU for one task a "
-          f"file) / {cpus} = {floor:.2f} s = {floor / reference:.2f}× the extractor alone (the goal: 1.3×).")
+    print(
+        f"\nCPU seconds: the extractor alone {extractor_cpu:.2f} (this process and its PDF children); the "
+        f"cluster during the pipeline {cluster['pipeline']:.2f} ({1000 * cluster['pipeline'] / max(files, 1):.1f} ms "
+        f"a job; the submitting process and its validation child not included); the cluster moving the no-op "
+        f"tasks {queue:.2f} ({1000 * queue / max(files, 1):.1f} ms a task)."
+    )
+    print(
+        f"A floor no pipeline of this design can beat on {cpus} CPUs, even with the database, intake copy and "
+        f"validation free: (extractor CPU + every input hashed twice + django-q2's own CPU for one task a "
+        f"file) / {cpus} = {floor:.2f} s = {floor / reference:.2f}× the extractor alone (the goal: 1.3×)."
+    )
 
 
 def print_steps(pipeline: dict) -> None:
     steps, files = pipeline["intake"], max(1, len(pipeline["accepted"]))
     total = sum(steps.values())
     print(f"\n### Intake in the submitting process ({files} files)\n")
-    table(["step", "s", "ms per file", "share"], [
-        [name, f"{s:.2f}", f"{1000 * s / files:.1f}", f"{s / total:.0%}"] for name, s in [
-            ("stage: copy into temp, hashing (the web request)", steps["stage"]),
-            ("receive: the pending submission row (the web request)", steps["receive"]),
-            ("decide: `inspect_pdf` in the PDF child, store the input (a hard link), Bundle + Job, commit "
-             "(the intake worker)", steps["decide"]),
-            ("in all", total)]])
+    table(
+        ["step", "s", "ms per file", "share"],
+        [
+            [name, f"{s:.2f}", f"{1000 * s / files:.1f}", f"{s / total:.0%}"]
+            for name, s in [
+                ("stage: copy into temp, hashing (the web request)", steps["stage"]),
+                ("receive: the pending submission row (the web request)", steps["receive"]),
+                (
+                    "decide: `inspect_pdf` in the PDF child, store the input (a hard link), Bundle + Job, commit "
+                    "(the intake worker)",
+                    steps["decide"],
+                ),
+                ("in all", total),
+            ]
+        ],
+    )
     print(f"\n### Per job, in the cluster ({pipeline['completed']} completed jobs)\n")
-    table(["step", "median s", "slowest s"], [[name, f"{statistics.median(values):.3f}", f"{max(values):.3f}"]
-                                            for name, values in pipeline["steps"].items() if values])
+    table(
+        ["step", "median s", "slowest s"],
+        [
+            [name, f"{statistics.median(values):.3f}", f"{max(values):.3f}"]
+            for name, values in pipeline["steps"].items()
+            if values
+        ],
+    )
 
 
 def print_queries(rows: list[dict], verdict: str) -> None:
     print("\n### Queries of one job (`run_job` of a re-extraction in this process; fewest, median, most images)\n")
-    table(["file", "assets", "placements", "run_job queries", "of which record_completion"],
-          [[r["name"], r["assets"], r["placements"], r["run_job"], r["record_completion"]] for r in rows])
+    table(
+        ["file", "assets", "placements", "run_job queries", "of which record_completion"],
+        [[r["name"], r["assets"], r["placements"], r["run_job"], r["record_completion"]] for r in rows],
+    )
     print(f"\nqueries per job: {verdict}")
     for r in rows:
         if r["outcome"] != "completed":

@@ -1,4 +1,5 @@
 """The benchmark's printed tables: Markdown, so the README can quote them as they are."""
+
 import hashlib
 import time
 from pathlib import Path
@@ -20,18 +21,30 @@ def table(header: list[str], rows: list[list]) -> None:
 def print_extraction(runs: list, truth: dict) -> dict:
     """The table; returns the seconds of each run that ran, by name."""
     megabytes, floor = truth["totals"]["bytes"] / 1e6, runs[0].seconds
-    print("\n### Extraction (every image of every PDF written and hashed; outputs on tmpfs; the fastest of 3 runs, "
-          f"or of fewer once {runners.BEST_OF_SECONDS} s are spent)\n")
+    print(
+        "\n### Extraction (every image of every PDF written and hashed; outputs on tmpfs; the fastest of 3 runs, "
+        f"or of fewer once {runners.BEST_OF_SECONDS} s are spent)\n"
+    )
     rows = []
     for run in runs:
         if run.skipped:
             rows.append([run.name, "skipped: " + run.skipped, "", "", ""])
             continue
-        rows.append([run.name, f"{run.seconds:.2f}", f"{megabytes / run.seconds:.0f}",
-                     f"{run.images / run.seconds:,.0f}" if run.images else "–", f"{run.seconds / floor:.1f}"])
+        rows.append(
+            [
+                run.name,
+                f"{run.seconds:.2f}",
+                f"{megabytes / run.seconds:.0f}",
+                f"{run.images / run.seconds:,.0f}" if run.images else "–",
+                f"{run.seconds / floor:.1f}",
+            ]
+        )
     table(["extractor", "wall s", "MB/s", "images/s", "× floor"], rows)
-    return {"megabytes": megabytes, "images": truth["totals"]["distinct_outputs"],
-            "seconds": {run.name: run.seconds for run in runs if not run.skipped}}
+    return {
+        "megabytes": megabytes,
+        "images": truth["totals"]["distinct_outputs"],
+        "seconds": {run.name: run.seconds for run in runs if not run.skipped},
+    }
 
 
 def best_of(action, repeats: int = REPEATS) -> float:
@@ -52,13 +65,18 @@ def print_hashing(outputs: Path) -> dict:
     in_memory = best_of(lambda: [hashlib.sha256(b).digest() for b in blobs])
     whole = best_of(lambda: [hashlib.sha256(p.read_bytes()).digest() for p in paths])
     streamed = best_of(lambda: [_file_digest(p) for p in paths])
-    print(f"\n### Verification hashing ({len(paths):,} extracted files, {megabytes:.0f} MB, one core, "
-          f"best of {REPEATS})\n")
-    table(["sha256", "wall s", "MB/s", "× hashlib over files"], [
-        _hash_row("hashlib over bytes already in memory (no I/O)", in_memory, megabytes, whole),
-        _hash_row("hashlib over each file read whole (reference)", whole, megabytes, whole),
-        _hash_row("verification: `hashlib.file_digest` over each file", streamed, megabytes, whole),
-    ])
+    print(
+        f"\n### Verification hashing ({len(paths):,} extracted files, {megabytes:.0f} MB, one core, "
+        f"best of {REPEATS})\n"
+    )
+    table(
+        ["sha256", "wall s", "MB/s", "× hashlib over files"],
+        [
+            _hash_row("hashlib over bytes already in memory (no I/O)", in_memory, megabytes, whole),
+            _hash_row("hashlib over each file read whole (reference)", whole, megabytes, whole),
+            _hash_row("verification: `hashlib.file_digest` over each file", streamed, megabytes, whole),
+        ],
+    )
     return {"verification_mb_s": megabytes / streamed, "hashlib_mb_s": megabytes / whole}
 
 
@@ -79,12 +97,19 @@ def print_intake(truth: dict, corpus: Path, scratch: Path) -> dict:
     extraction = best_of(lambda: extract_images(bundle, out))
     pages = next(f["pages"] for f in truth["files"] if f["kind"] == "legal")
     print(f"\n### Intake: validation of the {pages}-page bundle against its extraction (best of {REPEATS})\n")
-    table(["step", "wall s", "share of extraction"], [
-        ["`inspect_pdf` (validation, child process)", f"{validation:.3f}", f"{validation / extraction:.0%}"],
-        ["`extract_images` (child process)", f"{extraction:.3f}", "100%"],
-    ])
-    return {"pages": pages, "validation_s": validation, "extraction_s": extraction,
-            "slowest_refusal_s": print_refusals(scratch / "hostile")}
+    table(
+        ["step", "wall s", "share of extraction"],
+        [
+            ["`inspect_pdf` (validation, child process)", f"{validation:.3f}", f"{validation / extraction:.0%}"],
+            ["`extract_images` (child process)", f"{extraction:.3f}", "100%"],
+        ],
+    )
+    return {
+        "pages": pages,
+        "validation_s": validation,
+        "extraction_s": extraction,
+        "slowest_refusal_s": print_refusals(scratch / "hostile"),
+    }
 
 
 def print_refusals(directory: Path) -> float | None:
@@ -103,8 +128,10 @@ def print_refusals(directory: Path) -> float | None:
         except Refusal as exc:
             code = exc.code
         rows.append([name, code, f"{time.perf_counter() - start:.3f}"])
-    print(f"\n### Refusal of hostile files (default limits: {Limits().memory_bytes >> 20} MiB, "
-          f"{Limits().cpu_seconds} s CPU per child)\n")
+    print(
+        f"\n### Refusal of hostile files (default limits: {Limits().memory_bytes >> 20} MiB, "
+        f"{Limits().cpu_seconds} s CPU per child)\n"
+    )
     table(["file", "refused as", "wall s"], rows + [["slowest", "", max(r[2] for r in rows)]])
     return max(float(r[2]) for r in rows)
 
@@ -127,48 +154,92 @@ def _extraction_rows(extraction: dict) -> list[list]:
     one, two = _seconds(extraction, "Pagetrail, 1 worker ("), _seconds(extraction, "Pagetrail, 2 workers")
     rows = []
     if one:
-        rows.append(["1. extractor, 1 worker", f"{mb / one:.0f} MB/s, {images / one:,.0f} images/s",
-                     f"raw-copy floor {mb / floor:.0f} MB/s", f"{one / floor:.1f}× floor",
-                     "≥ 200 MB/s, ≥ 1,200 images/s, ≤ 2× floor"])
+        rows.append(
+            [
+                "1. extractor, 1 worker",
+                f"{mb / one:.0f} MB/s, {images / one:,.0f} images/s",
+                f"raw-copy floor {mb / floor:.0f} MB/s",
+                f"{one / floor:.1f}× floor",
+                "≥ 200 MB/s, ≥ 1,200 images/s, ≤ 2× floor",
+            ]
+        )
         if mupdf:
-            rows.append(["1. against PyMuPDF, 1 worker", f"{mb / one:.0f} MB/s", f"PyMuPDF {mb / mupdf:.0f} MB/s",
-                         f"{mupdf / one:.1f}× faster", "≥ 10× faster"])
+            rows.append(
+                [
+                    "1. against PyMuPDF, 1 worker",
+                    f"{mb / one:.0f} MB/s",
+                    f"PyMuPDF {mb / mupdf:.0f} MB/s",
+                    f"{mupdf / one:.1f}× faster",
+                    "≥ 10× faster",
+                ]
+            )
     if two:
-        rows.append(["1. extractor, 2 workers", f"{mb / two:.0f} MB/s", f"raw-copy floor (1 worker) {mb / floor:.0f} MB/s",
-                     f"{two / floor:.1f}× floor", "≥ 400 MB/s"])
+        rows.append(
+            [
+                "1. extractor, 2 workers",
+                f"{mb / two:.0f} MB/s",
+                f"raw-copy floor (1 worker) {mb / floor:.0f} MB/s",
+                f"{two / floor:.1f}× floor",
+                "≥ 400 MB/s",
+            ]
+        )
     return rows
 
 
 def _hashing_row(hashing: dict) -> list:
-    return ["3. verification hashing, 1 worker", f"{hashing['verification_mb_s']:.0f} MB/s",
-            f"hashlib {hashing['hashlib_mb_s']:.0f} MB/s",
-            f"{hashing['verification_mb_s'] / hashing['hashlib_mb_s']:.2f}× hashlib", "≥ 800 MB/s, ≥ 0.70×"]
+    return [
+        "3. verification hashing, 1 worker",
+        f"{hashing['verification_mb_s']:.0f} MB/s",
+        f"hashlib {hashing['hashlib_mb_s']:.0f} MB/s",
+        f"{hashing['verification_mb_s'] / hashing['hashlib_mb_s']:.2f}× hashlib",
+        "≥ 800 MB/s, ≥ 0.70×",
+    ]
 
 
 def _pipeline_row(pipeline: dict | None) -> list:
     if not pipeline or "pipeline_s" not in pipeline:
         return ["2. pipeline", "not run", "", "", "≤ 1.3× extractor alone"]
-    queries = (f"; queries per job {pipeline['queries'][0]} → {pipeline['queries'][1]} for "
-               f"{pipeline['assets'][0]} → {pipeline['assets'][1]} assets")
-    return [f"2. pipeline, {pipeline['workers']} workers, embedded", f"{pipeline['pipeline_s']:.2f} s{queries}",
-            f"extractor alone {pipeline['extractor_s']:.2f} s", f"{pipeline['pipeline_s'] / pipeline['extractor_s']:.2f}×",
-            "≤ 1.3×; queries constant in assets"]
+    queries = (
+        f"; queries per job {pipeline['queries'][0]} → {pipeline['queries'][1]} for "
+        f"{pipeline['assets'][0]} → {pipeline['assets'][1]} assets"
+    )
+    return [
+        f"2. pipeline, {pipeline['workers']} workers, embedded",
+        f"{pipeline['pipeline_s']:.2f} s{queries}",
+        f"extractor alone {pipeline['extractor_s']:.2f} s",
+        f"{pipeline['pipeline_s'] / pipeline['extractor_s']:.2f}×",
+        "≤ 1.3×; queries constant in assets",
+    ]
 
 
 def _admin_row(admin: dict | None) -> list:
     if not admin or "pages" not in admin:
         return ["4. admin at scale", "not run", "", "", "constant queries; median render time"]
     constant = "constant queries" if not admin["failures"] else "NOT constant (see above)"
-    return [f"4. admin, {admin['jobs']:,} jobs, {admin['assets']:,} assets",
-            f"{admin['pages']} pages: {constant}; median of medians {admin['median_ms']:.0f} ms",
-            "the same pages on 200 jobs", f"slowest {admin['slowest']} {admin['slowest_ms']:.0f} ms",
-            "constant queries; report median render"]
+    return [
+        f"4. admin, {admin['jobs']:,} jobs, {admin['assets']:,} assets",
+        f"{admin['pages']} pages: {constant}; median of medians {admin['median_ms']:.0f} ms",
+        "the same pages on 200 jobs",
+        f"slowest {admin['slowest']} {admin['slowest_ms']:.0f} ms",
+        "constant queries; report median render",
+    ]
 
 
 def _intake_rows(intake: dict) -> list[list]:
     slowest = intake["slowest_refusal_s"]
-    return [["5. hostile files refused", "not run" if slowest is None else f"slowest {slowest:.2f} s",
-             "", "", "each < 2 s, memory within the child's limit"],
-            [f"5. validation of the {intake['pages']}-page bundle", f"{intake['validation_s']:.3f} s",
-             f"its extraction {intake['extraction_s']:.3f} s", f"{intake['validation_s'] / intake['extraction_s']:.0%}",
-             "< 10%"]]
+    return [
+        [
+            "5. hostile files refused",
+            "not run" if slowest is None else f"slowest {slowest:.2f} s",
+            "",
+            "",
+            "each < 2 s, memory within the child's limit",
+        ],
+        [
+            f"5. validation of the {intake['pages']}-page bundle",
+            f"{intake['validation_s']:.3f} s",
+            f"its extraction {intake['extraction_s']:.3f} s",
+            f"{intake['validation_s'] / intake['extraction_s']:.0%}",
+            "< 10%",
+        ],
+    ]

@@ -4,6 +4,7 @@ Each returns a Run: wall time, files written, and the sha256 of each (every tool
 it writes, as Pagetrail does, so hashing is inside every figure). The reference tools, PyMuPDF
 and poppler's pdfimages, are optional: `make bench` installs them; the product never imports them.
 """
+
 import hashlib
 import os
 import shutil
@@ -38,8 +39,9 @@ class Run:
         return sum(len(d) for d in self.digests.values())
 
 
-def timed(name: str, files: list[Path], out: Path, one: Callable, workers: int = 1, warm: bool = False,
-          best_of: int = 1) -> Run:
+def timed(
+    name: str, files: list[Path], out: Path, one: Callable, workers: int = 1, warm: bool = False, best_of: int = 1
+) -> Run:
     """Run `one(pdf, out_dir)` over every file, `workers` at a time; it returns (digests, placements).
     `warm`: each worker's PDF child is started before the clock starts, as a running worker's is.
     `best_of`: keep the fastest of that many runs, but start no other once BEST_OF_SECONDS are spent
@@ -140,6 +142,7 @@ def pymupdf_tool() -> Callable | None:
                 (out / f"{xref}.{found['ext']}").write_bytes(found["image"])
                 digests.append(hashlib.sha256(found["image"]).hexdigest())
         return digests, 0
+
     return extract
 
 
@@ -155,6 +158,7 @@ def pdfimages_tool() -> Callable | None:
             with open(path, "rb") as f:
                 digests.append(hashlib.file_digest(f, "sha256").hexdigest())
         return digests, 0
+
     return extract
 
 

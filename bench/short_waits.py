@@ -43,12 +43,27 @@ def run(pages: int, retry_after: int, workers: int) -> dict:
     simulator = cluster = None
     try:
         env = managed_env(data_dir, workers, port)
-        subprocess.run([sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env, check=True,
-                       capture_output=True)
+        subprocess.run(
+            [sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env, check=True, capture_output=True
+        )
         simulator = subprocess.Popen(
-            [sys.executable, "manage.py", "provider_simulator", "--port", str(port), "--profile", "rate_limited",
-             "--retry-after", str(retry_after)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-            stderr=open(data_dir / "simulator.log", "w"), start_new_session=True)
+            [
+                sys.executable,
+                "manage.py",
+                "provider_simulator",
+                "--port",
+                str(port),
+                "--profile",
+                "rate_limited",
+                "--retry-after",
+                str(retry_after),
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=open(data_dir / "simulator.log", "w"),
+            start_new_session=True,
+        )
         wait_for_port(port)
         cluster = start_cluster(env, data_dir / "qcluster.log")
         wait_until_ready(cluster, data_dir / "qcluster.log", workers)
@@ -65,11 +80,18 @@ def managed_env(data_dir: Path, workers: int, port: int) -> dict:
     """The embedded profile with the managed provider (the simulator on `port`), for every process here."""
     import django
 
-    env = {**{k: v for k, v in os.environ.items() if k not in NOT_EMBEDDED},
-           "PAGETRAIL_DATA_DIR": str(data_dir), "DJANGO_SETTINGS_MODULE": "portal.settings",
-           "PAGETRAIL_WORKERS": str(workers), "PYTHONUNBUFFERED": "1", "PAGETRAIL_LOG_LEVEL": "INFO",
-           "PAGETRAIL_LOG_FORMAT": "plain", "PAGETRAIL_PROVIDER": "infrai",
-           "INFRAI_BASE_URL": f"http://127.0.0.1:{port}", "INFRAI_API_KEY": secrets.token_urlsafe(24)}
+    env = {
+        **{k: v for k, v in os.environ.items() if k not in NOT_EMBEDDED},
+        "PAGETRAIL_DATA_DIR": str(data_dir),
+        "DJANGO_SETTINGS_MODULE": "portal.settings",
+        "PAGETRAIL_WORKERS": str(workers),
+        "PYTHONUNBUFFERED": "1",
+        "PAGETRAIL_LOG_LEVEL": "INFO",
+        "PAGETRAIL_LOG_FORMAT": "plain",
+        "PAGETRAIL_PROVIDER": "infrai",
+        "INFRAI_BASE_URL": f"http://127.0.0.1:{port}",
+        "INFRAI_API_KEY": secrets.token_urlsafe(24),
+    }
     for name in NOT_EMBEDDED:
         os.environ.pop(name, None)
     os.environ.update({**env, "PAGETRAIL_LOG_LEVEL": "WARNING"})
@@ -90,14 +112,16 @@ def measure(path: Path) -> dict:
         job.refresh_from_db()
     attempts = list(job.attempts.order_by("number"))
     return {
-        "status": job.status, "error": job.error_code,
+        "status": job.status,
+        "error": job.error_code,
         "wall_s": ((job.manifest_durable_at or job.enqueued_at) - job.enqueued_at).total_seconds(),
         "asked_s": sum(a.retry_after_s or 0 for a in attempts if a.http_status == 429),
         "extraction_s": job.extraction_time.total_seconds() if job.extraction_time else 0.0,
         "assets": job.manifest.assets.count() if hasattr(job, "manifest") else 0,
         "attempts": Counter((a.kind, a.outcome) for a in attempts),
-        "downloads_per_asset": max(Counter(a.target for a in attempts if a.kind == "download" and a.outcome == "ok")
-                                   .values(), default=0),
+        "downloads_per_asset": max(
+            Counter(a.target for a in attempts if a.kind == "download" and a.outcome == "ok").values(), default=0
+        ),
     }
 
 

@@ -40,19 +40,30 @@ class ServiceAccount(models.Model):
         with transaction.atomic():
             self.tokens.valid(at).filter(expires_at__gt=overlap_end).update(expires_at=overlap_end)
             ServiceAccountToken.objects.create(
-                account=self, token_sha256=token_hash(token), prefix=token[:10], created_by=by[:150], created_at=at,
-                expires_at=at + timedelta(days=settings.PAGETRAIL_TOKEN_DAYS))
+                account=self,
+                token_sha256=token_hash(token),
+                prefix=token[:10],
+                created_by=by[:150],
+                created_at=at,
+                expires_at=at + timedelta(days=settings.PAGETRAIL_TOKEN_DAYS),
+            )
         return token
 
     def revoke(self, at=None) -> bool:
-        return ServiceAccount.objects.filter(pk=self.pk, revoked_at__isnull=True).update(
-            revoked_at=at or timezone.now()) == 1
+        return (
+            ServiceAccount.objects.filter(pk=self.pk, revoked_at__isnull=True).update(revoked_at=at or timezone.now())
+            == 1
+        )
 
     @classmethod
     def for_token(cls, token: str, at=None) -> "ServiceAccount | None":
         """The account whose unexpired, unrevoked token this is, or None."""
-        found = ServiceAccountToken.objects.valid(at).filter(
-            token_sha256=token_hash(token), account__revoked_at__isnull=True).select_related("account").first()
+        found = (
+            ServiceAccountToken.objects.valid(at)
+            .filter(token_sha256=token_hash(token), account__revoked_at__isnull=True)
+            .select_related("account")
+            .first()
+        )
         return found.account if found else None
 
 
@@ -81,8 +92,12 @@ class ServiceAccountToken(models.Model):
         return f"{self.prefix}… of {self.account.name}"
 
     def revoke(self, at=None) -> bool:
-        return ServiceAccountToken.objects.filter(pk=self.pk, revoked_at__isnull=True).update(
-            revoked_at=at or timezone.now()) == 1
+        return (
+            ServiceAccountToken.objects.filter(pk=self.pk, revoked_at__isnull=True).update(
+                revoked_at=at or timezone.now()
+            )
+            == 1
+        )
 
 
 class BundleAccess(models.Model):
@@ -95,8 +110,12 @@ class BundleAccess(models.Model):
 
     account = models.ForeignKey(ServiceAccount, on_delete=models.CASCADE, related_name="bundle_accesses")
     bundle = models.ForeignKey("extraction.Bundle", on_delete=models.CASCADE, related_name="accesses")
-    job = models.ForeignKey("extraction.Job", on_delete=models.CASCADE, related_name="given_to",
-                            help_text="The job this account was given first")
+    job = models.ForeignKey(
+        "extraction.Job",
+        on_delete=models.CASCADE,
+        related_name="given_to",
+        help_text="The job this account was given first",
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -121,8 +140,9 @@ class IdempotencyRecord(models.Model):
     response_status = models.PositiveSmallIntegerField(null=True, blank=True, help_text="Empty while in progress")
     response_body = models.JSONField(null=True, blank=True)
     # A 202's submission, replayed as it is now (pending then, perhaps decided since).
-    submission = models.ForeignKey("extraction.Submission", null=True, blank=True, on_delete=models.CASCADE,
-                                   related_name="+")
+    submission = models.ForeignKey(
+        "extraction.Submission", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -132,5 +152,9 @@ class IdempotencyRecord(models.Model):
         """Claim a key whose request never answered within its lease (a guarded update: one taker wins)."""
         at = at or timezone.now()
         expired = at - timedelta(seconds=settings.PAGETRAIL_IDEMPOTENCY_LEASE_SECONDS)
-        return IdempotencyRecord.objects.filter(pk=self.pk, response_status__isnull=True, created_at__lt=expired).update(
-            created_at=at, request_sha256=request_sha256) == 1
+        return (
+            IdempotencyRecord.objects.filter(pk=self.pk, response_status__isnull=True, created_at__lt=expired).update(
+                created_at=at, request_sha256=request_sha256
+            )
+            == 1
+        )

@@ -11,8 +11,12 @@ from django.utils.html import format_html
 
 from portal import display
 
-from . import admin_submissions  # noqa: F401  (registers submissions and the page an upload lands on)
-from . import intake, pdf, submitting
+from . import (
+    admin_submissions,  # noqa: F401  (registers submissions and the page an upload lands on)
+    intake,
+    pdf,
+    submitting,
+)
 from .admin_accounts import BundleAccessInline  # and registers service accounts and their tokens
 from .admin_base import ReadOnlyAdmin, ReadOnlyInline  # noqa: F401  (imported from here by audit's admin)
 from .models import Attempt, Bundle, Job, Rejection, SubmissionSwitch, WorkerVersions
@@ -21,8 +25,9 @@ from .services import refuse_oversized_upload, replay_unknown, set_submissions
 
 class UploadForm(forms.Form):
     # An empty file reaches intake, which refuses it as `empty` with a Rejection, in the product's words.
-    file = forms.FileField(allow_empty_file=True,
-                           help_text="A PDF bundle. It is checked from its bytes before any job exists.")
+    file = forms.FileField(
+        allow_empty_file=True, help_text="A PDF bundle. It is checked from its bytes before any job exists."
+    )
     case_label = forms.CharField(required=False, max_length=200)
 
 
@@ -35,8 +40,16 @@ class JobInline(ReadOnlyInline):
 
 @admin.register(Bundle)
 class BundleAdmin(admin.ModelAdmin):
-    list_display = ("original_filename", "case_label", "short_correlation_id", "page_count", "size_shown",
-                    "submitted_by", "created_at", "input_deleted_at")
+    list_display = (
+        "original_filename",
+        "case_label",
+        "short_correlation_id",
+        "page_count",
+        "size_shown",
+        "submitted_by",
+        "created_at",
+        "input_deleted_at",
+    )
     list_filter = ("created_at", "mime")
     search_fields = ("=correlation_id", "original_filename", "case_label")
     readonly_fields = [f.name if f.name != "size" else "size_shown" for f in Bundle._meta.fields] + ["input_download"]
@@ -58,8 +71,9 @@ class BundleAdmin(admin.ModelAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         shown = super().get_readonly_fields(request, obj)
-        return shown if request.user.has_perm("extraction.download_input") else [f for f in shown
-                                                                               if f != "input_download"]
+        return (
+            shown if request.user.has_perm("extraction.download_input") else [f for f in shown if f != "input_download"]
+        )
 
     def has_add_permission(self, request):
         return request.user.has_perm("extraction.submit_bundle")
@@ -89,8 +103,12 @@ class BundleAdmin(admin.ModelAdmin):
             form = UploadForm()
             form.is_valid()
             form.errors["file"] = form.error_class([STORAGE_UNAVAILABLE])
-        context = {**self.admin_site.each_context(request), "form": form, "opts": self.model._meta,
-                   "title": "Upload a PDF bundle"}
+        context = {
+            **self.admin_site.each_context(request),
+            "form": form,
+            "opts": self.model._meta,
+            "title": "Upload a PDF bundle",
+        }
         return TemplateResponse(request, "admin/extraction/bundle/upload.html", context)
 
     def receive(self, request, form):
@@ -102,24 +120,38 @@ class BundleAdmin(admin.ModelAdmin):
             result = refuse_oversized_upload(upload.name, getattr(refusal, "seen", 0), who)
             form.add_error("file", f"Refused ({result.error_code}): {result.message}")
             return None
-        submission = submitting.receive(staged, filename=upload.name, submitted_by=who,
-                                        case_label=form.cleaned_data["case_label"])
+        submission = submitting.receive(
+            staged, filename=upload.name, submitted_by=who, case_label=form.cleaned_data["case_label"]
+        )
         if submission.is_decided:
             form.add_error("file", f"Refused ({submission.error_code}): {submission.error_message}")
             return None
         return submission
 
 
-STORAGE_UNAVAILABLE = ("Not stored (storage_unavailable): Pagetrail could not store the upload now (its temp area "
-                       "is full or unavailable); nothing was kept. Try again later, or tell an operator.")
+STORAGE_UNAVAILABLE = (
+    "Not stored (storage_unavailable): Pagetrail could not store the upload now (its temp area "
+    "is full or unavailable); nothing was kept. Try again later, or tell an operator."
+)
 
 
 class AttemptInline(ReadOnlyInline):
     """Every try as recorded (the page's timeline above collapses repeats); folded away until asked for."""
 
     model = Attempt
-    fields = ("number", "kind", "target", "outcome", "http_status", "retry_after_s", "error_code", "error_message",
-              "worker", "started_at", "finished_at")
+    fields = (
+        "number",
+        "kind",
+        "target",
+        "outcome",
+        "http_status",
+        "retry_after_s",
+        "error_code",
+        "error_message",
+        "worker",
+        "started_at",
+        "finished_at",
+    )
     readonly_fields = fields
     classes = ["collapse"]
 
@@ -128,15 +160,33 @@ class AttemptInline(ReadOnlyInline):
 class JobAdmin(ReadOnlyAdmin):
     """Jobs by file name and case label; the page itself (with its story) is audit.admin_jobs's."""
 
-    list_display = ("id", "status", "file_name", "case_label", "pages", "short_correlation_id", "provider",
-                    "enqueued_at", "queue_wait_shown", "extraction_time_shown", "error_code")
+    list_display = (
+        "id",
+        "status",
+        "file_name",
+        "case_label",
+        "pages",
+        "short_correlation_id",
+        "provider",
+        "enqueued_at",
+        "queue_wait_shown",
+        "extraction_time_shown",
+        "error_code",
+    )
     list_filter = ("status", "provider", "extractor_version", "enqueued_at")
     list_select_related = ("bundle",)
     search_fields = ("=bundle__correlation_id", "=idempotency_key", "=provider_job_id")
     # What never changes; the state, its times and errors are the story above the fields (audit.admin_jobs),
     # which the page keeps current. Not the claim token, its holder or its lease: the workers' business.
-    readonly_fields = ("bundle", "provider", "extractor", "extractor_version", "generation", "idempotency_key",
-                       "deadline")
+    readonly_fields = (
+        "bundle",
+        "provider",
+        "extractor",
+        "extractor_version",
+        "generation",
+        "idempotency_key",
+        "deadline",
+    )
     fields = readonly_fields
     inlines = [AttemptInline]
     actions = ["replay_unknown_jobs"]

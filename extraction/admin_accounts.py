@@ -42,8 +42,11 @@ class ServiceAccountAdmin(admin.ModelAdmin):
         return [TokenInline] if obj else []  # a new account's first token is issued when it is saved
 
     def get_queryset(self, request):
-        return super().get_queryset(request).annotate(
-            n_valid=Count("tokens", filter=VALID), valid_until=Max("tokens__expires_at", filter=VALID))
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(n_valid=Count("tokens", filter=VALID), valid_until=Max("tokens__expires_at", filter=VALID))
+        )
 
     @admin.display(description="valid tokens", ordering="n_valid")
     def valid_tokens(self, account):

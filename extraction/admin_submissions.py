@@ -16,15 +16,26 @@ def outcome_of(submission: Submission) -> dict:
     """What the status page shows, also as the JSON its script polls."""
     if submission.state == Submission.State.ACCEPTED:
         known = "" if submission.created else " (these bytes had been accepted before: the same job)"
-        return {"state": submission.state, "text": f"Accepted: job {submission.job_id}{known}.{_switch_note()}",
-                "link": reverse("admin:extraction_job_change", args=[submission.job_id]),
-                "link_text": f"Open job {submission.job_id}"}
+        return {
+            "state": submission.state,
+            "text": f"Accepted: job {submission.job_id}{known}.{_switch_note()}",
+            "link": reverse("admin:extraction_job_change", args=[submission.job_id]),
+            "link_text": f"Open job {submission.job_id}",
+        }
     if submission.state == Submission.State.REFUSED:
         again = " You may send it again later." if submission.retryable else ""
-        return {"state": submission.state, "link": None, "link_text": "",
-                "text": f"Refused ({submission.error_code}): {submission.error_message}{again}"}
-    return {"state": submission.state, "link": None, "link_text": "",
-            "text": "Waiting for the intake worker to check the file. This page updates by itself."}
+        return {
+            "state": submission.state,
+            "link": None,
+            "link_text": "",
+            "text": f"Refused ({submission.error_code}): {submission.error_message}{again}",
+        }
+    return {
+        "state": submission.state,
+        "link": None,
+        "link_text": "",
+        "text": "Waiting for the intake worker to check the file. This page updates by itself.",
+    }
 
 
 def _switch_note() -> str:
@@ -38,18 +49,33 @@ def _switch_note() -> str:
 
 @admin.register(Submission)
 class SubmissionAdmin(ReadOnlyAdmin):
-    list_display = ("id", "state", "original_filename", "size", "submitted_by", "error_code", "tries", "created_at",
-                    "decided_at")
+    list_display = (
+        "id",
+        "state",
+        "original_filename",
+        "size",
+        "submitted_by",
+        "error_code",
+        "tries",
+        "created_at",
+        "decided_at",
+    )
     list_filter = ("state", "error_code", "created_at")
     search_fields = ("=sha256", "original_filename", "submitted_by")
     readonly_fields = [f.name for f in Submission._meta.fields]
 
     def get_urls(self):
         return [
-            path("<int:submission_id>/status/", self.admin_site.admin_view(self.status_view),
-                 name="extraction_submission_status"),
-            path("<int:submission_id>/status.json", self.admin_site.admin_view(self.status_json),
-                 name="extraction_submission_status_json"),
+            path(
+                "<int:submission_id>/status/",
+                self.admin_site.admin_view(self.status_view),
+                name="extraction_submission_status",
+            ),
+            path(
+                "<int:submission_id>/status.json",
+                self.admin_site.admin_view(self.status_json),
+                name="extraction_submission_status_json",
+            ),
             *super().get_urls(),
         ]
 
@@ -64,8 +90,13 @@ class SubmissionAdmin(ReadOnlyAdmin):
 
     def status_view(self, request, submission_id: int):
         submission = self.own_submission(request, submission_id)
-        context = {**self.admin_site.each_context(request), "opts": self.model._meta, "submission": submission,
-                   "outcome": outcome_of(submission), "title": f"Upload of {submission.original_filename or 'a file'}"}
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "submission": submission,
+            "outcome": outcome_of(submission),
+            "title": f"Upload of {submission.original_filename or 'a file'}",
+        }
         return TemplateResponse(request, "admin/extraction/submission/status.html", context)
 
     def status_json(self, request, submission_id: int):

@@ -90,20 +90,29 @@ def submit(request, file: File[UploadedFile] = None, case_label: str = ""):
     try:
         staged = intake.stage(file or request)
     except pdf.Refusal as refusal:
-        return _refused(request, services.refuse_oversized_upload(getattr(file, "name", "body"),
-                                                                  getattr(refusal, "seen", 0), _who(request)))
+        return _refused(
+            request,
+            services.refuse_oversized_upload(getattr(file, "name", "body"), getattr(refusal, "seen", 0), _who(request)),
+        )
     key = request.headers.get("Idempotency-Key")
     if not key:
         return _received(request, staged, file, case_label)
     if len(key) > IdempotencyRecord.KEY_MAX:
         staged.path.unlink(missing_ok=True)
-        return error(request, 400, "bad_idempotency_key",
-                     f"An Idempotency-Key holds at most {IdempotencyRecord.KEY_MAX} characters; it is never cut.")
+        return error(
+            request,
+            400,
+            "bad_idempotency_key",
+            f"An Idempotency-Key holds at most {IdempotencyRecord.KEY_MAX} characters; it is never cut.",
+        )
     return _idempotent(request, key, staged, lambda: _received(request, staged, file, case_label))
 
 
-@router.get("/submissions/{submission_id}", response={200: SubmissionOut, **ERRORS},
-            summary="A submission's state: pending, accepted (with its job) or refused")
+@router.get(
+    "/submissions/{submission_id}",
+    response={200: SubmissionOut, **ERRORS},
+    summary="A submission's state: pending, accepted (with its job) or refused",
+)
 def get_submission(request, submission_id: RowId):
     """404 also for another account's submission, as for jobs."""
     submissions = Submission.objects.visible_to(request.auth).select_related("job__bundle")
@@ -113,8 +122,11 @@ def get_submission(request, submission_id: RowId):
 def submission_document(submission: Submission) -> dict:
     refused = submission.state == Submission.State.REFUSED
     return {
-        "id": submission.pk, "state": submission.state, "status_url": f"/api/v1/submissions/{submission.pk}",
-        "correlation_id": submission.sha256, "size": submission.size,
+        "id": submission.pk,
+        "state": submission.state,
+        "status_url": f"/api/v1/submissions/{submission.pk}",
+        "correlation_id": submission.sha256,
+        "size": submission.size,
         "received_at": submission.created_at.isoformat(),
         "decided_at": submission.decided_at.isoformat() if submission.decided_at else None,
         "created": submission.created if submission.job_id else None,
@@ -128,8 +140,12 @@ def unknown_parameters(request, known: set[str]) -> Status | None:
     """A misspelt filter is a 400 naming it, never silently ignored (which would list everything)."""
     unknown = sorted(set(request.GET) - known)
     if unknown:
-        return error(request, 400, "bad_request", f"Unknown query parameter(s): {', '.join(unknown)[:200]}; "
-                                                  f"this operation takes {', '.join(sorted(known))}.")
+        return error(
+            request,
+            400,
+            "bad_request",
+            f"Unknown query parameter(s): {', '.join(unknown)[:200]}; this operation takes {', '.join(sorted(known))}.",
+        )
     return None
 
 
@@ -138,8 +154,13 @@ def _who(request) -> str:
 
 
 def _received(request, staged, file, case_label):
-    submission = submitting.receive(staged, filename=getattr(file, "name", "") or "", submitted_by=_who(request),
-                                    case_label=case_label, account=request.auth)
+    submission = submitting.receive(
+        staged,
+        filename=getattr(file, "name", "") or "",
+        submitted_by=_who(request),
+        case_label=case_label,
+        account=request.auth,
+    )
     if submission.state == Submission.State.REFUSED:  # decided here (an empty body): an error, like too_large
         return _refused(request, services.result_of(submission))
     return Status(202, submission_document(submission))
@@ -165,8 +186,9 @@ def _idempotent(request, key: str, staged, handle):
         record.delete()  # nothing was answered: the client may try again with the same key
         raise
     submission_id = answer.value.get("id") if answer.status_code == 202 else None
-    IdempotencyRecord.objects.filter(pk=record.pk).update(response_status=answer.status_code,
-                                                            response_body=answer.value, submission_id=submission_id)
+    IdempotencyRecord.objects.filter(pk=record.pk).update(
+        response_status=answer.status_code, response_body=answer.value, submission_id=submission_id
+    )
     return answer
 
 
@@ -191,8 +213,14 @@ PAGE_MAX = 200
 
 
 @router.get("/jobs", response={200: JobPage, **ERRORS}, summary="The caller's jobs, newest first")
-def list_jobs(request, state: Job.Status | None = None, correlation_id: str = "", since: str = "",
-              limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = 50, offset: Annotated[int, Query(ge=0)] = 0):
+def list_jobs(
+    request,
+    state: Job.Status | None = None,
+    correlation_id: str = "",
+    since: str = "",
+    limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = 50,
+    offset: Annotated[int, Query(ge=0)] = 0,
+):
     """Only jobs of bundles this service account submitted; filter by `state`, `correlation_id` and
     `since` (enqueued at or after, ISO 8601); `next` is the URL of the following page, or null."""
     if unknown := unknown_parameters(request, {"state", "correlation_id", "since", "limit", "offset"}):
@@ -208,12 +236,16 @@ def list_jobs(request, state: Job.Status | None = None, correlation_id: str = ""
     if enqueued_from:
         jobs = jobs.filter(enqueued_at__gte=enqueued_from)
     count = jobs.count()
-    page = jobs.annotate(attempt_count=Count("attempts"),
-                         retry_count=Count("attempts", filter=Q(attempts__outcome="retry")))[offset:offset + limit]
+    page = jobs.annotate(
+        attempt_count=Count("attempts"), retry_count=Count("attempts", filter=Q(attempts__outcome="retry"))
+    )[offset : offset + limit]
     following = request.GET.copy()
     following["offset"] = offset + limit
-    return {"count": count, "items": [job_document(job) for job in page],
-            "next": f"{request.path}?{following.urlencode()}" if offset + limit < count else None}
+    return {
+        "count": count,
+        "items": [job_document(job) for job in page],
+        "next": f"{request.path}?{following.urlencode()}" if offset + limit < count else None,
+    }
 
 
 @router.get("/jobs/{job_id}", response={200: JobOut, **ERRORS}, summary="A job's state and timings")
@@ -229,10 +261,16 @@ def job_document(job: Job) -> dict:
         outcomes = list(job.attempts.values_list("outcome", flat=True))
         attempts, retries = len(outcomes), outcomes.count("retry")
     return {
-        "id": job.pk, "state": job.status, "provider": job.provider, "correlation_id": job.bundle.correlation_id,
-        "pages": job.bundle.page_count, "enqueued_at": job.enqueued_at.isoformat(),
-        "queue_wait_s": _seconds(job.queue_wait), "extraction_s": _seconds(job.extraction_time),
-        "attempts": attempts, "retries": retries,
+        "id": job.pk,
+        "state": job.status,
+        "provider": job.provider,
+        "correlation_id": job.bundle.correlation_id,
+        "pages": job.bundle.page_count,
+        "enqueued_at": job.enqueued_at.isoformat(),
+        "queue_wait_s": _seconds(job.queue_wait),
+        "extraction_s": _seconds(job.extraction_time),
+        "attempts": attempts,
+        "retries": retries,
         "error": {"code": job.error_code, "message": job.error_message} if job.error_code else None,
         "status_url": f"/api/v1/jobs/{job.pk}",
         "manifest_url": f"/api/v1/jobs/{job.pk}/manifest" if job.status == Job.Status.COMPLETED else None,

@@ -47,8 +47,9 @@ def is_qcluster(pid: int) -> bool:
 def _watch(sentinel: int, master: int, sleep=time.sleep) -> None:
     while master != 1 and parent_of(sentinel) == master and os.getppid() == sentinel:
         sleep(CHECK_SECONDS)
-    log.warning("the cluster's master (pid %s) is gone; stopping its sentinel (pid %s) and its processes",
-                master, sentinel)
+    log.warning(
+        "the cluster's master (pid %s) is gone; stopping its sentinel (pid %s) and its processes", master, sentinel
+    )
     for pid in [*children_of(sentinel), sentinel]:
         if pid != os.getpid():
             try:
@@ -59,5 +60,8 @@ def _watch(sentinel: int, master: int, sleep=time.sleep) -> None:
 
 
 def children_of(parent: int) -> list[int]:
-    return [int(stat.parent.name) for stat in Path("/proc").glob("[0-9]*/stat")
-            if parent_of(int(stat.parent.name)) == parent]
+    return [
+        int(stat.parent.name)
+        for stat in Path("/proc").glob("[0-9]*/stat")
+        if parent_of(int(stat.parent.name)) == parent
+    ]

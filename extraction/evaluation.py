@@ -28,15 +28,27 @@ class Deployment:
         self.env = {**inherited, "PAGETRAIL_DATA_DIR": str(data_dir), **{k: str(v) for k, v in env.items()}}
 
     def manage(self, *args, check=True) -> str:
-        done = subprocess.run([sys.executable, "manage.py", *map(str, args)], cwd=ROOT, env=self.env,
-                              capture_output=True, text=True, timeout=3600)
+        done = subprocess.run(
+            [sys.executable, "manage.py", *map(str, args)],
+            cwd=ROOT,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=3600,
+        )
         if check and done.returncode:
             raise RuntimeError(f"manage.py {args[0]} failed: {done.stderr[-2000:]}")
         return done.stdout
 
     def run_until_settled(self, timeout: float) -> list[dict]:
-        worker = subprocess.Popen([sys.executable, "manage.py", "qcluster"], cwd=ROOT, env=self.env,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        worker = subprocess.Popen(
+            [sys.executable, "manage.py", "qcluster"],
+            cwd=ROOT,
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         try:
             deadline = time.monotonic() + timeout
             while time.monotonic() < deadline:
@@ -68,9 +80,16 @@ def evaluate(corpus: Path, concurrency: int, providers: list[str], timeout: floa
 
 
 def _run(provider: str, pdfs: list[str], concurrency: int, data_dir: Path, timeout: float) -> dict:
-    simulator, env = None, {"PAGETRAIL_PROVIDER": provider, "PAGETRAIL_WORKERS": concurrency,
-                            "PAGETRAIL_QUEUE_NAME": f"evaluate-{provider}-{secrets.token_hex(4)}",
-                            "PAGETRAIL_POLL_BUDGET_SECONDS": 30, "PAGETRAIL_BACKOFF_BASE_SECONDS": 0.2}
+    simulator, env = (
+        None,
+        {
+            "PAGETRAIL_PROVIDER": provider,
+            "PAGETRAIL_WORKERS": concurrency,
+            "PAGETRAIL_QUEUE_NAME": f"evaluate-{provider}-{secrets.token_hex(4)}",
+            "PAGETRAIL_POLL_BUDGET_SECONDS": 30,
+            "PAGETRAIL_BACKOFF_BASE_SECONDS": 0.2,
+        },
+    )
     if provider == "infrai" and not os.environ.get("INFRAI_BASE_URL"):
         from .providers.simulator import Simulator
 
@@ -99,17 +118,24 @@ def _summary(provider, deployment, submitted, rows, wall, simulator) -> dict:
     provider_jobs = simulator.submissions if simulator else sum(r["provider_submissions"] for r in rows)
     checks = {
         "every output hashed and mapped to pages": verify["ok"] and all(r["placements"] >= r["assets"] for r in rows),
-        "no duplicate provider job": provider_jobs == len(rows) - sum(r["state"] == "failed" and
-                                                                      not r["provider_submissions"] for r in rows),
+        "no duplicate provider job": provider_jobs
+        == len(rows) - sum(r["state"] == "failed" and not r["provider_submissions"] for r in rows),
         "no temp file survived": not temp_left,
     }
     return {
-        "provider": provider, "bundles": len(submitted), "refused": sum(not s["accepted"] for s in submitted),
-        "jobs": len(rows), "completed": sum(r["state"] == "completed" for r in rows), "wall_s": round(wall, 2),
-        "queue_wait_s": _p(pick("queue_wait_s")), "extraction_s": _p(pick("extraction_s")),
-        "manifest_write_s": _p(pick("manifest_write_s")), "retries": sum(r["retries"] for r in rows),
+        "provider": provider,
+        "bundles": len(submitted),
+        "refused": sum(not s["accepted"] for s in submitted),
+        "jobs": len(rows),
+        "completed": sum(r["state"] == "completed" for r in rows),
+        "wall_s": round(wall, 2),
+        "queue_wait_s": _p(pick("queue_wait_s")),
+        "extraction_s": _p(pick("extraction_s")),
+        "manifest_write_s": _p(pick("manifest_write_s")),
+        "retries": sum(r["retries"] for r in rows),
         "peak_temp_bytes": max(pick("temp_peak_bytes"), default=0),
-        "needing_review": sum(r["needs_review"] for r in rows), "checks": checks,
+        "needing_review": sum(r["needs_review"] for r in rows),
+        "checks": checks,
     }
 
 
@@ -130,7 +156,10 @@ def table(results: dict) -> str:
         ("retries", lambda r: str(r["retries"])),
         ("peak temp bytes", lambda r: f"{r['peak_temp_bytes']:,}"),
         ("jobs needing review", lambda r: str(r["needing_review"])),
-        *[(check, lambda r, c=check: "yes" if r["checks"][c] else "NO") for check in next(iter(results.values()))["checks"]],
+        *[
+            (check, lambda r, c=check: "yes" if r["checks"][c] else "NO")
+            for check in next(iter(results.values()))["checks"]
+        ],
     ):
         lines.append((label, *(get(results[n]) for n in names)))
     width = [max(len(row[i]) for row in lines) for i in range(len(lines[0]))]

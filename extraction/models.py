@@ -44,8 +44,10 @@ class Bundle(models.Model):
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["created_at"])]  # the admin's default order, over 100k bundles
         # Not add_bundle: a bundle is never typed in, it is uploaded through intake.
-        permissions = [("submit_bundle", "Can upload bundles through intake"),
-                       ("download_input", "Can download original input PDFs")]
+        permissions = [
+            ("submit_bundle", "Can upload bundles through intake"),
+            ("download_input", "Can download original input PDFs"),
+        ]
 
     def __str__(self):
         return f"{self.original_filename or 'bundle'} ({self.correlation_id[:12]})"
@@ -63,8 +65,9 @@ class JobQuerySet(models.QuerySet):
         """What a service account may read: the rounds made for it, the job it was given, and the rounds
         staff started on its bundles after it submitted them. Never a round made for another account, nor
         one from before its own submission: either would tell it that somebody sent the same bytes first."""
-        later_staff_round = Q(account__isnull=True, bundle__accesses__account=account,
-                              enqueued_at__gte=F("bundle__accesses__created_at"))
+        later_staff_round = Q(
+            account__isnull=True, bundle__accesses__account=account, enqueued_at__gte=F("bundle__accesses__created_at")
+        )
         # As a subquery: the joins stay out of the caller's query (its counts of attempts stay counts).
         mine = self.model.objects.filter(Q(account=account) | Q(given_to__account=account) | later_staff_round)
         return self.filter(pk__in=mine.values("pk"))
@@ -107,9 +110,15 @@ class Job(models.Model):
     extractor_version = models.CharField(max_length=100)
     provider_job_id = models.CharField(max_length=200, blank=True)
     generation = models.PositiveSmallIntegerField(default=0, help_text="0 for the first extraction, then 1, 2...")
-    account = models.ForeignKey("extraction.ServiceAccount", null=True, blank=True, on_delete=models.PROTECT,
-                                related_name="jobs", help_text="The service account this round was made for "
-                                "(none for an upload by staff or a reviewer's re-extraction)")
+    account = models.ForeignKey(
+        "extraction.ServiceAccount",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="jobs",
+        help_text="The service account this round was made for "
+        "(none for an upload by staff or a reviewer's re-extraction)",
+    )
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED, db_index=True)
     error_code = models.CharField(max_length=50, blank=True)
     error_message = models.TextField(blank=True)
@@ -123,17 +132,22 @@ class Job(models.Model):
     submitted_at = models.DateTimeField(null=True, blank=True)
     provider_finished_at = models.DateTimeField(null=True, blank=True)
     manifest_durable_at = models.DateTimeField(null=True, blank=True)
-    temp_peak_bytes = models.PositiveBigIntegerField(null=True, blank=True,
-                                                     help_text="Bytes in the job's temp dir when it finished")
-    outputs_swept_at = models.DateTimeField(null=True, blank=True,
-                                            help_text="When outputs no manifest names were last removed")
+    temp_peak_bytes = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="Bytes in the job's temp dir when it finished"
+    )
+    outputs_swept_at = models.DateTimeField(
+        null=True, blank=True, help_text="When outputs no manifest names were last removed"
+    )
 
     objects = JobQuerySet.as_manager()
 
     class Meta:
         ordering = ["-enqueued_at"]
-        indexes = [models.Index(fields=["status", "claimed_until"]), models.Index(fields=["enqueued_at"]),
-                   models.Index(fields=["provider_job_id"])]  # the admin's search by it
+        indexes = [
+            models.Index(fields=["status", "claimed_until"]),
+            models.Index(fields=["enqueued_at"]),
+            models.Index(fields=["provider_job_id"]),
+        ]  # the admin's search by it
         permissions = [("replay_job", "Can replay unknown jobs")]
 
     def __str__(self):
@@ -179,8 +193,12 @@ class Job(models.Model):
         lease = timedelta(seconds=lease_seconds or settings.PAGETRAIL_CLAIM_LEASE_SECONDS)
         token = uuid.uuid4()
         free = models.Q(claimed_until__isnull=True) | models.Q(claimed_until__lt=now)
-        changes = {"claim_token": token, "claimed_by": worker[:200], "claimed_until": _later(now, lease),
-                   "picked_up_at": Coalesce("picked_up_at", now if at is None else models.Value(at))}
+        changes = {
+            "claim_token": token,
+            "claimed_by": worker[:200],
+            "claimed_until": _later(now, lease),
+            "picked_up_at": Coalesce("picked_up_at", now if at is None else models.Value(at)),
+        }
         if not Job.objects.filter(free, pk=self.pk, status__in=self.ACTIVE).update(**changes):
             return None
         self._now_has(changes)
@@ -195,8 +213,11 @@ class Job(models.Model):
     def hold_left(self) -> float | None:
         """Seconds until a released job's hold ends, on the database's clock (the clock claims use);
         None when no hold is pending (free, due, or claimed by a worker)."""
-        left = Job.objects.filter(pk=self.pk, claim_token__isnull=True, claimed_until__gt=Now()).values_list(
-            ExpressionWrapper(F("claimed_until") - Now(), output_field=models.DurationField()), flat=True).first()
+        left = (
+            Job.objects.filter(pk=self.pk, claim_token__isnull=True, claimed_until__gt=Now())
+            .values_list(ExpressionWrapper(F("claimed_until") - Now(), output_field=models.DurationField()), flat=True)
+            .first()
+        )
         return None if left is None else max(left.total_seconds(), 0.0)
 
     def past_deadline(self) -> bool:
@@ -204,25 +225,46 @@ class Job(models.Model):
 
     def mark_submitted(self, provider_job_id: str, at=None) -> bool:
         # From unknown too: a submit that timed out is retried with the same key.
-        return self._transition([self.Status.QUEUED, self.Status.UNKNOWN], status=self.Status.SUBMITTED,
-                                provider_job_id=provider_job_id, submitted_at=at or timezone.now())
+        return self._transition(
+            [self.Status.QUEUED, self.Status.UNKNOWN],
+            status=self.Status.SUBMITTED,
+            provider_job_id=provider_job_id,
+            submitted_at=at or timezone.now(),
+        )
 
     def mark_running(self) -> bool:
         return self._transition([self.Status.SUBMITTED], status=self.Status.RUNNING)
 
     def mark_provider_finished(self, at=None) -> bool:
         """Record when the provider's work ended (kept separate from manifest durability)."""
-        return Job.objects.filter(pk=self.pk, provider_finished_at__isnull=True).update(
-            provider_finished_at=at or timezone.now()) == 1
+        return (
+            Job.objects.filter(pk=self.pk, provider_finished_at__isnull=True).update(
+                provider_finished_at=at or timezone.now()
+            )
+            == 1
+        )
 
     def mark_completed(self, at=None) -> bool:
         active = [self.Status.SUBMITTED, self.Status.RUNNING, self.Status.UNKNOWN]
-        return self._transition(active, status=self.Status.COMPLETED, manifest_durable_at=at or timezone.now(),
-                                claim_token=None, claimed_until=None, error_code="", error_message="")
+        return self._transition(
+            active,
+            status=self.Status.COMPLETED,
+            manifest_durable_at=at or timezone.now(),
+            claim_token=None,
+            claimed_until=None,
+            error_code="",
+            error_message="",
+        )
 
     def mark_failed(self, code: str, message: str) -> bool:
-        return self._transition(self.ACTIVE, status=self.Status.FAILED, error_code=code[:50],
-                                error_message=message, claim_token=None, claimed_until=None)
+        return self._transition(
+            self.ACTIVE,
+            status=self.Status.FAILED,
+            error_code=code[:50],
+            error_message=message,
+            claim_token=None,
+            claimed_until=None,
+        )
 
     def mark_held(self, code: str, message: str) -> bool:
         """A fault on our side (a store) stops the job for now: its code shows while it waits to retry."""
@@ -238,8 +280,7 @@ class Job(models.Model):
 
     def mark_woken(self, at=None) -> bool:
         """Guarded, so two reconcilers passing at once enqueue one wake-up call, not two."""
-        return Job.objects.filter(pk=self.pk, last_woken_at=self.last_woken_at).update(
-            last_woken_at=at or Now()) == 1
+        return Job.objects.filter(pk=self.pk, last_woken_at=self.last_woken_at).update(last_woken_at=at or Now()) == 1
 
 
 class SubmissionSwitch(models.Model):
@@ -268,8 +309,12 @@ class SubmissionSwitch(models.Model):
     def set(cls, is_open: bool, by: str, reason: str = "", at=None) -> bool:
         """Returns whether the state changed (two admins clicking at once change it once)."""
         cls.current()
-        return cls.objects.filter(pk=1).exclude(is_open=is_open).update(
-            is_open=is_open, reason=reason, changed_by=by[:150], changed_at=at or timezone.now()) == 1
+        return (
+            cls.objects.filter(pk=1)
+            .exclude(is_open=is_open)
+            .update(is_open=is_open, reason=reason, changed_by=by[:150], changed_at=at or timezone.now())
+            == 1
+        )
 
 
 class Attempt(models.Model):
@@ -312,8 +357,9 @@ class Attempt(models.Model):
         return f"attempt {self.number} ({self.kind}, {self.outcome})"
 
     @classmethod
-    def begin(cls, job: Job, kind: str, worker: str = "", target: str = "",
-              outcome: str = Outcome.STARTED) -> "Attempt":
+    def begin(
+        cls, job: Job, kind: str, worker: str = "", target: str = "", outcome: str = Outcome.STARTED
+    ) -> "Attempt":
         """Open the next numbered attempt; two workers racing for a number both get a row.
 
         An `outcome` other than started records a call that is already over, in one row."""
@@ -323,9 +369,16 @@ class Attempt(models.Model):
             number = (job.attempts.aggregate(n=models.Max("number"))["n"] or 0) + 1
             try:
                 with transaction.atomic():
-                    return cls.objects.create(job=job, number=number, kind=kind, worker=worker[:200],
-                                              target=target[:300], outcome=outcome, finished_at=finished_at,
-                                              started_at=now)
+                    return cls.objects.create(
+                        job=job,
+                        number=number,
+                        kind=kind,
+                        worker=worker[:200],
+                        target=target[:300],
+                        outcome=outcome,
+                        finished_at=finished_at,
+                        started_at=now,
+                    )
             except IntegrityError:
                 continue
         raise RuntimeError(f"could not number an attempt for job {job.pk}")
@@ -338,13 +391,22 @@ class Attempt(models.Model):
         last_ok = job.attempts.filter(outcome=cls.Outcome.OK).aggregate(n=models.Max("number"))["n"] or 0
         return job.attempts.filter(outcome=cls.Outcome.RETRY, number__gt=last_ok).count()
 
-    def record_outcome(self, outcome: str, *, http_status=None, retry_after_s=None,
-                       error_code: str = "", error_message: str = "", at=None) -> None:
+    def record_outcome(
+        self,
+        outcome: str,
+        *,
+        http_status=None,
+        retry_after_s=None,
+        error_code: str = "",
+        error_message: str = "",
+        at=None,
+    ) -> None:
         self.outcome, self.http_status, self.retry_after_s = outcome, http_status, retry_after_s
         self.error_code, self.error_message = error_code[:50], error_message
         self.finished_at = at or timezone.now()
-        self.save(update_fields=["outcome", "http_status", "retry_after_s", "error_code",
-                                 "error_message", "finished_at"])
+        self.save(
+            update_fields=["outcome", "http_status", "retry_after_s", "error_code", "error_message", "finished_at"]
+        )
 
     @classmethod
     def close_abandoned(cls, at=None) -> int:
@@ -354,8 +416,11 @@ class Attempt(models.Model):
         still_held = Q(job__claimed_until__gte=now, job__claimed_by=F("worker"))
         lost = cls.objects.filter(outcome=cls.Outcome.STARTED).exclude(still_held)
         return cls.objects.filter(pk__in=list(lost.values_list("pk", flat=True)), outcome=cls.Outcome.STARTED).update(
-            outcome=cls.Outcome.ABANDONED, finished_at=now, error_code="worker_lost",
-            error_message="The worker stopped (killed or crashed) before this try finished.")
+            outcome=cls.Outcome.ABANDONED,
+            finished_at=now,
+            error_code="worker_lost",
+            error_message="The worker stopped (killed or crashed) before this try finished.",
+        )
 
     @property
     def latency(self) -> timedelta | None:

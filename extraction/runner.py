@@ -39,8 +39,9 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def run_job(job_id: int, worker: str | None = None, sleep=time.sleep, rng: random.Random | None = None,
-            waking: bool = False) -> str:
+def run_job(
+    job_id: int, worker: str | None = None, sleep=time.sleep, rng: random.Random | None = None, waking: bool = False
+) -> str:
     """Drive one job as far as it can go now; safe to call twice, concurrently, or late.
 
     `waking`: this task is the wake-up of a short wait, queued before the retry was due."""
@@ -102,8 +103,13 @@ def _tried(job: Job, kind: str, worker: str, provider, call, target: str = ""):
         result = call()
     except ProviderError as exc:
         outcome = Attempt.Outcome.FAILED if exc.permanent else Attempt.Outcome.RETRY
-        attempt.record_outcome(outcome, http_status=exc.http_status or provider.last.http_status,
-                               retry_after_s=exc.retry_after_s, error_code=exc.code, error_message=exc.message)
+        attempt.record_outcome(
+            outcome,
+            http_status=exc.http_status or provider.last.http_status,
+            retry_after_s=exc.retry_after_s,
+            error_code=exc.code,
+            error_message=exc.message,
+        )
         raise
     except (stores.StorageUnavailable, *stores.STORAGE_ERRORS) as exc:
         if (fault := _storage_fault(exc)) is None:
@@ -131,7 +137,9 @@ def _poll(job: Job, provider, worker: str, token, sleep, rng) -> str:
             _mark_unknown(job, "deadline_passed", "The provider had not finished by the job's deadline.")
             job.release(token, hold_for=timedelta(seconds=settings.PAGETRAIL_REQUEUE_AFTER_SECONDS))
             return "unknown"
-        delay = backoff_delay(polls, settings.PAGETRAIL_BACKOFF_BASE_SECONDS, settings.PAGETRAIL_BACKOFF_CAP_SECONDS, rng)
+        delay = backoff_delay(
+            polls, settings.PAGETRAIL_BACKOFF_BASE_SECONDS, settings.PAGETRAIL_BACKOFF_CAP_SECONDS, rng
+        )
         polls += 1
         if time.monotonic() - started + delay > settings.PAGETRAIL_POLL_BUDGET_SECONDS:
             return _wake_later(job, token, delay, "running")
@@ -142,8 +150,11 @@ def _finish(job: Job, provider, worker: str, report, work_dir) -> str:
     from audit.services import record_completion  # the one call from extraction into audit
 
     if report.state != "completed":
-        return _fail(job, report.error_code or report.state,
-                     report.error_message or f"The provider reports the job as {report.state}.")
+        return _fail(
+            job,
+            report.error_code or report.state,
+            report.error_message or f"The provider reports the job as {report.state}.",
+        )
     job.mark_provider_finished()
     files = {asset.key: _fetched(job, provider, worker, asset, work_dir) for asset in report.assets}
     Job.objects.filter(pk=job.pk).update(temp_peak_bytes=stores.bytes_under(work_dir))  # all there, at its largest
@@ -158,14 +169,16 @@ def _fetched(job: Job, provider, worker: str, asset, work_dir):
     if (kept := provider.kept_download(asset, work_dir)) is not None:
         return kept  # verified by an earlier try of this job: neither fetched nor recorded again
     try:
-        return _tried(job, Attempt.Kind.DOWNLOAD, worker, provider, lambda: provider.fetch(job, asset, work_dir),
-                      target=asset.key)
+        return _tried(
+            job, Attempt.Kind.DOWNLOAD, worker, provider, lambda: provider.fetch(job, asset, work_dir), target=asset.key
+        )
     except ProviderError as exc:
         # Only damaged downloads count against the limit; a 429 or 503 is waited out like any other.
         damaged = job.attempts.filter(target=asset.key, error_code__in=DAMAGED_DOWNLOAD).count()
         if exc.code in DAMAGED_DOWNLOAD and damaged >= settings.PAGETRAIL_DOWNLOAD_TRIES:
-            raise ProviderError("download_failed", f"Asset downloads kept failing ({exc.message})",
-                                permanent=True) from exc
+            raise ProviderError(
+                "download_failed", f"Asset downloads kept failing ({exc.message})", permanent=True
+            ) from exc
         raise
 
 
@@ -177,9 +190,14 @@ def _quit_again(job: Job, exc: ProviderError) -> bool:
 def _retry_later(job: Job, token, exc: ProviderError, rng) -> str:
     """429, 5xx, timeouts: wait (Retry-After honoured, backoff with jitter), never in this worker."""
     tries = Attempt.retries_in_a_row(job)
-    delay = next_wait(tries, exc.retry_after_s, base=settings.PAGETRAIL_BACKOFF_BASE_SECONDS,
-                      cap=settings.PAGETRAIL_BACKOFF_CAP_SECONDS,
-                      retry_after_cap=settings.PAGETRAIL_RETRY_AFTER_CAP_SECONDS, rng=rng)
+    delay = next_wait(
+        tries,
+        exc.retry_after_s,
+        base=settings.PAGETRAIL_BACKOFF_BASE_SECONDS,
+        cap=settings.PAGETRAIL_BACKOFF_CAP_SECONDS,
+        retry_after_cap=settings.PAGETRAIL_RETRY_AFTER_CAP_SECONDS,
+        rng=rng,
+    )
     if job.past_deadline():
         _mark_unknown(job, exc.code, f"Past the deadline after: {exc.message}")
     log.warning("job %s: %s, retrying in %.1fs", job.pk, exc.code, delay)
@@ -201,8 +219,13 @@ def _hold_for_storage(job: Job, token, worker: str, exc: stores.StorageUnavailab
     if not getattr(exc, "recorded", False):
         attempt = Attempt.begin(job, Attempt.Kind.STORE, worker)
         attempt.record_outcome(Attempt.Outcome.RETRY, error_code=STORAGE_UNAVAILABLE, error_message=exc.message)
-    alert.send(Job, kind=STORAGE_UNAVAILABLE, key=f"storage-unavailable-{exc.store}", link=job_link(job.pk),
-               message=f"Job {job.pk} is held: {exc.message}")
+    alert.send(
+        Job,
+        kind=STORAGE_UNAVAILABLE,
+        key=f"storage-unavailable-{exc.store}",
+        link=job_link(job.pk),
+        message=f"Job {job.pk} is held: {exc.message}",
+    )
     if job.past_deadline():
         return _fail(job, STORAGE_UNAVAILABLE, f"{exc.message} It still failed at the job's deadline.")
     job.mark_held(STORAGE_UNAVAILABLE, f"{exc.message} The job waits and tries again.")
@@ -223,15 +246,26 @@ def _wake_later(job: Job, token, delay: float, outcome: str) -> str:
         async_task("extraction.tasks.run_job", job.pk, waking=True, task_name=f"wake-job-{job.pk}-{time.time_ns()}")
         return outcome
     # A one-off schedule: the scheduler enqueues it when due (at its next tick, so never early).
-    schedule("extraction.tasks.run_job", job.pk, name=f"wake-job-{job.pk}-{time.time_ns()}",
-             schedule_type=Schedule.ONCE, repeats=-1, next_run=timezone.now() + timedelta(seconds=delay))
+    schedule(
+        "extraction.tasks.run_job",
+        job.pk,
+        name=f"wake-job-{job.pk}-{time.time_ns()}",
+        schedule_type=Schedule.ONCE,
+        repeats=-1,
+        next_run=timezone.now() + timedelta(seconds=delay),
+    )
     return outcome
 
 
 def _mark_unknown(job: Job, code: str, message: str) -> None:
     if job.mark_unknown(code, message):
-        alert.send(Job, kind="job_unknown", key=f"job-{job.pk}-unknown", link=job_link(job.pk),
-                   message=f"Job {job.pk} ({job.provider}) is unknown: {message}")
+        alert.send(
+            Job,
+            kind="job_unknown",
+            key=f"job-{job.pk}-unknown",
+            link=job_link(job.pk),
+            message=f"Job {job.pk} ({job.provider}) is unknown: {message}",
+        )
 
 
 def job_link(job_id: int) -> str:

@@ -14,8 +14,17 @@ from django.utils import timezone
 from extraction import pdf
 
 from . import intake, stores
-from .models import (Attempt, Bundle, BundleAccess, Job, Rejection, Submission, SubmissionSwitch, idempotency_key,
-                     input_storage_name)
+from .models import (
+    Attempt,
+    Bundle,
+    BundleAccess,
+    Job,
+    Rejection,
+    Submission,
+    SubmissionSwitch,
+    idempotency_key,
+    input_storage_name,
+)
 from .providers import get_provider
 from .runner import job_link
 from .signals import activity, alert
@@ -38,8 +47,11 @@ class IntakeResult:
     retryable: bool = False
 
     def as_dict(self) -> dict:
-        keys = ("path", "accepted", "correlation_id", "job_id") if self.accepted else (
-            "path", "accepted", "error_code", "message", "retryable")
+        keys = (
+            ("path", "accepted", "correlation_id", "job_id")
+            if self.accepted
+            else ("path", "accepted", "error_code", "message", "retryable")
+        )
         return {k: v for k, v in asdict(self).items() if k in keys}
 
 
@@ -48,27 +60,46 @@ def submit_bundle(stream, *, filename: str, submitted_by: str, case_label: str =
     try:
         staged = intake.stage(stream)
     except pdf.Refusal as refusal:
-        return _reject(refusal, display_name(filename), submitted_by, size=getattr(refusal, "seen", 0), sha256="",
-                       at=at)
+        return _reject(
+            refusal, display_name(filename), submitted_by, size=getattr(refusal, "seen", 0), sha256="", at=at
+        )
     return submit_staged(staged, filename=filename, submitted_by=submitted_by, case_label=case_label, at=at)
 
 
-def submit_staged(staged: intake.StagedUpload, *, filename: str, submitted_by: str, case_label: str = "",
-                  account=None, at=None) -> IntakeResult:
+def submit_staged(
+    staged: intake.StagedUpload, *, filename: str, submitted_by: str, case_label: str = "", account=None, at=None
+) -> IntakeResult:
     """A submission of the staged bytes, decided in this process."""
     from . import submitting
 
-    submission = submitting.receive(staged, filename=filename, submitted_by=submitted_by, case_label=case_label,
-                                    account=account, queued=False, at=at)
+    submission = submitting.receive(
+        staged,
+        filename=filename,
+        submitted_by=submitted_by,
+        case_label=case_label,
+        account=account,
+        queued=False,
+        at=at,
+    )
     return result_of(submitting.decide_here(submission, at))
 
 
 def result_of(submission: Submission) -> IntakeResult:
     if submission.state == Submission.State.ACCEPTED:
-        return IntakeResult(path=submission.original_filename, accepted=True, correlation_id=submission.sha256,
-                            job_id=submission.job_id, created=submission.created)
-    return IntakeResult(path=submission.original_filename, accepted=False, error_code=submission.error_code,
-                        message=submission.error_message, retryable=submission.retryable)
+        return IntakeResult(
+            path=submission.original_filename,
+            accepted=True,
+            correlation_id=submission.sha256,
+            job_id=submission.job_id,
+            created=submission.created,
+        )
+    return IntakeResult(
+        path=submission.original_filename,
+        accepted=False,
+        error_code=submission.error_code,
+        message=submission.error_message,
+        retryable=submission.retryable,
+    )
 
 
 def display_name(filename: str) -> str:
@@ -83,16 +114,25 @@ def refuse_oversized_upload(filename: str, seen: int, submitted_by: str) -> Inta
 
 
 def _reject(refusal, display, submitted_by, *, size, sha256, at) -> IntakeResult:
-    record_rejection(refusal.code, refusal.message, size=size, sha256=sha256, filename=display,
-                     submitted_by=submitted_by, at=at)
+    record_rejection(
+        refusal.code, refusal.message, size=size, sha256=sha256, filename=display, submitted_by=submitted_by, at=at
+    )
     return IntakeResult(path=display, accepted=False, error_code=refusal.code, message=refusal.message)
 
 
-def record_rejection(code: str, message: str, *, size: int, sha256: str, filename: str, submitted_by: str,
-                     at=None) -> Rejection:
+def record_rejection(
+    code: str, message: str, *, size: int, sha256: str, filename: str, submitted_by: str, at=None
+) -> Rejection:
     log.info("rejected %s: %s", filename, code)
-    return Rejection.objects.create(code=code, message=message, size=size, sha256=sha256, original_filename=filename,
-                                    submitted_by=submitted_by[:150], created_at=at or timezone.now())
+    return Rejection.objects.create(
+        code=code,
+        message=message,
+        size=size,
+        sha256=sha256,
+        original_filename=filename,
+        submitted_by=submitted_by[:150],
+        created_at=at or timezone.now(),
+    )
 
 
 def accept(accepted: intake.Accepted, submission: Submission, at) -> None:
@@ -102,14 +142,24 @@ def accept(accepted: intake.Accepted, submission: Submission, at) -> None:
     name = input_storage_name(staged.sha256)
     stores.store_once(stores.inputs(), name, staged.path, staged.sha256)
     with transaction.atomic():
-        bundle, _ = Bundle.objects.get_or_create(correlation_id=staged.sha256, defaults=dict(
-            size=staged.size, page_count=accepted.inspection.pages, mime=accepted.inspection.mime,
-            original_filename=submission.original_filename, input_name=name, submitted_by=submission.submitted_by,
-            case_label=submission.case_label, created_at=at))
+        bundle, _ = Bundle.objects.get_or_create(
+            correlation_id=staged.sha256,
+            defaults=dict(
+                size=staged.size,
+                page_count=accepted.inspection.pages,
+                mime=accepted.inspection.mime,
+                original_filename=submission.original_filename,
+                input_name=name,
+                submitted_by=submission.submitted_by,
+                case_label=submission.case_label,
+                created_at=at,
+            ),
+        )
         if submission.account_id is None:
             job, created = Job.objects.get_or_create(
                 idempotency_key=idempotency_key(bundle.correlation_id, provider.extractor, provider.version),
-                defaults=_job_fields(bundle, provider, at))
+                defaults=_job_fields(bundle, provider, at),
+            )
         else:  # in the same transaction: no job an account cannot see
             job, created = _round_for_account(bundle, submission.account_id, provider, at)
         if created:
@@ -126,17 +176,26 @@ def _round_for_account(bundle: Bundle, account_id: int, provider, at) -> tuple[J
         return access.job, False
     newest = Job.objects.filter(bundle=bundle).aggregate(n=Max("generation"))["n"]
     generation = 0 if newest is None else newest + 1
-    job = Job.objects.create(idempotency_key=idempotency_key(bundle.correlation_id, provider.extractor,
-                                                             provider.version, generation),
-                             account_id=account_id, **_job_fields(bundle, provider, at, generation))
+    job = Job.objects.create(
+        idempotency_key=idempotency_key(bundle.correlation_id, provider.extractor, provider.version, generation),
+        account_id=account_id,
+        **_job_fields(bundle, provider, at, generation),
+    )
     BundleAccess.objects.create(account_id=account_id, bundle=bundle, job=job, created_at=at)
     return job, True
 
 
 def _job_fields(bundle: Bundle, provider, at, generation: int = 0) -> dict:
-    return dict(bundle=bundle, provider=provider.name, extractor=provider.extractor, extractor_version=provider.version,
-                generation=generation, enqueued_at=at, last_woken_at=at,
-                deadline=at + timedelta(seconds=settings.PAGETRAIL_JOB_DEADLINE_SECONDS))
+    return dict(
+        bundle=bundle,
+        provider=provider.name,
+        extractor=provider.extractor,
+        extractor_version=provider.version,
+        generation=generation,
+        enqueued_at=at,
+        last_woken_at=at,
+        deadline=at + timedelta(seconds=settings.PAGETRAIL_JOB_DEADLINE_SECONDS),
+    )
 
 
 class InputGone(Exception):
@@ -160,8 +219,12 @@ def enqueue_job(job_id: int) -> None:
     from django_q.tasks import async_task
 
     # Named: called from the intake worker too, whose own queue would otherwise be the default.
-    async_task("extraction.tasks.run_job", job_id, task_name=f"job-{job_id}-{time.time_ns()}",
-               cluster=settings.Q_CLUSTER["name"])
+    async_task(
+        "extraction.tasks.run_job",
+        job_id,
+        task_name=f"job-{job_id}-{time.time_ns()}",
+        cluster=settings.Q_CLUSTER["name"],
+    )
 
 
 def reconcile(at=None) -> dict:
@@ -187,8 +250,13 @@ def _alert_newly_late(at=None) -> None:
     now = at or timezone.now()
     window = timedelta(minutes=2 * settings.PAGETRAIL_RECONCILE_EVERY_MINUTES)
     for job in Job.objects.active().filter(deadline__lt=now, deadline__gte=now - window):
-        alert.send(Job, kind="job_past_deadline", key=f"job-{job.pk}-late", link=job_link(job.pk),
-                   message=f"Job {job.pk} is {job.status} past its deadline.")
+        alert.send(
+            Job,
+            kind="job_past_deadline",
+            key=f"job-{job.pk}-late",
+            link=job_link(job.pk),
+            message=f"Job {job.pk} is {job.status} past its deadline.",
+        )
 
 
 def wake(jobs, at=None) -> int:
@@ -205,11 +273,22 @@ def set_submissions(is_open: bool, by: str, reason: str = "") -> bool:
     """The kill switch. Reopening wakes the jobs that waited."""
     changed = SubmissionSwitch.set(is_open, by, reason)
     if changed:
-        activity.send(SubmissionSwitch, actor=by, action="kill_switch_changed", obj=SubmissionSwitch.current(),
-                      before={"is_open": not is_open}, after={"is_open": is_open, "reason": reason})
+        activity.send(
+            SubmissionSwitch,
+            actor=by,
+            action="kill_switch_changed",
+            obj=SubmissionSwitch.current(),
+            before={"is_open": not is_open},
+            after={"is_open": is_open, "reason": reason},
+        )
         state = "reopened" if is_open else "stopped"
-        alert.send(SubmissionSwitch, kind="kill_switch", key="kill-switch", link="/admin/extraction/submissionswitch/",
-                   message=f"Submissions {state} by {by}: {reason or 'no reason given'}")
+        alert.send(
+            SubmissionSwitch,
+            kind="kill_switch",
+            key="kill-switch",
+            link="/admin/extraction/submissionswitch/",
+            message=f"Submissions {state} by {by}: {reason or 'no reason given'}",
+        )
     if changed and is_open:
         wake(Job.objects.filter(status=Job.Status.QUEUED, provider_job_id=""))
     log.warning("submissions %s by %s: %s", "reopened" if is_open else "stopped", by, reason)

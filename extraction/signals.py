@@ -30,8 +30,10 @@ def ensure_schedules(**kwargs):
     from django_q.models import Schedule
 
     for name, (func, every) in SCHEDULES.items():
-        Schedule.objects.update_or_create(name=name, defaults=dict(
-            func=func, schedule_type=Schedule.MINUTES, minutes=getattr(settings, every), repeats=-1))
+        Schedule.objects.update_or_create(
+            name=name,
+            defaults=dict(func=func, schedule_type=Schedule.MINUTES, minutes=getattr(settings, every), repeats=-1),
+        )
 
 
 def sweep_on_worker_start(proc_name=None, **kwargs):

@@ -202,8 +202,7 @@ def attachment(storage: Storage, name: str, filename: str, content_type: str):
     """A stored file as a streamed download: never inline, never sniffed, never a public URL."""
     from django.http import FileResponse
 
-    response = FileResponse(storage.open(name, "rb"), as_attachment=True, filename=filename,
-                            content_type=content_type)
+    response = FileResponse(storage.open(name, "rb"), as_attachment=True, filename=filename, content_type=content_type)
     response["X-Content-Type-Options"] = "nosniff"
     response["Cache-Control"] = "private, no-store"
     return response

@@ -49,8 +49,9 @@ class Submission(models.Model):
     original_filename = models.CharField(max_length=255, blank=True, help_text="As given; display only")
     submitted_by = models.CharField(max_length=150)
     case_label = models.CharField(max_length=200, blank=True)
-    account = models.ForeignKey("extraction.ServiceAccount", null=True, blank=True, on_delete=models.CASCADE,
-                                related_name="submissions")
+    account = models.ForeignKey(
+        "extraction.ServiceAccount", null=True, blank=True, on_delete=models.CASCADE, related_name="submissions"
+    )
     job = models.ForeignKey("extraction.Job", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     created = models.BooleanField(default=False, help_text="Its job (or the job's access) was new to the submitter")
     error_code = models.CharField(max_length=50, blank=True)
@@ -69,8 +70,10 @@ class Submission(models.Model):
         # of the same name would generate again.
         db_table = "extraction_intake_submission"
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["state", "claimed_until"], name="submission_state_claim"),
-                   models.Index(fields=["created_at"], name="submission_created")]  # the admin's order
+        indexes = [
+            models.Index(fields=["state", "claimed_until"], name="submission_state_claim"),
+            models.Index(fields=["created_at"], name="submission_created"),
+        ]  # the admin's order
 
     def __str__(self):
         return f"submission {self.pk} ({self.state})"
@@ -88,8 +91,12 @@ class Submission(models.Model):
         now = at or timezone.now()
         free = Q(claimed_until__isnull=True) | Q(claimed_until__lt=now)
         until = now + timedelta(seconds=settings.PAGETRAIL_INTAKE_LEASE_SECONDS)
-        won = Submission.objects.filter(free, pk=self.pk, state=self.State.PENDING).update(
-            tries=F("tries") + 1, claimed_until=until) == 1
+        won = (
+            Submission.objects.filter(free, pk=self.pk, state=self.State.PENDING).update(
+                tries=F("tries") + 1, claimed_until=until
+            )
+            == 1
+        )
         if won:
             self.refresh_from_db(fields=["tries", "claimed_until"])
         return won
@@ -106,8 +113,12 @@ class Submission(models.Model):
 
     def mark_woken(self, at=None) -> bool:
         """Guarded, so two reconcilers passing at once enqueue one wake-up call, not two."""
-        return Submission.objects.filter(pk=self.pk, last_woken_at=self.last_woken_at).update(
-            last_woken_at=at or timezone.now()) == 1
+        return (
+            Submission.objects.filter(pk=self.pk, last_woken_at=self.last_woken_at).update(
+                last_woken_at=at or timezone.now()
+            )
+            == 1
+        )
 
     def _decide(self, state, at, **changes) -> bool:
         changes = {"state": state, "decided_at": at or timezone.now(), "claimed_until": None, **changes}

@@ -18,8 +18,10 @@ from .submissions import MAX_TRIES, Submission
 log = logging.getLogger(__name__)
 
 RETRY = "retry"  # decide's answer when the same submission must be tried again at once
-CRASHED = ("The file could not be checked: the PDF validator failed twice ({cause}). Nothing was kept; "
-           "send the file again later.")
+CRASHED = (
+    "The file could not be checked: the PDF validator failed twice ({cause}). Nothing was kept; "
+    "send the file again later."
+)
 WORKER_LOST = "its worker stopped (killed or timed out) while validating"
 LOST = "The uploaded bytes were lost before they could be checked (its host's temp was cleared). Send it again."
 STORAGE = "The input store could not take the file now ({cause}). Nothing was kept; send it again later."
@@ -34,16 +36,32 @@ def storage_errors() -> tuple[type[BaseException], ...]:
     return (OSError, BotoCoreError, ClientError)
 
 
-def receive(staged: intake.StagedUpload, *, filename: str, submitted_by: str, case_label: str = "",
-            account=None, queued: bool = True, at=None) -> Submission:
+def receive(
+    staged: intake.StagedUpload,
+    *,
+    filename: str,
+    submitted_by: str,
+    case_label: str = "",
+    account=None,
+    queued: bool = True,
+    at=None,
+) -> Submission:
     """Record the staged bytes as a pending submission and queue its decision once the transaction commits
     (unless the caller decides it itself: `queued=False`).
 
     An empty upload is refused here (nothing to validate), with its Rejection, like every refusal."""
     submission = Submission.objects.create(
-        staged_name=staged.path.name, queue=settings.PAGETRAIL_INTAKE_QUEUE, size=staged.size, sha256=staged.sha256,
-        original_filename=services.display_name(filename), submitted_by=submitted_by[:150], case_label=case_label,
-        account=account, created_at=at or timezone.now(), last_woken_at=at or timezone.now())
+        staged_name=staged.path.name,
+        queue=settings.PAGETRAIL_INTAKE_QUEUE,
+        size=staged.size,
+        sha256=staged.sha256,
+        original_filename=services.display_name(filename),
+        submitted_by=submitted_by[:150],
+        case_label=case_label,
+        account=account,
+        created_at=at or timezone.now(),
+        last_woken_at=at or timezone.now(),
+    )
     if staged.size == 0:
         refuse(submission, "empty", "The file is empty.", at=at)
     elif queued:
@@ -54,8 +72,12 @@ def receive(staged: intake.StagedUpload, *, filename: str, submitted_by: str, ca
 def enqueue(submission: Submission) -> None:
     from django_q.tasks import async_task
 
-    async_task("extraction.tasks.decide_submission", submission.pk, cluster=submission.queue,
-               task_name=f"submission-{submission.pk}-{time.time_ns()}")
+    async_task(
+        "extraction.tasks.decide_submission",
+        submission.pk,
+        cluster=submission.queue,
+        task_name=f"submission-{submission.pk}-{time.time_ns()}",
+    )
 
 
 def decide(submission_id: int, at=None) -> str:
@@ -80,16 +102,19 @@ def _validate_and_decide(submission: Submission, staged: intake.StagedUpload, at
     except pdf.Refusal as refusal:
         return refuse(submission, refusal.code, refusal.message, at=at)
     except pdf.SandboxError as exc:
-        log.warning("could not check submission %s (try %s): %s: %s", submission.pk, submission.tries,
-                    exc.code, exc.message)
+        log.warning(
+            "could not check submission %s (try %s): %s: %s", submission.pk, submission.tries, exc.code, exc.message
+        )
         if submission.tries < MAX_TRIES and submission.release():
             return RETRY
-        return refuse(submission, "validator_crashed", CRASHED.format(cause=exc.message.rstrip(".")),
-                      retryable=True, at=at)
+        return refuse(
+            submission, "validator_crashed", CRASHED.format(cause=exc.message.rstrip(".")), retryable=True, at=at
+        )
     except storage_errors() as exc:
         log.warning("could not store submission %s: %s", submission.pk, exc)
-        return refuse(submission, "storage_unavailable", STORAGE.format(cause=type(exc).__name__),
-                      retryable=True, at=at)
+        return refuse(
+            submission, "storage_unavailable", STORAGE.format(cause=type(exc).__name__), retryable=True, at=at
+        )
     staged.path.unlink(missing_ok=True)
     return submission.state
 
@@ -98,9 +123,15 @@ def refuse(submission: Submission, code: str, message: str, retryable: bool = Fa
     """Refuse with a code and a sentence, record the Rejection, and delete the staged bytes."""
     with transaction.atomic():
         if submission.mark_refused(code, message, retryable, at):
-            services.record_rejection(code, message, size=submission.size, sha256=submission.sha256,
-                                      filename=submission.original_filename, submitted_by=submission.submitted_by,
-                                      at=at)
+            services.record_rejection(
+                code,
+                message,
+                size=submission.size,
+                sha256=submission.sha256,
+                filename=submission.original_filename,
+                submitted_by=submission.submitted_by,
+                at=at,
+            )
     submission.staged_path.unlink(missing_ok=True)
     return submission.state
 

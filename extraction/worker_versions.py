@@ -44,9 +44,15 @@ class WorkerVersions(models.Model):
         at = at or timezone.now()
         with transaction.atomic():
             mine = cls.objects.select_for_update().filter(host=host).first()
-            differing = [] if allow_mixed or (mine and mine.versions == versions) else [
-                other.host for other in cls.objects.filter(seen_at__gte=at - RECENT).exclude(host=host)
-                if other.versions != versions]
+            differing = (
+                []
+                if allow_mixed or (mine and mine.versions == versions)
+                else [
+                    other.host
+                    for other in cls.objects.filter(seen_at__gte=at - RECENT).exclude(host=host)
+                    if other.versions != versions
+                ]
+            )
             if not differing:
                 cls._record(host, versions, at)
         return differing
@@ -67,8 +73,12 @@ def this_host() -> dict:
     from .providers import get_provider
 
     provider = get_provider(settings.PAGETRAIL_PROVIDER)
-    return {"provider": provider.name, "extractor": provider.extractor, "extractor_version": provider.version,
-            "libraries": versions.libraries()}
+    return {
+        "provider": provider.name,
+        "extractor": provider.extractor,
+        "extractor_version": provider.version,
+        "libraries": versions.libraries(),
+    }
 
 
 def may_start(cluster: str = "") -> bool:
@@ -77,9 +87,14 @@ def may_start(cluster: str = "") -> bool:
     host, versions = socket.gethostname(), this_host()
     differing = WorkerVersions.check_in(host, versions, settings.PAGETRAIL_ALLOW_MIXED_EXTRACTORS)
     if differing:
-        log.error("the %s cluster on %s refuses to start: its extractor versions %s differ from those recorded by "
-                  "%s; set PAGETRAIL_ALLOW_MIXED_EXTRACTORS=true for a rolling upgrade (see docs/versions.md)",
-                  cluster or "worker", host, versions, ", ".join(sorted(differing)))
+        log.error(
+            "the %s cluster on %s refuses to start: its extractor versions %s differ from those recorded by "
+            "%s; set PAGETRAIL_ALLOW_MIXED_EXTRACTORS=true for a rolling upgrade (see docs/versions.md)",
+            cluster or "worker",
+            host,
+            versions,
+            ", ".join(sorted(differing)),
+        )
     return not differing
 
 

@@ -23,8 +23,14 @@ class TokenAuth(HttpBearer):
 
 log = logging.getLogger(__name__)
 THROTTLE = AuthRateThrottle(settings.PAGETRAIL_API_RATE)  # per service account, in Django's cache
-api = NinjaAPI(title="Pagetrail API", version="1", urls_namespace="api", auth=TokenAuth(), throttle=[THROTTLE],
-               description="Submit PDF bundles for image extraction, follow their jobs, fetch their manifests.")
+api = NinjaAPI(
+    title="Pagetrail API",
+    version="1",
+    urls_namespace="api",
+    auth=TokenAuth(),
+    throttle=[THROTTLE],
+    description="Submit PDF bundles for image extraction, follow their jobs, fetch their manifests.",
+)
 api.add_router("/", bundles)
 api.add_router("/", manifests)
 
@@ -66,9 +72,13 @@ def storage_unavailable(request, exc):
     if isinstance(exc, (ConnectionError, TimeoutError)):  # a socket, not storage: our fault, logged as such
         return internal(request, exc)
     log.warning("API request %s %s could not store its data: %s", request.method, request.path, exc)
-    return error(request, 507, "storage_unavailable",
-                 "Pagetrail could not store the upload now (its storage is full or unavailable); nothing was kept. "
-                 "Try again later.")
+    return error(
+        request,
+        507,
+        "storage_unavailable",
+        "Pagetrail could not store the upload now (its storage is full or unavailable); nothing was kept. "
+        "Try again later.",
+    )
 
 
 def suspicious(request, exc):

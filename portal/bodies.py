@@ -43,8 +43,9 @@ class BoundedBodyMiddleware:
 
     def __call__(self, request):
         if request.META.get("HTTP_TRANSFER_ENCODING"):
-            return refusal(request, 411, "length_required", "Send the body with a Content-Length; "
-                                                            "a chunked body is not accepted.")
+            return refusal(
+                request, 411, "length_required", "Send the body with a Content-Length; a chunked body is not accepted."
+            )
         declared = declared_length(request.META)
         if declared <= settings.PAGETRAIL_MAX_FORM_BYTES:
             return self.get_response(request)
@@ -54,8 +55,12 @@ class BoundedBodyMiddleware:
         if upload:
             return refused_upload(request, upload, declared)
         limit = settings.PAGETRAIL_MAX_FORM_BYTES
-        return refusal(request, 413, "too_large", f"This request's body declares {declared} bytes; this address "
-                                                  f"takes no file and at most {limit} bytes.")
+        return refusal(
+            request,
+            413,
+            "too_large",
+            f"This request's body declares {declared} bytes; this address takes no file and at most {limit} bytes.",
+        )
 
 
 def file_route(path: str) -> str:
@@ -89,8 +94,13 @@ def refusal(request, status: int, code: str, message: str, upload: bool = False)
     """JSON under /api/, the admin's style elsewhere; the server then closes the connection (see LeaveUnreadBodies)."""
     if is_api(request):
         return api_error(status, code, message)
-    context = {**admin.site.each_context(request), "title": "Not accepted", "code": code, "message": message,
-               "upload": upload}
+    context = {
+        **admin.site.each_context(request),
+        "title": "Not accepted",
+        "code": code,
+        "message": message,
+        "upload": upload,
+    }
     return render(request, "refused_body.html", context, status=status)
 
 

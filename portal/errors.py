@@ -2,8 +2,14 @@
 the admin's style (with its navigation) for the admin and the portal's own views."""
 
 from django.contrib import admin
-from django.core.exceptions import (BadRequest, DisallowedHost, RequestDataTooBig, SuspiciousOperation,
-                                    TooManyFieldsSent, TooManyFilesSent)
+from django.core.exceptions import (
+    BadRequest,
+    DisallowedHost,
+    RequestDataTooBig,
+    SuspiciousOperation,
+    TooManyFieldsSent,
+    TooManyFilesSent,
+)
 from django.http import HttpResponseForbidden, JsonResponse
 from django.template.loader import render_to_string
 from django.views import defaults

@@ -3,10 +3,13 @@ secrets, tokens and presigned query strings never reach a log line."""
 
 import logging
 import re
+from collections.abc import Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
+from types import MappingProxyType
 
-_context: ContextVar[dict] = ContextVar("pagetrail_log_context", default={})
+# Read-only default: a job's context is set whole, never changed in place.
+_context: ContextVar[Mapping] = ContextVar("pagetrail_log_context", default=MappingProxyType({}))
 
 SECRETS = [
     re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+"),

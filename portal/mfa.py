@@ -31,16 +31,21 @@ CODE_WIDGET = forms.TextInput(attrs={"autocomplete": "one-time-code", "inputmode
 def needs_second_factor(user) -> bool:
     """Whether this user may not use the portal on a password alone."""
     # By the permission, not the group: whoever may approve a deletion, however they were given the right.
-    return bool(settings.PAGETRAIL_REQUIRE_MFA and user.is_authenticated
-                and (user.is_superuser or user.has_perm(APPROVE_PERMISSION)))
+    return bool(
+        settings.PAGETRAIL_REQUIRE_MFA
+        and user.is_authenticated
+        and (user.is_superuser or user.has_perm(APPROVE_PERMISSION))
+    )
 
 
 class SecondFactorLoginForm(OTPAdminAuthenticationForm):
     """The admin login: a password, and the authenticator code of whoever has enrolled a device."""
 
     otp_token = forms.CharField(required=False, label="Authenticator code", widget=CODE_WIDGET)
-    otp_error_messages = dict(OTPAdminAuthenticationForm.otp_error_messages,
-                              token_required="This account has an authenticator: enter its current code.")
+    otp_error_messages = dict(
+        OTPAdminAuthenticationForm.otp_error_messages,
+        token_required="This account has an authenticator: enter its current code.",
+    )
 
     def clean(self):
         self.cleaned_data = AdminAuthenticationForm.clean(self)
@@ -90,8 +95,14 @@ def two_factor(request):
         if device.verify_token(form.cleaned_data["otp_token"].strip()):
             return confirmed(request, device)
         form.add_error("otp_token", "That code is not the current one: check the app and the device's clock.")
-    context = {**admin.site.each_context(request), "title": "Two-factor authentication", "form": form,
-               "device": device, "verified": request.user.is_verified(), "next": request.GET.get("next", "")}
+    context = {
+        **admin.site.each_context(request),
+        "title": "Two-factor authentication",
+        "form": form,
+        "device": device,
+        "verified": request.user.is_verified(),
+        "next": request.GET.get("next", ""),
+    }
     if not device.confirmed:
         context.update(qr=mark_safe(qr_svg(device.config_url)), secret=b32encode(device.bin_key).decode())
     return render(request, "portal/two_factor.html", context)
@@ -103,8 +114,11 @@ def confirmed(request, device):
         device.confirmed = True
         device.save(update_fields=["confirmed"])
     verify_session(request, device)
-    messages.success(request, "Authenticator enrolled: the login asks for its code from now on." if enrolled
-                     else "Session verified.")
+    messages.success(
+        request, "Authenticator enrolled: the login asks for its code from now on." if enrolled else "Session verified."
+    )
     target = request.GET.get("next", "")
-    safe = url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=request.is_secure())
+    safe = url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    )
     return redirect(target if safe and target else reverse("admin:index"))

@@ -154,11 +154,19 @@ SESSION_COOKIE_AGE = env.int("SESSION_COOKIE_AGE", default=8 * 3600)
 SESSION_EXPIRE_AT_BROWSER_CLOSE = env.bool("SESSION_EXPIRE_AT_BROWSER_CLOSE", default=True)
 # Scripts only from our own static files, never inline: an injected <script> or onclick= does not run.
 # Inline styles stay allowed (the admin's own templates use style attributes; a style cannot run code).
-CONTENT_SECURITY_POLICY = {"DIRECTIVES": {
-    "default-src": ["'self'"], "script-src": ["'self'"], "style-src": ["'self'", "'unsafe-inline'"],
-    "img-src": ["'self'", "data:"], "connect-src": ["'self'"], "object-src": ["'none'"], "base-uri": ["'self'"],
-    "form-action": ["'self'"], "frame-ancestors": ["'none'"],
-}}
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -184,9 +192,15 @@ TEMP_ROOT = Path(env.str("PAGETRAIL_TEMP_DIR", default=str(DATA_DIR / "temp"))).
 
 
 def file_store(location: Path) -> dict:
-    return {"BACKEND": "django.core.files.storage.FileSystemStorage",
-            "OPTIONS": {"location": location, "base_url": None,
-                        "file_permissions_mode": 0o600, "directory_permissions_mode": 0o700}}
+    return {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {
+            "location": location,
+            "base_url": None,
+            "file_permissions_mode": 0o600,
+            "directory_permissions_mode": 0o700,
+        },
+    }
 
 
 def s3_store(bucket: str, prefix: str) -> dict:
@@ -197,12 +211,20 @@ def s3_store(bucket: str, prefix: str) -> dict:
     parameters = {"ChecksumAlgorithm": "SHA256"}
     if sse := env.str("PAGETRAIL_S3_SSE", default="AES256"):
         parameters["ServerSideEncryption"] = sse
-    return {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": {
-        "bucket_name": bucket, "location": prefix, "default_acl": "private", "file_overwrite": False,
-        "querystring_auth": True, "querystring_expire": env.int("PAGETRAIL_PRESIGNED_URL_SECONDS", default=300),
-        "object_parameters": parameters, "endpoint_url": env.str("AWS_S3_ENDPOINT_URL", default="") or None,
-        "region_name": env.str("AWS_S3_REGION_NAME", default="") or None,
-    }}
+    return {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": bucket,
+            "location": prefix,
+            "default_acl": "private",
+            "file_overwrite": False,
+            "querystring_auth": True,
+            "querystring_expire": env.int("PAGETRAIL_PRESIGNED_URL_SECONDS", default=300),
+            "object_parameters": parameters,
+            "endpoint_url": env.str("AWS_S3_ENDPOINT_URL", default="") or None,
+            "region_name": env.str("AWS_S3_REGION_NAME", default="") or None,
+        },
+    }
 
 
 INPUT_BUCKET = env.str("PAGETRAIL_INPUT_BUCKET", default="")
@@ -213,8 +235,10 @@ if (INPUT_BUCKET, INPUT_PREFIX) == (OUTPUT_BUCKET, OUTPUT_PREFIX) and INPUT_BUCK
     raise ImproperlyConfigured("Inputs and outputs must not share a store: use two buckets or two prefixes.")
 
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage",
-                "OPTIONS": {"location": DATA_DIR / "media", "base_url": None}},
+    "default": {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": DATA_DIR / "media", "base_url": None},
+    },
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     "inputs": s3_store(INPUT_BUCKET, INPUT_PREFIX) if INPUT_BUCKET else file_store(INPUT_ROOT),
     "outputs": s3_store(OUTPUT_BUCKET, OUTPUT_PREFIX) if OUTPUT_BUCKET else file_store(OUTPUT_ROOT),
@@ -286,7 +310,8 @@ PAGETRAIL_DOWNLOAD_TRIES = env.int("PAGETRAIL_DOWNLOAD_TRIES", default=3)
 # --- Signing: manifests, case maps and checkpoints are signed with Ed25519 (audit/signing.py); the public
 # keys are published. The HMAC keys only verify what was signed before Ed25519 (key id in each manifest). ---
 PAGETRAIL_SIGNING_KEY = shared_secret(
-    "PAGETRAIL_SIGNING_KEY", "signing_key", lambda: base64.b64encode(secrets.token_bytes(32)).decode())  # 32-byte seed
+    "PAGETRAIL_SIGNING_KEY", "signing_key", lambda: base64.b64encode(secrets.token_bytes(32)).decode()
+)  # 32-byte seed
 # Retired Ed25519 public keys (base64, as /signing-keys.json shows them), comma-separated: verification
 # trusts these and the signing key's own, never a key found only in the database.
 PAGETRAIL_SIGNING_RETIRED_KEYS = env.list("PAGETRAIL_SIGNING_RETIRED_KEYS", default=[])
@@ -305,12 +330,16 @@ PAGETRAIL_ALERT_DEFAULT_EMAILS = env.list("PAGETRAIL_ALERT_DEFAULT_EMAILS", defa
 # Per kind, several addresses separated by ";": "verification_findings=a@x;b@x,job_unknown=ops@x"
 PAGETRAIL_ALERT_EMAILS = env.dict("PAGETRAIL_ALERT_EMAILS", default={})
 PAGETRAIL_ALERT_WEBHOOK_URL = env.str("PAGETRAIL_ALERT_WEBHOOK_URL", default="")
-PAGETRAIL_ALERT_WEBHOOK_SECRET = shared_secret("PAGETRAIL_ALERT_WEBHOOK_SECRET", "webhook_secret",
-                                               needed=bool(PAGETRAIL_ALERT_WEBHOOK_URL) or not SHARED_DEPLOYMENT)
+PAGETRAIL_ALERT_WEBHOOK_SECRET = shared_secret(
+    "PAGETRAIL_ALERT_WEBHOOK_SECRET",
+    "webhook_secret",
+    needed=bool(PAGETRAIL_ALERT_WEBHOOK_URL) or not SHARED_DEPLOYMENT,
+)
 if MISSING_SHARED_SECRETS:
     raise ImproperlyConfigured(
         f"This deployment shares a queue or stores between hosts, so {', '.join(MISSING_SHARED_SECRETS)} must be set "
-        "in the environment, the same on every host (a secret generated per host would differ between them).")
+        "in the environment, the same on every host (a secret generated per host would differ between them)."
+    )
 PAGETRAIL_ALERT_WEBHOOK_TRIES = env.int("PAGETRAIL_ALERT_WEBHOOK_TRIES", default=5)
 
 REDIS_URL = env.str("REDIS_URL", default="")
@@ -346,14 +375,22 @@ PAGETRAIL_INTAKE_LEASE_SECONDS = _INTAKE_TIMEOUT + 30
 PAGETRAIL_STAGED_GRACE_SECONDS = env.int("PAGETRAIL_STAGED_GRACE_SECONDS", default=300)
 Q_CLUSTER["ALT_CLUSTERS"] = {
     PAGETRAIL_PREVIEW_QUEUE: {"workers": env.int("PAGETRAIL_PREVIEW_WORKERS", default=1)},
-    PAGETRAIL_INTAKE_QUEUE: {"workers": env.int("PAGETRAIL_INTAKE_WORKERS", default=1),
-                             "timeout": _INTAKE_TIMEOUT, "retry": _INTAKE_TIMEOUT + 60},
+    PAGETRAIL_INTAKE_QUEUE: {
+        "workers": env.int("PAGETRAIL_INTAKE_WORKERS", default=1),
+        "timeout": _INTAKE_TIMEOUT,
+        "retry": _INTAKE_TIMEOUT + 60,
+    },
 }
 if REDIS_URL:
     Q_CLUSTER["redis"] = REDIS_URL
     # Shared by every web process, so the API's per-account rate limit holds across them.
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
-                          "KEY_PREFIX": Q_CLUSTER["name"]}}
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": Q_CLUSTER["name"],
+        }
+    }
 else:
     Q_CLUSTER["orm"] = "default"
 
@@ -361,21 +398,27 @@ LOG_FORMAT = env.str("PAGETRAIL_LOG_FORMAT", default="plain")  # or "json": one 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"context": {"()": "portal.logs.ContextFilter"},
-                "refusal": {"()": "portal.logs.RefusalWithoutTraceback"}},
+    "filters": {
+        "context": {"()": "portal.logs.ContextFilter"},
+        "refusal": {"()": "portal.logs.RefusalWithoutTraceback"},
+    },
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(correlation_id).16s job=%(job_id)s] %(message)s"},
-        "json": {"()": "pythonjsonlogger.json.JsonFormatter",
-                 "fmt": "%(asctime)s %(levelname)s %(name)s %(correlation_id)s %(job_id)s %(message)s %(process)d",
-                 "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"}},
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": "%(asctime)s %(levelname)s %(name)s %(correlation_id)s %(job_id)s %(message)s %(process)d",
+            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
+        },
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["context"]}},
     "root": {"handlers": ["console"], "level": env.str("PAGETRAIL_LOG_LEVEL", default="INFO")},
     # runserver's access log too (Django gives it a handler of its own): request lines are scrubbed like the rest.
-    "loggers": {"pikepdf": {"level": "WARNING"},
-                "django.request": {"filters": ["refusal"]},  # PermissionDenied is logged with its traceback
-                "django.server": {"handlers": ["console"], "level": "INFO", "propagate": False},
-                # gunicorn's own logs (portal/gunicorn.conf.py hands gunicorn this whole configuration).
-                "gunicorn.access": {"handlers": ["console"], "level": "INFO", "propagate": False},
-                "gunicorn.error": {"handlers": ["console"], "level": "INFO", "propagate": False}},
+    "loggers": {
+        "pikepdf": {"level": "WARNING"},
+        "django.request": {"filters": ["refusal"]},  # PermissionDenied is logged with its traceback
+        "django.server": {"handlers": ["console"], "level": "INFO", "propagate": False},
+        # gunicorn's own logs (portal/gunicorn.conf.py hands gunicorn this whole configuration).
+        "gunicorn.access": {"handlers": ["console"], "level": "INFO", "propagate": False},
+        "gunicorn.error": {"handlers": ["console"], "level": "INFO", "propagate": False},
+    },
 }

@@ -5,9 +5,9 @@ from django.views.generic import RedirectView
 
 from audit import dashboard
 from audit import views as audit_views
+from extraction import views as extraction_views
 from portal import mfa
 from portal.api import api, unknown_route
-from extraction import views as extraction_views
 
 admin.site.site_header = "Pagetrail"
 admin.site.site_title = "Pagetrail"

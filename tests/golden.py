@@ -17,20 +17,32 @@ from pathlib import Path
 import django
 
 GOLDEN = Path(__file__).resolve().parent / "extraction" / "golden_outputs.json"
-FIX = ("bump EXTRACTOR_VERSION in extraction/providers/local.py and regenerate with "
-       "`python -m tests.golden` (then commit tests/extraction/golden_outputs.json)")
+FIX = (
+    "bump EXTRACTOR_VERSION in extraction/providers/local.py and regenerate with "
+    "`python -m tests.golden` (then commit tests/extraction/golden_outputs.json)"
+)
 
 
 def pixel_streams(d: Path) -> Path:
     """One page for each kind of image the extractor decodes or adjusts, rather than passing through."""
-    from tests import pdfs, pdfs_pixels as px
+    from tests import pdfs
+    from tests import pdfs_pixels as px
 
     doc = pdfs.Doc()
-    made = [px.cmyk_jpeg(doc.pdf)[0], px.cmyk_jpeg(doc.pdf, decode=True)[0], px.inverted_gray_jpeg(doc.pdf)[0],
-            px.rgb16(doc.pdf)[0], px.separation(doc.pdf)[0], px.separation_run_length(doc.pdf)[0],
-            px.device_n(doc.pdf, 3)[0], px.lab(doc.pdf)[0], px.four_bit_rgb(doc.pdf)[0],
-            px.ccitt_group3(doc.pdf, pdfs.bilevel_picture()), px.jbig2_mmr(doc.pdf, pdfs.bilevel_picture()),
-            px.untransformed_jpeg(doc.pdf)[0]]
+    made = [
+        px.cmyk_jpeg(doc.pdf)[0],
+        px.cmyk_jpeg(doc.pdf, decode=True)[0],
+        px.inverted_gray_jpeg(doc.pdf)[0],
+        px.rgb16(doc.pdf)[0],
+        px.separation(doc.pdf)[0],
+        px.separation_run_length(doc.pdf)[0],
+        px.device_n(doc.pdf, 3)[0],
+        px.lab(doc.pdf)[0],
+        px.four_bit_rgb(doc.pdf)[0],
+        px.ccitt_group3(doc.pdf, pdfs.bilevel_picture()),
+        px.jbig2_mmr(doc.pdf, pdfs.bilevel_picture()),
+        px.untransformed_jpeg(doc.pdf)[0],
+    ]
     for stream in made:
         doc.page(stream)
     return doc.save(d / "pixel_streams.pdf")
@@ -38,12 +50,31 @@ def pixel_streams(d: Path) -> Path:
 
 def corpus() -> list:
     """Generators of the corpus, each (directory) -> path of a PDF; small and fast to extract."""
-    from tests import pdfs, pdfs_draws as draws, pdfs_pixels as px
+    from tests import pdfs
+    from tests import pdfs_draws as draws
+    from tests import pdfs_pixels as px
 
-    return [pdfs.mixed, pdfs.jpeg_gray, pdfs.flate_gray, pdfs.flate_rgb, pdfs.rgb_with_smask, pdfs.bilevel_flate,
-            pdfs.jpx_rgb, pdfs.forms, pdfs.inline_image, pixel_streams, px.inline_stencil, px.tiny_inline,
-            px.inline_jpeg, draws.annotation_stamp, draws.tiling_pattern, draws.soft_mask_group,
-            draws.type3_glyph_page_resources, draws.explicit_mask, draws.optional_content]
+    return [
+        pdfs.mixed,
+        pdfs.jpeg_gray,
+        pdfs.flate_gray,
+        pdfs.flate_rgb,
+        pdfs.rgb_with_smask,
+        pdfs.bilevel_flate,
+        pdfs.jpx_rgb,
+        pdfs.forms,
+        pdfs.inline_image,
+        pixel_streams,
+        px.inline_stencil,
+        px.tiny_inline,
+        px.inline_jpeg,
+        draws.annotation_stamp,
+        draws.tiling_pattern,
+        draws.soft_mask_group,
+        draws.type3_glyph_page_resources,
+        draws.explicit_mask,
+        draws.optional_content,
+    ]
 
 
 def outputs(directory: Path) -> dict:
@@ -57,7 +88,10 @@ def outputs(directory: Path) -> dict:
         out_dir.mkdir()
         extraction = extract_images(path, out_dir)
         written = {f"{page}-{index}": asset.filename for asset in extraction.assets for page, index in asset.placements}
-        found[path.name] = {"input": hashlib.sha256(path.read_bytes()).hexdigest(), "outputs": dict(sorted(written.items()))}
+        found[path.name] = {
+            "input": hashlib.sha256(path.read_bytes()).hexdigest(),
+            "outputs": dict(sorted(written.items())),
+        }
     return found
 
 

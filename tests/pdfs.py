@@ -3,6 +3,7 @@
 Deterministic (but for the encrypted ones): the same call writes the same bytes. Each factory takes a directory and
 returns the path it wrote. Pictures are small so that every file is quick to make and read.
 """
+
 import base64
 import io
 import zipfile
@@ -117,9 +118,9 @@ def flate(doc: Doc, image: Image.Image, predictor: bool = False):
 def _png_chunks(png: bytes, kind: bytes):
     pos = 8
     while pos < len(png):
-        length, found = int.from_bytes(png[pos:pos + 4], "big"), png[pos + 4:pos + 8]
+        length, found = int.from_bytes(png[pos : pos + 4], "big"), png[pos + 4 : pos + 8]
         if found == kind:
-            yield png[pos + 8:pos + 8 + length]
+            yield png[pos + 8 : pos + 8 + length]
         pos += 12 + length
 
 
@@ -140,7 +141,7 @@ def ccitt_bytes(image: Image.Image) -> bytes:
     ImageOps.invert(image.convert("L")).convert("1").save(buffer, "TIFF", compression="group4", strip_size=1 << 30)
     tiff = Image.open(buffer)
     offset, length = tiff.tag_v2[273][0], tiff.tag_v2[279][0]
-    return buffer.getvalue()[offset:offset + length]
+    return buffer.getvalue()[offset : offset + length]
 
 
 def jpx_bytes(image: Image.Image) -> bytes:
@@ -288,16 +289,35 @@ def mixed(d: Path) -> Path:
     doc = Doc()
     image = flate(doc, rgb_picture(), predictor=True)
     image.SMask = flate(doc, alpha_picture())
-    for xobject in (jpeg(doc, rgb_picture()), image, flate(doc, cmyk_picture()), ccitt(doc, bilevel_picture()),
-                    doc.image(jpx_bytes(gray_picture()), gray_picture(), "/JPXDecode")):
+    for xobject in (
+        jpeg(doc, rgb_picture()),
+        image,
+        flate(doc, cmyk_picture()),
+        ccitt(doc, bilevel_picture()),
+        doc.image(jpx_bytes(gray_picture()), gray_picture(), "/JPXDecode"),
+    ):
         doc.page(xobject)
     return doc.save(d / "mixed.pdf")
 
 
 GOOD = {  # factory -> pages
-    jpeg_rgb: 1, jpeg_gray: 1, flate_rgb: 1, flate_gray: 1, flate_predictor: 1, rgb_with_smask: 1,
-    cmyk: 1, bilevel_flate: 1, bilevel_ccitt: 1, jpx_rgb: 1, reused_on_three_pages: 3,
-    duplicate_xobjects: 1, forms: 1, inline_image: 1, no_image: 1, bundle: BUNDLE_PAGES, mixed: 5,
+    jpeg_rgb: 1,
+    jpeg_gray: 1,
+    flate_rgb: 1,
+    flate_gray: 1,
+    flate_predictor: 1,
+    rgb_with_smask: 1,
+    cmyk: 1,
+    bilevel_flate: 1,
+    bilevel_ccitt: 1,
+    jpx_rgb: 1,
+    reused_on_three_pages: 3,
+    duplicate_xobjects: 1,
+    forms: 1,
+    inline_image: 1,
+    no_image: 1,
+    bundle: BUNDLE_PAGES,
+    mixed: 5,
 }
 
 
@@ -509,12 +529,14 @@ def embedded_file(d: Path) -> Path:
         stream.Type = Name.EmbeddedFile
         spec = Dictionary(Type=Name.Filespec, F=pikepdf.String("a.exe"), EF=Dictionary(F=stream))
         return Dictionary(EmbeddedFiles=Dictionary(Names=Array([pikepdf.String("a.exe"), spec])))
+
     return with_catalog_entry(d, "embedded_file", Names=names)
 
 
 def xfa_form(d: Path) -> Path:
     def acroform(pdf):
         return Dictionary(Fields=Array(), XFA=pdf.make_stream(b"<xdp/>"))
+
     return with_catalog_entry(d, "xfa_form", AcroForm=acroform)
 
 
@@ -527,15 +549,18 @@ def with_annotation(directory: Path, name: str, make) -> Path:
 
 def file_attachment(d: Path) -> Path:
     """An annotation carrying a file: no /EmbeddedFiles name tree, only the file spec."""
+
     def annotation(pdf):
         spec = Dictionary(Type=Name.Filespec, F=pikepdf.String("a.exe"), EF=Dictionary(F=pdf.make_stream(b"MZ")))
         return Dictionary(Type=Name.Annot, Subtype=Name.FileAttachment, Rect=Array([0, 0, 9, 9]), FS=spec)
+
     return with_annotation(d, "file_attachment", annotation)
 
 
 def rich_media(d: Path) -> Path:
     def annotation(pdf):
         return Dictionary(Type=Name.Annot, Subtype=Name.RichMedia, Rect=Array([0, 0, 9, 9]))
+
     return with_annotation(d, "rich_media", annotation)
 
 

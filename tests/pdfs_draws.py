@@ -3,6 +3,7 @@
 Each draws a gray image /Im0 (40x24) on the page first, then its special image (an RGB 48x32, or the
 bilevel 64x40), so the expected placements read the same way in every test.
 """
+
 from pathlib import Path
 
 import pikepdf
@@ -21,8 +22,11 @@ def _page_with(doc: Doc, content: bytes, **resources):
 def _stamp(doc: Doc, image, flags: int = 4):
     """A stamp annotation whose normal appearance draws `image`."""
     appearance = doc.form(b"q 48 0 0 32 0 0 cm /Im Do Q", Dictionary(XObject=Dictionary(Im=image)))
-    return doc.pdf.make_indirect(Dictionary(
-        Type=Name.Annot, Subtype=Name.Stamp, Rect=Array([0, 0, 48, 32]), F=flags, AP=Dictionary(N=appearance)))
+    return doc.pdf.make_indirect(
+        Dictionary(
+            Type=Name.Annot, Subtype=Name.Stamp, Rect=Array([0, 0, 48, 32]), F=flags, AP=Dictionary(N=appearance)
+        )
+    )
 
 
 def annotation_stamp(d: Path) -> Path:
@@ -37,8 +41,13 @@ def annotation_states(d: Path) -> Path:
     doc = Doc()
     page = _page_with(doc, b"")
     on, off = (_stamp(doc, flate(doc, picture)).AP.N for picture in (rgb_picture(), bilevel_picture()))
-    stamp = Dictionary(Type=Name.Annot, Subtype=Name.Stamp, Rect=Array([0, 0, 48, 32]), AS=Name.On,
-                        AP=Dictionary(N=Dictionary(On=on, Off=off)))
+    stamp = Dictionary(
+        Type=Name.Annot,
+        Subtype=Name.Stamp,
+        Rect=Array([0, 0, 48, 32]),
+        AS=Name.On,
+        AP=Dictionary(N=Dictionary(On=on, Off=off)),
+    )
     page.obj.Annots = Array([doc.pdf.make_indirect(stamp)])
     return doc.save(d / "annotation_states.pdf")
 
@@ -47,8 +56,9 @@ def annotation_hidden(d: Path) -> Path:
     """A hidden stamp (flag 2) before a visible one: only the visible one is drawn."""
     doc = Doc()
     page = _page_with(doc, b"")
-    page.obj.Annots = Array([_stamp(doc, flate(doc, bilevel_picture()), flags=2),
-                             _stamp(doc, flate(doc, rgb_picture()))])
+    page.obj.Annots = Array(
+        [_stamp(doc, flate(doc, bilevel_picture()), flags=2), _stamp(doc, flate(doc, rgb_picture()))]
+    )
     return doc.save(d / "annotation_hidden.pdf")
 
 
@@ -76,10 +86,17 @@ def soft_mask_group(d: Path) -> Path:
 def type3_font(doc: Doc, resources: Dictionary | None) -> pikepdf.Dictionary:
     """A Type3 font whose glyph /a draws /Im from `resources` (None: the page's apply)."""
     glyph = doc.pdf.make_stream(b"48 0 d0 q 48 0 0 32 0 0 cm /Im Do Q")
-    font = Dictionary(Type=Name.Font, Subtype=Name.Type3, FontBBox=Array([0, 0, 48, 32]),
-                      FontMatrix=Array([0.01, 0, 0, 0.01, 0, 0]), CharProcs=Dictionary(a=glyph),
-                      Encoding=Dictionary(Type=Name.Encoding, Differences=Array([97, Name.a])),
-                      FirstChar=97, LastChar=97, Widths=Array([48]))
+    font = Dictionary(
+        Type=Name.Font,
+        Subtype=Name.Type3,
+        FontBBox=Array([0, 0, 48, 32]),
+        FontMatrix=Array([0.01, 0, 0, 0.01, 0, 0]),
+        CharProcs=Dictionary(a=glyph),
+        Encoding=Dictionary(Type=Name.Encoding, Differences=Array([97, Name.a])),
+        FirstChar=97,
+        LastChar=97,
+        Widths=Array([48]),
+    )
     if resources is not None:
         font.Resources = resources
     return doc.pdf.make_indirect(font)
@@ -96,8 +113,9 @@ def type3_glyph_page_resources(d: Path) -> Path:
     """The font has no /Resources: its glyph draws /Im from the page's."""
     doc = Doc()
     font = type3_font(doc, None)
-    _page_with(doc, b"BT /F0 12 Tf (a) Tj ET\n", Font=Dictionary(F0=font),
-               XObject=Dictionary(Im=flate(doc, rgb_picture())))
+    _page_with(
+        doc, b"BT /F0 12 Tf (a) Tj ET\n", Font=Dictionary(F0=font), XObject=Dictionary(Im=flate(doc, rgb_picture()))
+    )
     return doc.save(d / "type3_glyph_page_resources.pdf")
 
 
@@ -118,8 +136,12 @@ def inline_duplicate_keys(d: Path) -> Path:
     inline = b"BI /W 2 /W 2 /H 1 /CS /G /BPC 8 ID \x00\xff EI\n"
     content = b"q 10 0 0 10 0 0 cm " + inline + b"Q"
     page = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Resources << >> /Contents 4 0 R >>"
-    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>", page,
-               raw_stream(content)]
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        page,
+        raw_stream(content),
+    ]
     return write(d / "inline_duplicate_keys.pdf", raw_pdf(objects))
 
 
@@ -146,7 +168,6 @@ def form_bomb(d: Path, levels: int = 9, fanout: int = 10) -> Path:
         inner = doc.form(b"/F Do " * fanout, Dictionary(XObject=Dictionary(F=inner)))
     doc.page(content=b"/F Do", resources=Dictionary(XObject=Dictionary(F=inner)))
     return doc.save(d / "form_bomb.pdf")
-
 
 
 def form_on_every_page(d: Path) -> Path:

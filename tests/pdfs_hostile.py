@@ -18,7 +18,7 @@ def zip_polyglot(d: Path) -> Path:
         pdf.save(d / "polyglot.pdf", compress_streams=False, object_stream_mode=pikepdf.ObjectStreamMode.disable)
     data = bytearray((d / "polyglot.pdf").read_bytes())
     end = data.rfind(b"PK\x05\x06")
-    data[end + 20:end + 22] = (len(data) - end - 22).to_bytes(2, "little")
+    data[end + 20 : end + 22] = (len(data) - end - 22).to_bytes(2, "little")
     return write(d / "polyglot.pdf", bytes(data))
 
 
@@ -36,14 +36,17 @@ def real_incremental_update(d: Path) -> Path:
     previous = int(re.findall(rb"startxref\s+(\d+)", base)[-1])
     update = f"{size} 0 obj\n<< /Producer (an update) >>\nendobj\n".encode()
     xref_at = len(base) + len(update)
-    xref = (f"xref\n{size} 1\n{len(base):010d} 00000 n \ntrailer\n<< /Size {size + 1} /Root {root} 0 R "
-            f"/Info {size} 0 R /Prev {previous} >>\nstartxref\n{xref_at}\n%%EOF\n").encode()
+    xref = (
+        f"xref\n{size} 1\n{len(base):010d} 00000 n \ntrailer\n<< /Size {size + 1} /Root {root} 0 R "
+        f"/Info {size} 0 R /Prev {previous} >>\nstartxref\n{xref_at}\n%%EOF\n"
+    ).encode()
     return write(d / "real_update.pdf", base + update + xref)
 
 
 def action(d: Path, kind: str, **entries) -> Path:
-    return with_catalog_entry(d, f"action_{kind}", OpenAction=Dictionary(Type=Name.Action, S=Name(f"/{kind}"),
-                                                                         **entries))
+    return with_catalog_entry(
+        d, f"action_{kind}", OpenAction=Dictionary(Type=Name.Action, S=Name(f"/{kind}"), **entries)
+    )
 
 
 def submit_form(d: Path) -> Path:
@@ -75,8 +78,10 @@ def _update_section(d: Path, base: bytes, at: int, objects: bytes = b"") -> byte
     with pikepdf.open(d / "jpeg_rgb.pdf") as pdf:
         size, root = int(pdf.trailer.Size), pdf.Root.objgen[0]
     entries = f"{size} 1\n{at - len(objects):010d} 00000 n \n" if objects else "0 1\n0000000000 65535 f \n"
-    return (f"xref\n{entries}trailer\n<< /Size {size + 1} /Root {root} 0 R /Prev {_last_startxref(base)} >>\n"
-            f"startxref\n{at}\n%%EOF\n").encode()
+    return (
+        f"xref\n{entries}trailer\n<< /Size {size + 1} /Root {root} 0 R /Prev {_last_startxref(base)} >>\n"
+        f"startxref\n{at}\n%%EOF\n"
+    ).encode()
 
 
 def long_fake_update(d: Path) -> Path:
@@ -93,8 +98,10 @@ def fake_update_with_keywords(d: Path) -> Path:
 def fake_update_pointing_back(d: Path, copies: int = 12) -> Path:
     """A payload, then a final startxref naming the original's (real) cross-reference section."""
     base = jpeg_rgb(d).read_bytes()
-    return write(d / f"fake_update_back_{copies}.pdf",
-                 base + PAYLOAD * copies + b"startxref\n%d\n%%%%EOF\n" % _last_startxref(base))
+    return write(
+        d / f"fake_update_back_{copies}.pdf",
+        base + PAYLOAD * copies + b"startxref\n%d\n%%%%EOF\n" % _last_startxref(base),
+    )
 
 
 def fake_update_with_a_real_section(d: Path, copies: int = 12) -> Path:

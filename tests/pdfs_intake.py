@@ -2,6 +2,7 @@
 
 Built like tests/pdfs.py (whose helpers these reuse): each factory takes a directory and returns the path it wrote.
 """
+
 from pathlib import Path
 
 from tests.pdfs import ONE_PAGE, jpeg_rgb, raw_pdf, raw_stream, write
@@ -15,8 +16,10 @@ def indirect_length(d: Path) -> Path:
 
 def indirect_scalars(d: Path) -> Path:
     """A page that refers to an indirect object of every kind: integer, real, boolean, null, string, name, array."""
-    page = (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R /Rotate 5 0 R "
-            b"/UserUnit 6 0 R /X 7 0 R /Y 8 0 R /Z 9 0 R /N 10 0 R /A 11 0 R >>")
+    page = (
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R /Rotate 5 0 R "
+        b"/UserUnit 6 0 R /X 7 0 R /Y 8 0 R /Z 9 0 R /N 10 0 R /A 11 0 R >>"
+    )
     scalars = [b"0", b"1.0", b"true", b"null", b"(note)", b"/Name", b"[1 2]"]
     return write(d / "indirect_scalars.pdf", raw_pdf(ONE_PAGE[:2] + [page, raw_stream(b"0 0 m")] + scalars))
 
@@ -69,7 +72,8 @@ def child_where_pikepdf_open(tmp_path: Path, monkeypatch, does: str) -> None:
     site = tmp_path / "site"
     site.mkdir()
     (site / "sitecustomize.py").write_text(
-        f"import os, pikepdf\ndef _open(*args, **kwargs):\n    {does}\npikepdf.open = _open\n")
+        f"import os, pikepdf\ndef _open(*args, **kwargs):\n    {does}\npikepdf.open = _open\n"
+    )
     stop_idle_children()
     monkeypatch.setenv("PYTHONPATH", str(site))
 
@@ -83,23 +87,28 @@ def crypt_identity_stream(d: Path) -> Path:
 # ---------- names that are no PDF filter: viewers draw the page without what they encode ----------
 def made_up_filter_image(d: Path) -> Path:
     """An image encoded with /XORDecode (a name of qpdf's custom-filter example): no reader decodes it."""
-    image = raw_stream(b"\x00" * 12, b"/Type /XObject /Subtype /Image /Width 2 /Height 2 /ColorSpace /DeviceRGB "
-                                     b"/BitsPerComponent 8 /Filter /XORDecode")
-    page = (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R "
-            b"/Resources << /XObject << /Im0 5 0 R >> >> >>")
+    image = raw_stream(
+        b"\x00" * 12,
+        b"/Type /XObject /Subtype /Image /Width 2 /Height 2 /ColorSpace /DeviceRGB "
+        b"/BitsPerComponent 8 /Filter /XORDecode",
+    )
+    page = (
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R "
+        b"/Resources << /XObject << /Im0 5 0 R >> >> >>"
+    )
     return write(d / "made_up_filter_image.pdf", raw_pdf(ONE_PAGE[:2] + [page, raw_stream(b"/Im0 Do"), image]))
 
 
 def made_up_filter_content(d: Path) -> Path:
     """A page whose content stream names /PlateDecode (qpdf's `unfilterable.pdf`): poppler shows a blank page."""
-    return write(d / "made_up_filter_content.pdf",
-                 raw_pdf(ONE_PAGE + [raw_stream(b"0 0 m", b"/Filter /PlateDecode")]))
+    return write(d / "made_up_filter_content.pdf", raw_pdf(ONE_PAGE + [raw_stream(b"0 0 m", b"/Filter /PlateDecode")]))
 
 
 def string_filter(d: Path) -> Path:
     """A stream whose /Filter is the string (FlateDecode), not a name (qpdf's `bad30.pdf`)."""
-    return write(d / "string_filter.pdf", raw_pdf(ONE_PAGE + [raw_stream(b"0 0 m"),
-                                                              raw_stream(b"x", b"/Filter (FlateDecode)")]))
+    return write(
+        d / "string_filter.pdf", raw_pdf(ONE_PAGE + [raw_stream(b"0 0 m"), raw_stream(b"x", b"/Filter (FlateDecode)")])
+    )
 
 
 # ---------- revisions as real writers leave them (bytes between the last two %%EOF markers) ----------
@@ -126,8 +135,10 @@ def commented_deletion_update(d: Path) -> Path:
     """An update that only frees an object, after a comment saying so (qpdf's `incremental-3.pdf`)."""
     base, size, root = _base_and_size(d)
     update = b"\n% Delete the Info object\n"
-    section = (b"xref\n0 1\n0000000000 65535 f \ntrailer\n<< /Size %d /Root %d 0 R /Prev %d >>\nstartxref\n%d\n%%%%EOF\n"
-               % (size, root, _startxref(base), len(base) + len(update)))
+    section = (
+        b"xref\n0 1\n0000000000 65535 f \ntrailer\n<< /Size %d /Root %d 0 R /Prev %d >>\nstartxref\n%d\n%%%%EOF\n"
+        % (size, root, _startxref(base), len(base) + len(update))
+    )
     return write(d / "commented_deletion_update.pdf", base + update + section)
 
 
@@ -137,10 +148,21 @@ def hybrid_update(d: Path) -> Path:
     base, size, root = _base_and_size(d)
     update = b"%d 0 obj\n<< /Producer (an update) >>\nendobj\n" % size
     first = len(base) + len(update)
-    table = (b"xref\n%d 1\n%010d 00000 n \ntrailer\n<< /Size %d /Root %d 0 R /Info %d 0 R /Prev %d >>\n"
-             % (size, len(base), size + 1, root, size, _startxref(base)))
-    empty = (b"xref\n0 0\ntrailer\n<< /Size %d /Root %d 0 R /Info %d 0 R /Prev %d >>\nstartxref\n%d\n%%%%EOF\n"
-             % (size + 1, root, size, first, first + len(table)))
+    table = b"xref\n%d 1\n%010d 00000 n \ntrailer\n<< /Size %d /Root %d 0 R /Info %d 0 R /Prev %d >>\n" % (
+        size,
+        len(base),
+        size + 1,
+        root,
+        size,
+        _startxref(base),
+    )
+    empty = b"xref\n0 0\ntrailer\n<< /Size %d /Root %d 0 R /Info %d 0 R /Prev %d >>\nstartxref\n%d\n%%%%EOF\n" % (
+        size + 1,
+        root,
+        size,
+        first,
+        first + len(table),
+    )
     return write(d / "hybrid_update.pdf", base + update + table + empty)
 
 
@@ -149,18 +171,22 @@ def payload_posing_as_a_stream_end(d: Path) -> Path:
     stream's data, then a well-formed empty section: the payload is still not an object."""
     base, size, root = _base_and_size(d)
     junk = b"<script>alert(1)</script>\n" * 4 + b"%%EOF\nendstream\n"
-    section = (b"xref\n0 1\n0000000000 65535 f \ntrailer\n<< /Size %d /Root %d 0 R /Prev %d >>\nstartxref\n%d\n%%%%EOF\n"
-               % (size, root, _startxref(base), len(base) + len(junk)))
+    section = (
+        b"xref\n0 1\n0000000000 65535 f \ntrailer\n<< /Size %d /Root %d 0 R /Prev %d >>\nstartxref\n%d\n%%%%EOF\n"
+        % (size, root, _startxref(base), len(base) + len(junk))
+    )
     return write(d / "payload_posing_as_a_stream_end.pdf", base + junk + section)
 
 
 def encrypted_attachments_only(d: Path) -> Path:
     """Encryption for embedded files alone (`/EFF`, `/AuthEvent /EFOpen`; streams and strings `/Identity`), as
     Acrobat writes "encrypt file attachments only": viewers open it without a password, qpdf asks for one."""
-    encrypt = (b"<< /Filter /Standard /V 5 /R 6 /Length 256 /P -4 /StmF /Identity /StrF /Identity /EFF /StdCF "
-               b"/CF << /StdCF << /CFM /AESV3 /AuthEvent /EFOpen /Length 32 >> >> "
-               b"/O <%s> /U <%s> /OE <%s> /UE <%s> /Perms <%s> >>"
-               % (b"11" * 48, b"22" * 48, b"33" * 32, b"44" * 32, b"55" * 16))
+    encrypt = (
+        b"<< /Filter /Standard /V 5 /R 6 /Length 256 /P -4 /StmF /Identity /StrF /Identity /EFF /StdCF "
+        b"/CF << /StdCF << /CFM /AESV3 /AuthEvent /EFOpen /Length 32 >> >> "
+        b"/O <%s> /U <%s> /OE <%s> /UE <%s> /Perms <%s> >>"
+        % (b"11" * 48, b"22" * 48, b"33" * 32, b"44" * 32, b"55" * 16)
+    )
     trailer = b"/Encrypt 5 0 R /ID [<00112233445566778899aabbccddeeff> <00112233445566778899aabbccddeeff>]"
     return write(d / "encrypted_attachments_only.pdf", raw_pdf(ONE_PAGE + [raw_stream(b"0 0 m"), encrypt], trailer))
 
@@ -170,10 +196,10 @@ def end_marker_missing(d: Path, remnant: bytes = b"") -> Path:
     or only its `%` is left (qpdf `issue-117.pdf`)."""
     data = raw_pdf(ONE_PAGE + [raw_stream(b"0 0 m")])
     name = f"end_marker_missing{'_remnant' if remnant else ''}.pdf"
-    return write(d / name, data[:data.rindex(b"%%EOF")] + remnant)
+    return write(d / name, data[: data.rindex(b"%%EOF")] + remnant)
 
 
 def cut_after_startxref_keyword(d: Path) -> Path:
     """Hostile: a payload after the pointer's offset, no end marker: that is no lost marker but appended data."""
     data = raw_pdf(ONE_PAGE + [raw_stream(b"0 0 m")])
-    return write(d / "cut_after_startxref_keyword.pdf", data[:data.rindex(b"%%EOF")] + b"<script>x</script>\n")
+    return write(d / "cut_after_startxref_keyword.pdf", data[: data.rindex(b"%%EOF")] + b"<script>x</script>\n")

@@ -3,6 +3,7 @@
 Like tests/pdfs_pixels.py: each factory returns a stream (or a path) and, where it says, the samples the
 PDF draws, computed from what was put into the codestream (Pillow's OpenJPEG, lossless).
 """
+
 import io
 from pathlib import Path
 
@@ -78,8 +79,8 @@ def with_jp2_palette(data: bytes) -> bytes:
     """A one-component JP2 given a palette box (pclr, JP2_PALETTE) and its component mapping (cmap), its colour
     specification made sRGB: a JP2 reader shows the palette's colours for the stored indices."""
     start = data.index(b"jp2h") - 4
-    end = start + int.from_bytes(data[start:start + 4], "big")
-    ihdr = data[start + 8:start + 8 + 22]
+    end = start + int.from_bytes(data[start : start + 4], "big")
+    ihdr = data[start + 8 : start + 8 + 22]
     colr = _box(b"colr", b"\x01\x00\x00" + (16).to_bytes(4, "big"))
     pclr = _box(b"pclr", len(JP2_PALETTE).to_bytes(2, "big") + bytes([3, 7, 7, 7]) + b"".join(JP2_PALETTE))
     cmap = _box(b"cmap", b"".join(b"\x00\x00\x01" + bytes([column]) for column in range(3)))

@@ -3,6 +3,7 @@
 Each factory takes a pikepdf.Pdf (or a directory) and returns an image stream (or a path) together with
 the samples the PDF draws, computed from the numbers put into the stream, never by the code under test.
 """
+
 import io
 import itertools
 import struct
@@ -48,9 +49,11 @@ def cmyk_profile() -> bytes:
     ramp, d50 = bytes(range(256)), _s15(0.9642) + _s15(1.0) + _s15(0.8249)
     matrix = b"".join(_s15(1 if i % 4 == 0 else 0) for i in range(9))
     text = b"Pagetrail test CMYK\0"
-    tags = [(b"A2B0", b"mft1" + bytes(4) + bytes([4, 3, 2, 0]) + matrix + ramp * 4 + bytes(clut) + ramp * 3),
-            (b"wtpt", b"XYZ " + bytes(4) + d50),
-            (b"desc", b"desc" + bytes(4) + struct.pack(">I", len(text)) + text + bytes(78))]
+    tags = [
+        (b"A2B0", b"mft1" + bytes(4) + bytes([4, 3, 2, 0]) + matrix + ramp * 4 + bytes(clut) + ramp * 3),
+        (b"wtpt", b"XYZ " + bytes(4) + d50),
+        (b"desc", b"desc" + bytes(4) + struct.pack(">I", len(text)) + text + bytes(78)),
+    ]
     offset, table, body = 128 + 4 + 12 * len(tags), b"", b""
     for signature, data in tags:
         data += bytes(-len(data) % 4)
@@ -81,14 +84,19 @@ def inverted_gray_jpeg(pdf) -> tuple[pikepdf.Stream, Image.Image]:
 
 def rgb16(pdf, width: int = 7, height: int = 5) -> tuple[pikepdf.Stream, bytes]:
     """16-bit RGB whose low bytes differ from their high bytes; returns the big-endian samples."""
-    samples = b"".join((x * 9001 + y * 37 + c * 4099 & 0xFFFF).to_bytes(2, "big")
-                       for y in range(height) for x in range(width) for c in range(3))
+    samples = b"".join(
+        (x * 9001 + y * 37 + c * 4099 & 0xFFFF).to_bytes(2, "big")
+        for y in range(height)
+        for x in range(width)
+        for c in range(3)
+    )
     return stream(pdf, zlib.compress(samples), width, height, Name.DeviceRGB, 16, Filter=Name.FlateDecode), samples
 
 
 def tints(width: int, height: int, components: int) -> bytes:
-    return bytes((x * 17 + y * 29 + c * 71) % 256
-                 for y in range(height) for x in range(width) for c in range(components))
+    return bytes(
+        (x * 17 + y * 29 + c * 71) % 256 for y in range(height) for x in range(width) for c in range(components)
+    )
 
 
 def separation(pdf) -> tuple[pikepdf.Stream, bytes]:
@@ -101,7 +109,7 @@ def separation(pdf) -> tuple[pikepdf.Stream, bytes]:
 
 def run_length(data: bytes) -> bytes:
     """RunLengthDecode data: literal runs of up to 128 bytes, then the end-of-data marker."""
-    runs = [data[i:i + 128] for i in range(0, len(data), 128)]
+    runs = [data[i : i + 128] for i in range(0, len(data), 128)]
     return b"".join(bytes([len(run) - 1]) + run for run in runs) + b"\x80"
 
 
@@ -172,8 +180,9 @@ def indexed_short_palette(pdf) -> tuple[pikepdf.Stream, bytes]:
 
 def inline_indexed(d: Path) -> Path:
     palette = b"<" + b"".join(RGB_PALETTE).hex().encode() + b">"
-    return inline_page(d, "inline_indexed", b"BI /W 4 /H 2 /CS [/I /RGB 3 " + palette + b"] /BPC 2 ID "
-                       + PALETTE_INDICES + b"\nEI\n")
+    return inline_page(
+        d, "inline_indexed", b"BI /W 4 /H 2 /CS [/I /RGB 3 " + palette + b"] /BPC 2 ID " + PALETTE_INDICES + b"\nEI\n"
+    )
 
 
 # ---------- whole files, for images only a content stream can hold ----------
@@ -193,8 +202,15 @@ def inline_stencil(d: Path) -> Path:
 def inline_ccitt_stencil(d: Path, picture: Image.Image) -> Path:
     """A CCITT G4 stencil mask inline: its fax-black (0) samples paint."""
     size = b"/W %d /H %d" % picture.size
-    return inline_page(d, "inline_ccitt_stencil", b"BI " + size + b" /IM true /F /CCF /DP << /K -1 /Columns %d >> ID "
-                       % picture.width + pdfs.ccitt_bytes(picture) + b"\nEI\n")
+    return inline_page(
+        d,
+        "inline_ccitt_stencil",
+        b"BI "
+        + size
+        + b" /IM true /F /CCF /DP << /K -1 /Columns %d >> ID " % picture.width
+        + pdfs.ccitt_bytes(picture)
+        + b"\nEI\n",
+    )
 
 
 def tiny_inline(d: Path) -> Path:
@@ -226,8 +242,16 @@ def ccitt_group3(pdf, picture: Image.Image, byte_align: bool = False) -> pikepdf
     tiff = Image.open(buffer)
     offset, length = tiff.tag_v2[273][0], tiff.tag_v2[279][0]
     parms = Dictionary(K=0, Columns=picture.width, Rows=picture.height, EndOfLine=True, EncodedByteAlign=byte_align)
-    return stream(pdf, buffer.getvalue()[offset:offset + length], picture.width, picture.height, Name.DeviceGray, 1,
-                  Filter=Name.CCITTFaxDecode, DecodeParms=parms)
+    return stream(
+        pdf,
+        buffer.getvalue()[offset : offset + length],
+        picture.width,
+        picture.height,
+        Name.DeviceGray,
+        1,
+        Filter=Name.CCITTFaxDecode,
+        DecodeParms=parms,
+    )
 
 
 def _segment(number: int, kind: int, data: bytes) -> bytes:
@@ -244,7 +268,6 @@ def jbig2_mmr(pdf, picture: Image.Image) -> pikepdf.Stream:
     page = _segment(0, 48, width + height + bytes(8) + b"\x00\x00\x00")
     region = _segment(1, 39, width + height + bytes(8) + b"\x00" + b"\x01" + fax)
     return stream(pdf, page + region, picture.width, picture.height, Name.DeviceGray, 1, Filter=Name.JBIG2Decode)
-
 
 
 def untransformed_jpeg(pdf) -> tuple[pikepdf.Stream, Image.Image]:

@@ -2,6 +2,7 @@
 
 Like tests/pdfs_pixels.py: each factory returns a stream (or a path) and the samples put into it.
 """
+
 import random
 import zlib
 from pathlib import Path
@@ -12,7 +13,6 @@ from pikepdf import Array, Dictionary, Name
 from tests import pdfs
 from tests.pdfs_pixels import rgb16
 
-
 # ---------- filter parameters qpdf refuses (issue 14: "a PNG predictor overflow" crashed extraction) ----------
 # Columns x Colors x BitsPerComponent past what qpdf's PNG filter can hold: it raises a RuntimeError, not a PdfError.
 OVERFLOWING_PREDICTOR = Dictionary(Predictor=15, Colors=2**31 - 1, BitsPerComponent=16, Columns=2**31 - 1)
@@ -22,7 +22,7 @@ def predictor_overflow(d: Path) -> Path:
     """Page 1 draws an RGB image whose PNG predictor parameters overflow, a good one, then a good image
     whose ICC profile stream has those parameters (its samples still say the colours)."""
     doc, picture = pdfs.Doc(), pdfs.rgb_picture(4, 2)
-    rows = b"".join(b"\0" + picture.tobytes()[y * 12:(y + 1) * 12] for y in range(2))
+    rows = b"".join(b"\0" + picture.tobytes()[y * 12 : (y + 1) * 12] for y in range(2))
     broken = doc.image(zlib.compress(rows), picture, "/FlateDecode", dict(OVERFLOWING_PREDICTOR.items()))
     good = doc.image(zlib.compress(picture.tobytes()), picture, "/FlateDecode")
     profiled = doc.image(zlib.compress(pdfs.gray_picture(4, 2).tobytes()), pdfs.gray_picture(4, 2), "/FlateDecode")
@@ -64,8 +64,11 @@ def rgb16_predicted(pdf, **parms) -> tuple[pikepdf.Stream, bytes]:
     width, height = 7, 5
     image, samples = rgb16(pdf, width, height)
     row = width * 6
-    rows = [samples[y * row:(y + 1) * row] for y in range(height)]
+    rows = [samples[y * row : (y + 1) * row] for y in range(height)]
     parms = {"Predictor": 15, "Colors": 3, "BitsPerComponent": 16, "Columns": width, **parms}
-    image.write(zlib.compress(png_filtered(rows, 6, random.Random(repr(parms)))), filter=Name.FlateDecode,
-                decode_parms=Dictionary({f"/{k}": v for k, v in parms.items() if v is not None}))
+    image.write(
+        zlib.compress(png_filtered(rows, 6, random.Random(repr(parms)))),
+        filter=Name.FlateDecode,
+        decode_parms=Dictionary({f"/{k}": v for k, v in parms.items() if v is not None}),
+    )
     return pdf.make_indirect(image), samples

@@ -20,13 +20,24 @@ class Portal:
         self.data_dir = data_dir
         data_dir.mkdir(parents=True, exist_ok=True)
         inherited = {k: v for k, v in os.environ.items() if k not in PRODUCTION_VARS}
-        self.env = {**inherited, "PAGETRAIL_DATA_DIR": str(data_dir), "DJANGO_SETTINGS_MODULE": "portal.settings",
-                    "PYTHONUNBUFFERED": "1", **{k: str(v) for k, v in env.items()}}
+        self.env = {
+            **inherited,
+            "PAGETRAIL_DATA_DIR": str(data_dir),
+            "DJANGO_SETTINGS_MODULE": "portal.settings",
+            "PYTHONUNBUFFERED": "1",
+            **{k: str(v) for k, v in env.items()},
+        }
         self.workers: list[subprocess.Popen] = []
 
     def manage(self, *args, check=True, timeout=120) -> subprocess.CompletedProcess:
-        done = subprocess.run([sys.executable, "manage.py", *map(str, args)], cwd=ROOT, env=self.env,
-                              capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run(
+            [sys.executable, "manage.py", *map(str, args)],
+            cwd=ROOT,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         if check and done.returncode != 0:
             raise AssertionError(f"manage.py {' '.join(map(str, args))} failed:\n{done.stdout}\n{done.stderr}")
         return done
@@ -38,8 +49,14 @@ class Portal:
         """A `qcluster`; `queue="pagetrail-previews"` starts the one for page previews."""
         log = open(self.data_dir / f"worker-{len(self.workers)}.log", "w")
         env = {**self.env, "Q_CLUSTER_NAME": queue} if queue else self.env
-        proc = subprocess.Popen([sys.executable, "manage.py", "qcluster"], cwd=ROOT, env=env,
-                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            [sys.executable, "manage.py", "qcluster"],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         self.workers.append(proc)
         return proc
 

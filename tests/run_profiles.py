@@ -20,8 +20,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DATABASE_URL = os.environ.get("PAGETRAIL_TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/pagetrail")
 REDIS_URL = os.environ.get("PAGETRAIL_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
-PRODUCTION_VARS = ("DATABASE_URL", "REDIS_URL", "PAGETRAIL_INPUT_BUCKET", "PAGETRAIL_OUTPUT_BUCKET",
-                   "AWS_S3_ENDPOINT_URL")
+PRODUCTION_VARS = (
+    "DATABASE_URL",
+    "REDIS_URL",
+    "PAGETRAIL_INPUT_BUCKET",
+    "PAGETRAIL_OUTPUT_BUCKET",
+    "AWS_S3_ENDPOINT_URL",
+)
 
 
 def pytest(env: dict, args: list[str]) -> int:
@@ -54,8 +59,11 @@ def free_port() -> int:
 def start_s3() -> tuple[subprocess.Popen, str]:
     """moto's standalone S3 server on a free loopback port, up before we return."""
     port = free_port()
-    server = subprocess.Popen([str(Path(sys.executable).parent / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [str(Path(sys.executable).parent / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
@@ -69,12 +77,20 @@ def start_s3() -> tuple[subprocess.Popen, str]:
 
 def production_env(endpoint: str) -> dict:
     run = uuid.uuid4().hex[:8]
-    return {**os.environ, "DATABASE_URL": DATABASE_URL, "REDIS_URL": REDIS_URL,
-            "PAGETRAIL_INPUT_BUCKET": f"pagetrail-inputs-{run}", "PAGETRAIL_OUTPUT_BUCKET": f"pagetrail-outputs-{run}",
-            "AWS_S3_ENDPOINT_URL": endpoint, "AWS_S3_REGION_NAME": "us-east-1",
-            "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
-            # what every host of a shared deployment must be given alike (settings refuse to start without)
-            "SECRET_KEY": secrets.token_urlsafe(48), "PAGETRAIL_SIGNING_KEY": base64.b64encode(os.urandom(32)).decode()}
+    return {
+        **os.environ,
+        "DATABASE_URL": DATABASE_URL,
+        "REDIS_URL": REDIS_URL,
+        "PAGETRAIL_INPUT_BUCKET": f"pagetrail-inputs-{run}",
+        "PAGETRAIL_OUTPUT_BUCKET": f"pagetrail-outputs-{run}",
+        "AWS_S3_ENDPOINT_URL": endpoint,
+        "AWS_S3_REGION_NAME": "us-east-1",
+        "AWS_ACCESS_KEY_ID": "test",
+        "AWS_SECRET_ACCESS_KEY": "test",
+        # what every host of a shared deployment must be given alike (settings refuse to start without)
+        "SECRET_KEY": secrets.token_urlsafe(48),
+        "PAGETRAIL_SIGNING_KEY": base64.b64encode(os.urandom(32)).decode(),
+    }
 
 
 def main(args: list[str]) -> int:

@@ -27,15 +27,20 @@ def bearer(token: str) -> dict:
 
 
 def test_a_body_over_the_form_limit_on_the_admin_login_is_413_in_the_admins_style(client, settings):
-    response = client.post("/admin/login/", data=b"x" * (settings.PAGETRAIL_MAX_FORM_BYTES + 1),
-                           content_type="application/octet-stream")
+    response = client.post(
+        "/admin/login/", data=b"x" * (settings.PAGETRAIL_MAX_FORM_BYTES + 1), content_type="application/octet-stream"
+    )
     assert response.status_code == 413
     assert "Refused (too_large)" in response.content.decode() and 'id="site-name"' in response.content.decode()
 
 
 def test_a_body_over_the_form_limit_on_an_api_route_without_a_file_is_413_json(client, token, settings):
-    response = client.post("/api/v1/jobs", data=b"x" * (settings.PAGETRAIL_MAX_FORM_BYTES + 1),
-                           content_type="application/json", **bearer(token))
+    response = client.post(
+        "/api/v1/jobs",
+        data=b"x" * (settings.PAGETRAIL_MAX_FORM_BYTES + 1),
+        content_type="application/json",
+        **bearer(token),
+    )
     assert response.status_code == 413 and response.json()["error"]["code"] == "too_large"
 
 
@@ -50,8 +55,12 @@ def test_an_api_upload_declared_over_the_limit_is_413_and_a_rejection_of_its_acc
 
 def test_an_api_upload_over_the_limit_without_a_valid_token_is_413_and_records_nothing(client, settings):
     settings.PAGETRAIL_MAX_UPLOAD_BYTES = MIB
-    response = client.post("/api/v1/bundles", data=b"0" * 2 * MIB, content_type="application/pdf",
-                           HTTP_AUTHORIZATION="Bearer pt_not-a-token")
+    response = client.post(
+        "/api/v1/bundles",
+        data=b"0" * 2 * MIB,
+        content_type="application/pdf",
+        HTTP_AUTHORIZATION="Bearer pt_not-a-token",
+    )
     assert response.status_code == 413 and response.json()["error"]["code"] == "too_large"
     assert not Rejection.objects.exists()
 
@@ -65,8 +74,9 @@ def test_an_upload_larger_than_the_form_limit_reaches_intake(client, token, sett
 
 @pytest.mark.parametrize("path", ["/api/v1/bundles", "/admin/login/"])
 def test_a_chunked_body_is_411(client, path):
-    response = client.post(path, data=b"5\r\nhello\r\n0\r\n\r\n", content_type="application/pdf",
-                           HTTP_TRANSFER_ENCODING="chunked")
+    response = client.post(
+        path, data=b"5\r\nhello\r\n0\r\n\r\n", content_type="application/pdf", HTTP_TRANSFER_ENCODING="chunked"
+    )
     assert response.status_code == 411
     if path.startswith("/api/"):
         assert response.json()["error"]["code"] == "length_required"
@@ -91,11 +101,14 @@ def test_a_bad_host_elsewhere_stays_djangos_page(client):
     assert client.get("/admin/login/", HTTP_HOST="evil.example").status_code == 400
 
 
-@pytest.mark.parametrize("data, status, code", [
-    ({f"field{i}": "x" for i in range(1100)}, 400, "too_many_fields"),
-    ({f"file{i}": SimpleUploadedFile(f"{i}.pdf", b"%PDF") for i in range(120)}, 400, "too_many_files"),
-    ({"case_label": "x" * (MIB + 1)}, 413, "too_large"),
-])
+@pytest.mark.parametrize(
+    "data, status, code",
+    [
+        ({f"field{i}": "x" for i in range(1100)}, 400, "too_many_fields"),
+        ({f"file{i}": SimpleUploadedFile(f"{i}.pdf", b"%PDF") for i in range(120)}, 400, "too_many_files"),
+        ({"case_label": "x" * (MIB + 1)}, 413, "too_large"),
+    ],
+)
 def test_what_django_refuses_in_a_multipart_body_is_json_with_a_code(client, token, data, status, code):
     response = client.post("/api/v1/bundles", data, **bearer(token))
     assert response.status_code == status and response.json()["error"]["code"] == code
@@ -105,6 +118,7 @@ def test_what_django_refuses_in_a_multipart_body_is_json_with_a_code(client, tok
 def failing_middleware(get_response):
     def middleware(request):
         raise RuntimeError("a failure before any view")
+
     return middleware
 
 

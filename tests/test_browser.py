@@ -9,9 +9,13 @@ from django.contrib.auth.models import Group, User
 from tests import pdfs
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True),
-              pytest.mark.skipif(not CHROMIUM and os.environ.get("CI") != "true",
-                                 reason="no chromium here (make test installs it)")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(
+        not CHROMIUM and os.environ.get("CI") != "true", reason="no chromium here (make test installs it)"
+    ),
+]
 
 
 @pytest.fixture
@@ -20,9 +24,18 @@ def browser(monkeypatch):
 
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs an event loop here
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--no-first-run", "--disable-sync", "--disable-quic"])
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--no-first-run",
+                "--disable-sync",
+                "--disable-quic",
+            ],
+        )
         watched = WatchedBrowser(browser)
         yield watched
         browser.close()
@@ -37,8 +50,10 @@ class WatchedBrowser:
 
     def new_page(self):
         page = self.browser.new_page()
-        page.on("console", lambda message: self.violations.append(message.text)
-                if "Content Security Policy" in message.text else None)
+        page.on(
+            "console",
+            lambda message: self.violations.append(message.text) if "Content Security Policy" in message.text else None,
+        )
         return page
 
 
@@ -67,11 +82,14 @@ def user(username, role=None, superuser=False):
     return account
 
 
-@pytest.mark.parametrize("role, sees, does_not_see", [
-    ("Compliance staff", "Verification runs", "/admin/audit/retentionpolicy/add/"),
-    ("Reviewer", "Review flags", "Verification runs"),
-    ("Retention admin", "Retention policies", "Review flags"),
-])
+@pytest.mark.parametrize(
+    "role, sees, does_not_see",
+    [
+        ("Compliance staff", "Verification runs", "/admin/audit/retentionpolicy/add/"),
+        ("Reviewer", "Review flags", "Verification runs"),
+        ("Retention admin", "Retention policies", "Review flags"),
+    ],
+)
 def test_each_role_logs_in_and_sees_its_own_menu(browser, live_server, role, sees, does_not_see):
     user("someone", role)
     page = log_in(browser, live_server, "someone")
@@ -80,8 +98,9 @@ def test_each_role_logs_in_and_sees_its_own_menu(browser, live_server, role, see
 
 
 @pytest.mark.parametrize("who", ["superuser", "Submitter"])
-def test_an_uploader_uploads_a_bundle_watches_it_accepted_and_sees_the_job_complete(browser, live_server, tmp_path,
-                                                                                   who, monkeypatch):
+def test_an_uploader_uploads_a_bundle_watches_it_accepted_and_sees_the_job_complete(
+    browser, live_server, tmp_path, who, monkeypatch
+):
     from django_q.conf import Conf
     from playwright.sync_api import expect
 
@@ -159,7 +178,9 @@ def test_a_retention_admin_changes_a_policy_as_a_new_version(browser, live_serve
         page.click("input[name=_save]")
         page.wait_for_url("**/admin/audit/retentionpolicy/")
     assert list(RetentionPolicy.objects.order_by("version").values_list("version", "input_days", "status")) == [
-        (1, 30, "draft"), (2, 7, "draft")]
+        (1, 30, "draft"),
+        (2, 7, "draft"),
+    ]
 
 
 def test_one_person_drafts_a_retention_policy_and_another_approves_it(browser, live_server, tmp_path):

@@ -14,8 +14,11 @@ from tests import pdfs
 from tests.conftest import write_stored
 from tests.test_browser import CHROMIUM, browser, log_in, tasks_run_in_the_request, user  # noqa: F401
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True),
-              pytest.mark.skipif(not CHROMIUM, reason="no chromium here (make browser installs it)")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(not CHROMIUM, reason="no chromium here (make browser installs it)"),
+]
 
 
 def completed_job(tmp_path, make=pdfs.mixed, **fields):
@@ -23,8 +26,9 @@ def completed_job(tmp_path, make=pdfs.mixed, **fields):
     from extraction.services import submit_bundle
 
     with open(make(tmp_path), "rb") as fh:
-        job_id = submit_bundle(fh, filename=fields.pop("filename", "claims-1042.pdf"), submitted_by="t",
-                               **fields).job_id
+        job_id = submit_bundle(
+            fh, filename=fields.pop("filename", "claims-1042.pdf"), submitted_by="t", **fields
+        ).job_id
     run_job(job_id)
     return job_id
 
@@ -102,7 +106,8 @@ def test_a_list_names_its_files_and_fits_1280_px(browser, live_server, tmp_path,
 
 
 def test_the_job_page_moves_from_queued_to_completed_by_itself_and_links_its_evidence(
-        browser, live_server, tmp_path, monkeypatch):
+    browser, live_server, tmp_path, monkeypatch
+):
     from django_q.conf import Conf
     from playwright.sync_api import expect
 
@@ -124,8 +129,15 @@ def test_the_job_page_moves_from_queued_to_completed_by_itself_and_links_its_evi
     assert page.inner_text(".breadcrumbs [data-live=title]") == f"job {job_id} (completed)"
     assert not re.search(r"\bqueued\b", page.inner_text("#container"), re.I)  # nothing on the page still says so
     links = page.inner_text("#job-links")
-    for label in ("bundle claims-1042.pdf", "download the input PDF", "manifest 1", "review page", "6 asset(s)",
-                  "0 open flag(s)", "0 case(s)"):
+    for label in (
+        "bundle claims-1042.pdf",
+        "download the input PDF",
+        "manifest 1",
+        "review page",
+        "6 asset(s)",
+        "0 open flag(s)",
+        "0 case(s)",
+    ):
         assert label in links
     assert "extract" in page.inner_text("#job-timeline")
     assert "Claim token" not in page.inner_text("#content")
@@ -140,8 +152,15 @@ def test_the_dashboard_draws_every_bar_of_two_providers(browser, live_server, tm
 
     job = Job.objects.get(pk=completed_job(tmp_path))
     for n, status in enumerate(("queued", "submitted", "running", "completed", "failed", "unknown") * 2):
-        Job.objects.create(bundle=job.bundle, idempotency_key=f"k{n}", provider=("infrai", "local")[n // 6],
-                           extractor="x", extractor_version="1", status=status, deadline=job.deadline)
+        Job.objects.create(
+            bundle=job.bundle,
+            idempotency_key=f"k{n}",
+            provider=("infrai", "local")[n // 6],
+            extractor="x",
+            extractor_version="1",
+            status=status,
+            deadline=job.deadline,
+        )
     user("olga", superuser=True)
     page = wide(log_in(browser, live_server, "olga"))
     page.goto(f"{live_server.url}/admin/dashboard/")
@@ -158,8 +177,10 @@ def test_the_api_docs_render_with_no_internet(browser, live_server):
 
     page = browser.new_page()
     elsewhere = []
-    page.route(lambda url: not url.startswith(live_server.url),
-               lambda route: (elsewhere.append(route.request.url), route.abort()))
+    page.route(
+        lambda url: not url.startswith(live_server.url),
+        lambda route: (elsewhere.append(route.request.url), route.abort()),
+    )
     page.goto(f"{live_server.url}/api/v1/docs")
     expect(page.locator("#swagger-ui .info .title")).to_contain_text("Pagetrail API")
     expect(page.locator("#swagger-ui .opblock").first).to_be_visible()

@@ -29,20 +29,31 @@ def manifest(tmp_path) -> Manifest:
 def test_it_allows_only_the_portals_own_scripts(admin_client, manifest, page):
     from audit.models import VerificationRun
 
-    url = {"admin-index": lambda: reverse("admin:index"),
-           "job": lambda: reverse("admin:extraction_job_change", args=[manifest.job_id]),
-           "review": lambda: reverse("review-manifest", args=[manifest.pk]),
-           "verification-run": lambda: reverse("admin:audit_verificationrun_change",
-                                               args=[VerificationRun.objects.create().pk])}[page]()
+    url = {
+        "admin-index": lambda: reverse("admin:index"),
+        "job": lambda: reverse("admin:extraction_job_change", args=[manifest.job_id]),
+        "review": lambda: reverse("review-manifest", args=[manifest.pk]),
+        "verification-run": lambda: reverse(
+            "admin:audit_verificationrun_change", args=[VerificationRun.objects.create().pk]
+        ),
+    }[page]()
     response = admin_client.get(url)
     assert response.status_code == 200
     assert script_sources(response) == ["'self'"]
 
 
-@pytest.mark.parametrize("template", ["audit/review.html", "admin/audit/verificationrun/change_form.html",
-                                      "admin/extraction/job/change_form.html",
-                                      "admin/audit/retentionpolicy/change_form.html",
-                                      "admin/base_site.html", "portal/two_factor.html", "portal/login.html"])
+@pytest.mark.parametrize(
+    "template",
+    [
+        "audit/review.html",
+        "admin/audit/verificationrun/change_form.html",
+        "admin/extraction/job/change_form.html",
+        "admin/audit/retentionpolicy/change_form.html",
+        "admin/base_site.html",
+        "portal/two_factor.html",
+        "portal/login.html",
+    ],
+)
 def test_no_template_carries_an_inline_script_or_event_handler(template):
     from django.template.loader import get_template
 

@@ -19,7 +19,7 @@ def test_it_writes_durations_in_the_unit_that_reads_best():
 
 
 def test_it_writes_sizes_in_powers_of_1024():
-    assert (display.size(512), display.size(1536), display.size(5 * 1024 ** 2)) == ("512 bytes", "1.5 KB", "5.0 MB")
+    assert (display.size(512), display.size(1536), display.size(5 * 1024**2)) == ("512 bytes", "1.5 KB", "5.0 MB")
 
 
 def test_a_short_id_keeps_the_whole_id_in_its_title():
@@ -29,5 +29,6 @@ def test_a_short_id_keeps_the_whole_id_in_its_title():
 
 def test_activity_details_read_as_words():
     assert display.details({"pages": [4, 9, 10], "with_assets": True, "scope": "everything"}) == (
-        "pages: 4, 9-10; with assets: yes; scope: everything")
+        "pages: 4, 9-10; with assets: yes; scope: everything"
+    )
     assert display.details(None) == ""

@@ -1,4 +1,5 @@
 """The fidelity harness counts what it sees: a few generated PDFs whose outcome is known."""
+
 import shutil
 import time
 import zlib
@@ -122,7 +123,7 @@ def test_it_classes_16_bits_as_by_design_only_when_their_high_bytes_are_the_8_bi
     from extraction.pdf import containers
 
     samples = bytes(range(0, 96, 2))  # 4 x 2 RGB pixels of 16 bits: high bytes 0, 4, 8 ...
-    rows = b"".join(b"\0" + samples[y * 24:(y + 1) * 24] for y in range(2))
+    rows = b"".join(b"\0" + samples[y * 24 : (y + 1) * 24] for y in range(2))
     (tmp_path / "ours.png").write_bytes(containers.png(4, 2, 16, 3, zlib.compress(rows)))
     high = Image.frombytes("RGB", (4, 2), samples[0::2])
     high.save(tmp_path / "same.png")
@@ -131,11 +132,23 @@ def test_it_classes_16_bits_as_by_design_only_when_their_high_bytes_are_the_8_bi
     assert compare(tmp_path / "ours.png", tmp_path / "other.png", jpeg=False) == "bits"
 
 
-def test_it_checks_only_the_files_named_and_keeps_an_earlier_runs_records_for_the_rest(corpus, summary, tmp_path,
-                                                                                      capsys):
+def test_it_checks_only_the_files_named_and_keeps_an_earlier_runs_records_for_the_rest(
+    corpus, summary, tmp_path, capsys
+):
     (tmp_path / "only.txt").write_text("javascript_open_action.pdf\n")
-    fidelity.main([str(corpus), "--jobs", "1", "--out", str(tmp_path / "again"), "--only", str(tmp_path / "only.txt"),
-                   "--merge", str(summary["out"] / "records.jsonl")])
+    fidelity.main(
+        [
+            str(corpus),
+            "--jobs",
+            "1",
+            "--out",
+            str(tmp_path / "again"),
+            "--only",
+            str(tmp_path / "only.txt"),
+            "--merge",
+            str(summary["out"] / "records.jsonl"),
+        ]
+    )
     again = (tmp_path / "again" / "records.jsonl").read_text().splitlines()
     assert len(again) == 3 and '"files": 3' in (tmp_path / "again" / "summary.json").read_text()
     fidelity.main([str(corpus), "--jobs", "1", "--out", str(tmp_path / "alone"), "--only", str(tmp_path / "only.txt")])

@@ -22,8 +22,9 @@ def pins(lock) -> dict[str, list[str]]:
 
 def asked_for(extras) -> list[Requirement]:
     project = tomllib.loads((lockfile.ROOT / "pyproject.toml").read_text())["project"]
-    chosen = [r for name, extra in project["optional-dependencies"].items() if extras is None or name in extras
-              for r in extra]
+    chosen = [
+        r for name, extra in project["optional-dependencies"].items() if extras is None or name in extras for r in extra
+    ]
     tools = [line.split("#")[0].strip() for line in lockfile.TOOLS.read_text().splitlines()]
     return [Requirement(line) for line in [*project["dependencies"], *chosen, *tools] if line]
 
@@ -38,9 +39,12 @@ def test_it_was_resolved_from_the_current_pyproject_toml(lock):
 @LOCKS
 def test_it_pins_every_requirement_within_its_bounds(lock):
     locked = pins(lock)
-    outside = {str(r): locked.get(canonicalize_name(r.name)) for r in asked_for(lockfile.LOCKS[lock])
-               if not locked.get(canonicalize_name(r.name))
-               or not all(r.specifier.contains(v, prereleases=True) for v in locked[canonicalize_name(r.name)])}
+    outside = {
+        str(r): locked.get(canonicalize_name(r.name))
+        for r in asked_for(lockfile.LOCKS[lock])
+        if not locked.get(canonicalize_name(r.name))
+        or not all(r.specifier.contains(v, prereleases=True) for v in locked[canonicalize_name(r.name)])
+    }
 
     assert outside == {}, f"requirements not pinned within their bounds: {FIX}"
 

@@ -14,8 +14,9 @@ def staff():
 
 
 def log_in(client, password, address="10.0.0.1", username="sam", **headers):
-    return client.post(reverse("admin:login"), {"username": username, "password": password},
-                       REMOTE_ADDR=address, **headers)
+    return client.post(
+        reverse("admin:login"), {"username": username, "password": password}, REMOTE_ADDR=address, **headers
+    )
 
 
 def fail(client, times, address="10.0.0.1", **headers):

@@ -38,16 +38,19 @@ def test_every_line_about_a_job_carries_its_correlation_id_and_job_id(json_lines
 
 def test_lines_outside_a_job_have_empty_ids(json_lines):
     logging.getLogger("pagetrail.test").warning("nothing to do with a job")
-    [line] = [l for l in json_lines() if l["name"] == "pagetrail.test"]
+    [line] = [entry for entry in json_lines() if entry["name"] == "pagetrail.test"]
     assert (line["correlation_id"], line["job_id"]) == ("", None)
 
 
-@pytest.mark.parametrize("secret, line", [
-    ("sk-live-123456", "calling with Authorization: Bearer sk-live-123456"),
-    ("pt_AbCdEfGhIjKlMnOpQrStUv", "token pt_AbCdEfGhIjKlMnOpQrStUv was used"),
-    ("c2lnbmF0dXJl", "GET https://bucket.s3/x.png?X-Amz-Signature=c2lnbmF0dXJl&X-Amz-Expires=300"),
-    ("hunter2", "api_key=hunter2 in the config"),
-])
+@pytest.mark.parametrize(
+    "secret, line",
+    [
+        ("sk-live-123456", "calling with Authorization: Bearer sk-live-123456"),
+        ("pt_AbCdEfGhIjKlMnOpQrStUv", "token pt_AbCdEfGhIjKlMnOpQrStUv was used"),
+        ("c2lnbmF0dXJl", "GET https://bucket.s3/x.png?X-Amz-Signature=c2lnbmF0dXJl&X-Amz-Expires=300"),
+        ("hunter2", "api_key=hunter2 in the config"),
+    ],
+)
 def test_secrets_are_scrubbed_from_every_line(json_lines, secret, line):
     with job_context("abc", 1):
         logging.getLogger("pagetrail.test").error(line)
@@ -59,7 +62,7 @@ def test_a_traceback_is_scrubbed_in_json_too(json_lines):
         raise RuntimeError("upstream said: Authorization: Bearer pt_AbCdEfGhIjKlMnOpQrStUv rejected")
     except RuntimeError:
         logging.getLogger("pagetrail.test").exception("the call failed")
-    [line] = [l for l in json_lines() if l["name"] == "pagetrail.test"]
+    [line] = [entry for entry in json_lines() if entry["name"] == "pagetrail.test"]
     assert "pt_AbCdEfGhIjKlMnOpQrStUv" not in json.dumps(line) and "Traceback" in line["exc_info"]
 
 
@@ -68,8 +71,15 @@ def test_the_access_log_of_runserver_is_scrubbed(caplog):
 
     config = settings.LOGGING["loggers"]["django.server"]
     assert config["handlers"] == ["console"] and "context" in settings.LOGGING["handlers"]["console"]["filters"]
-    record = logging.LogRecord("django.server", logging.INFO, __file__, 1, '"%s" %s %s',
-                               ("GET /api/v1/jobs?token=pt_AbCdEfGhIjKlMnOpQrStUv HTTP/1.1", "401", "80"), None)
+    record = logging.LogRecord(
+        "django.server",
+        logging.INFO,
+        __file__,
+        1,
+        '"%s" %s %s',
+        ("GET /api/v1/jobs?token=pt_AbCdEfGhIjKlMnOpQrStUv HTTP/1.1", "401", "80"),
+        None,
+    )
     ContextFilter().filter(record)
     assert "pt_AbCdEfGhIjKlMnOpQrStUv" not in record.getMessage()
 

@@ -14,8 +14,7 @@ pytestmark = pytest.mark.django_db
 
 
 def staff(username="sam", role=None, superuser=False):
-    account = User.objects.create_user(username, password="right-horse-battery", is_staff=True,
-                                       is_superuser=superuser)
+    account = User.objects.create_user(username, password="right-horse-battery", is_staff=True, is_superuser=superuser)
     if role:
         account.groups.add(Group.objects.get(name=role))
     return account

@@ -58,13 +58,18 @@ def shared_env(database_url):
     keep = ("AWS_S3_ENDPOINT_URL", "AWS_S3_REGION_NAME", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
     return {
         **{k: os.environ[k] for k in keep},
-        "DATABASE_URL": database_url, "REDIS_URL": os.environ["REDIS_URL"], "PAGETRAIL_QUEUE_NAME": f"scale-{run}",
+        "DATABASE_URL": database_url,
+        "REDIS_URL": os.environ["REDIS_URL"],
+        "PAGETRAIL_QUEUE_NAME": f"scale-{run}",
         "PAGETRAIL_INPUT_BUCKET": settings.STORAGES["inputs"]["OPTIONS"]["bucket_name"],
         "PAGETRAIL_OUTPUT_BUCKET": settings.STORAGES["outputs"]["OPTIONS"]["bucket_name"],
-        "PAGETRAIL_INPUT_PREFIX": f"scale-{run}/inputs", "PAGETRAIL_OUTPUT_PREFIX": f"scale-{run}/outputs",
-        "PAGETRAIL_CLAIM_LEASE_SECONDS": 5, "PAGETRAIL_REQUEUE_AFTER_SECONDS": 10,
+        "PAGETRAIL_INPUT_PREFIX": f"scale-{run}/inputs",
+        "PAGETRAIL_OUTPUT_PREFIX": f"scale-{run}/outputs",
+        "PAGETRAIL_CLAIM_LEASE_SECONDS": 5,
+        "PAGETRAIL_REQUEUE_AFTER_SECONDS": 10,
         # Every host shares these secrets: django-q2 signs tasks with SECRET_KEY.
-        "SECRET_KEY": uuid.uuid4().hex * 2, "PAGETRAIL_MANIFEST_KEY": uuid.uuid4().hex,
+        "SECRET_KEY": uuid.uuid4().hex * 2,
+        "PAGETRAIL_MANIFEST_KEY": uuid.uuid4().hex,
         "PAGETRAIL_SIGNING_KEY": settings.PAGETRAIL_SIGNING_KEY,
     }
 

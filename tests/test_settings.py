@@ -10,15 +10,24 @@ from tests.procs import ROOT
 
 PRODUCTION_ENV = {
     "SECRET_KEY": "a-long-random-production-secret-key-0123456789abcdefghijklmnopqrstuvwxyz",
-    "PAGETRAIL_MANIFEST_KEY": "another-long-random-secret", "ALLOWED_HOSTS": "pagetrail.example.org",
-    "PAGETRAIL_HTTPS": "true", "PAGETRAIL_INPUT_BUCKET": "in", "PAGETRAIL_OUTPUT_BUCKET": "out",
+    "PAGETRAIL_MANIFEST_KEY": "another-long-random-secret",
+    "ALLOWED_HOSTS": "pagetrail.example.org",
+    "PAGETRAIL_HTTPS": "true",
+    "PAGETRAIL_INPUT_BUCKET": "in",
+    "PAGETRAIL_OUTPUT_BUCKET": "out",
     "PAGETRAIL_SIGNING_KEY": "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
 }
 
 
 def run(tmp_path, *args, **env):
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, capture_output=True, text=True,
-                          env={**os.environ, "PAGETRAIL_DATA_DIR": str(tmp_path), **env}, timeout=120)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PAGETRAIL_DATA_DIR": str(tmp_path), **env},
+        timeout=120,
+    )
 
 
 def test_production_settings_pass_the_deploy_check_without_a_warning(tmp_path):
@@ -33,8 +42,14 @@ def test_the_embedded_defaults_would_be_flagged_by_the_deploy_check(tmp_path):
 
 
 def test_inputs_and_outputs_can_never_share_a_store(tmp_path):
-    done = run(tmp_path, "check", PAGETRAIL_INPUT_BUCKET="same", PAGETRAIL_OUTPUT_BUCKET="same",
-               PAGETRAIL_INPUT_PREFIX="p", PAGETRAIL_OUTPUT_PREFIX="p")
+    done = run(
+        tmp_path,
+        "check",
+        PAGETRAIL_INPUT_BUCKET="same",
+        PAGETRAIL_OUTPUT_BUCKET="same",
+        PAGETRAIL_INPUT_PREFIX="p",
+        PAGETRAIL_OUTPUT_PREFIX="p",
+    )
     assert done.returncode != 0 and "must not share a store" in done.stderr
 
 
@@ -49,8 +64,13 @@ def test_the_readme_documents_every_environment_variable_the_settings_read():
 
 def test_a_shared_deployment_refuses_to_start_without_the_secrets_every_host_must_share(tmp_path):
     unset = dict.fromkeys(("SECRET_KEY", "PAGETRAIL_SIGNING_KEY", "PAGETRAIL_ALERT_WEBHOOK_SECRET"), "")
-    done = run(tmp_path, "check", REDIS_URL="redis://127.0.0.1:6379/15", PAGETRAIL_ALERT_WEBHOOK_URL="https://x.example/",
-               **unset)
+    done = run(
+        tmp_path,
+        "check",
+        REDIS_URL="redis://127.0.0.1:6379/15",
+        PAGETRAIL_ALERT_WEBHOOK_URL="https://x.example/",
+        **unset,
+    )
     assert done.returncode != 0
     for name in ("SECRET_KEY", "PAGETRAIL_SIGNING_KEY", "PAGETRAIL_ALERT_WEBHOOK_SECRET"):
         assert name in done.stderr, done.stderr
@@ -58,13 +78,17 @@ def test_a_shared_deployment_refuses_to_start_without_the_secrets_every_host_mus
 
 
 def require_mfa(tmp_path, **env) -> str:
-    done = run(tmp_path, "shell", "-c", "from django.conf import settings; print(settings.PAGETRAIL_REQUIRE_MFA)", **env)
+    done = run(
+        tmp_path, "shell", "-c", "from django.conf import settings; print(settings.PAGETRAIL_REQUIRE_MFA)", **env
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout.split()[-1]
 
 
 def test_the_embedded_profile_needs_no_second_factor(tmp_path):
-    embedded = {name: "" for name in ("REDIS_URL", "PAGETRAIL_INPUT_BUCKET", "PAGETRAIL_OUTPUT_BUCKET")}  # whatever runs us
+    embedded = {
+        name: "" for name in ("REDIS_URL", "PAGETRAIL_INPUT_BUCKET", "PAGETRAIL_OUTPUT_BUCKET")
+    }  # whatever runs us
     assert require_mfa(tmp_path, **embedded) == "False"
 
 

@@ -35,12 +35,19 @@ def gunicorn(tmp_path_factory):
 
 
 def head(path: str, length: int | None, *headers: str, multipart=False) -> bytes:
-    preamble = (f"--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.pdf\"\r\n"
-                "Content-Type: application/pdf\r\n\r\n") if multipart else ""
+    preamble = (
+        (
+            f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="big.pdf"\r\n'
+            "Content-Type: application/pdf\r\n\r\n"
+        )
+        if multipart
+        else ""
+    )
     kind = f"multipart/form-data; boundary={BOUNDARY}" if multipart else "application/pdf"
     framing = "Transfer-Encoding: chunked\r\n" if length is None else f"Content-Length: {length + len(preamble)}\r\n"
-    return (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: {kind}\r\n{framing}{''.join(headers)}\r\n"
-            f"{preamble}").encode()
+    return (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: {kind}\r\n{framing}{''.join(headers)}\r\n{preamble}"
+    ).encode()
 
 
 CSRF_COOKIE = "Cookie: csrftoken=" + "a" * 32 + "\r\n"
@@ -66,8 +73,10 @@ def test_a_2_gib_body_is_refused_unread_and_leaves_memory_flat(server, attack, c
             if outcome.response or not outcome.closed:
                 break
     with capsys.disabled():
-        print(f"\n{server.log_path.stem:9} {attack:40} {outcome.status} took {outcome.sent / MIB:5.0f} MiB, "
-              f"grew {memory.peak / MIB:5.1f} MiB")
+        print(
+            f"\n{server.log_path.stem:9} {attack:40} {outcome.status} took {outcome.sent / MIB:5.0f} MiB, "
+            f"grew {memory.peak / MIB:5.1f} MiB"
+        )
     assert (outcome.status, outcome.closed) == (status, True), outcome.response[:300]
     assert outcome.sent < TAKEN_AT_MOST and memory.peak < GROWTH_AT_MOST
 
@@ -78,8 +87,10 @@ def test_a_lying_content_length_gets_no_more_than_it_declared(server, capsys):
     with PeakGrowth(server) as memory:
         outcome = stream(server.port, head("/api/v1/bundles", declared, server.bearer()), GIB2, stop_on_answer=False)
     with capsys.disabled():
-        print(f"\n{server.log_path.stem:9} {'lying Content-Length':40} {outcome.status} took "
-              f"{outcome.sent / MIB:5.0f} MiB, grew {memory.peak / MIB:5.1f} MiB")
+        print(
+            f"\n{server.log_path.stem:9} {'lying Content-Length':40} {outcome.status} took "
+            f"{outcome.sent / MIB:5.0f} MiB, grew {memory.peak / MIB:5.1f} MiB"
+        )
     assert outcome.status == 202 and outcome.closed, outcome.response[:300]
     answer, _ = json.JSONDecoder().raw_decode(outcome.response.split(b"\r\n\r\n", 1)[1].decode())
     assert answer["size"] == declared  # staged: what it declared, and nothing of the rest
@@ -93,8 +104,10 @@ def test_a_body_within_the_limit_that_the_portal_leaves_unread_is_not_drained(se
     with PeakGrowth(server) as memory:
         outcome = stream(server.port, head("/api/v1/bundles", declared), declared)
     with capsys.disabled():
-        print(f"\n{server.log_path.stem:9} {'90 MiB, no token':40} {outcome.status} took "
-              f"{outcome.sent / MIB:5.0f} MiB, grew {memory.peak / MIB:5.1f} MiB")
+        print(
+            f"\n{server.log_path.stem:9} {'90 MiB, no token':40} {outcome.status} took "
+            f"{outcome.sent / MIB:5.0f} MiB, grew {memory.peak / MIB:5.1f} MiB"
+        )
     assert (outcome.status, outcome.closed) == (401, True), outcome.response[:300]
     assert outcome.sent < TAKEN_AT_MOST and memory.peak < GROWTH_AT_MOST
 

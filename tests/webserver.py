@@ -32,13 +32,25 @@ class WebServer:
         self.port = free_port()
         self.log_path = data_dir / f"{kind}.log"
         address = f"127.0.0.1:{self.port}"
-        command = ([sys.executable, "manage.py", "runserver", "--insecure", "--noreload", address]
-                   if kind == "runserver" else
-                   [str(Path(sys.executable).parent / "gunicorn"), "-c", "portal/gunicorn.conf.py", "-b", address,
-                    "-w", "2", *gunicorn_args, "portal.wsgi"])
+        command = (
+            [sys.executable, "manage.py", "runserver", "--insecure", "--noreload", address]
+            if kind == "runserver"
+            else [
+                str(Path(sys.executable).parent / "gunicorn"),
+                "-c",
+                "portal/gunicorn.conf.py",
+                "-b",
+                address,
+                "-w",
+                "2",
+                *gunicorn_args,
+                "portal.wsgi",
+            ]
+        )
         with open(self.log_path, "w") as log:
-            self.process = subprocess.Popen(command, cwd=ROOT, env=self.portal.env, stdout=log,
-                                            stderr=subprocess.STDOUT, start_new_session=True)
+            self.process = subprocess.Popen(
+                command, cwd=ROOT, env=self.portal.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
         self.wait_until_serving()
 
     def wait_until_serving(self, timeout=60.0):
@@ -56,8 +68,12 @@ class WebServer:
     def bearer(self) -> str:
         """An Authorization header with the token of a service account `feeder` (created once)."""
         if not hasattr(self, "token"):
-            self.token = self.portal.manage("shell", "-c", "from extraction.accounts import ServiceAccount; print("
-                                            "ServiceAccount.objects.create(name='feeder').issue_token())").stdout.split()[-1]
+            self.token = self.portal.manage(
+                "shell",
+                "-c",
+                "from extraction.accounts import ServiceAccount; print("
+                "ServiceAccount.objects.create(name='feeder').issue_token())",
+            ).stdout.split()[-1]
         return f"Authorization: Bearer {self.token}\r\n"
 
     def wait_for_log(self, text: str, timeout=10.0) -> str:
@@ -177,7 +193,7 @@ class Body:
         if not self.outbox:
             self.refill()
         try:
-            self.outbox = self.outbox[conn.send(self.outbox):]
+            self.outbox = self.outbox[conn.send(self.outbox) :]
         except BlockingIOError:
             pass
         except (BrokenPipeError, ConnectionResetError):

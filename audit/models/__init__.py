@@ -3,13 +3,41 @@
 from .activity import ActivityEvent
 from .alerts import Alert, WebhookDelivery
 from .cases import Case, CaseMap
-from .evidence import (GENESIS, Asset, Checkpoint, Finding, Manifest, ManifestChain, Placement, VerificationRun,
-                       WriteOnceModel)
+from .evidence import (
+    GENESIS,
+    Asset,
+    Checkpoint,
+    Finding,
+    Manifest,
+    ManifestChain,
+    Placement,
+    VerificationRun,
+    WriteOnceModel,
+)
 from .keys import SigningKey
 from .previews import PagePreview
 from .retention import RetentionAssignment, RetentionEvent, RetentionPolicy
 from .review import ReviewFlag
 
-__all__ = ["GENESIS", "ActivityEvent", "Alert", "WebhookDelivery", "Asset", "Case", "CaseMap", "Checkpoint", "Finding", "Manifest", "ManifestChain", "PagePreview", "Placement",
-           "RetentionAssignment", "RetentionEvent", "RetentionPolicy", "ReviewFlag", "SigningKey", "VerificationRun",
-           "WriteOnceModel"]
+__all__ = [
+    "GENESIS",
+    "ActivityEvent",
+    "Alert",
+    "WebhookDelivery",
+    "Asset",
+    "Case",
+    "CaseMap",
+    "Checkpoint",
+    "Finding",
+    "Manifest",
+    "ManifestChain",
+    "PagePreview",
+    "Placement",
+    "RetentionAssignment",
+    "RetentionEvent",
+    "RetentionPolicy",
+    "ReviewFlag",
+    "SigningKey",
+    "VerificationRun",
+    "WriteOnceModel",
+]

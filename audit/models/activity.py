@@ -29,9 +29,16 @@ class ActivityEvent(WriteOnceModel):
 
     def content(self) -> bytes:
         """What the hash covers (everything but the hash itself)."""
-        fields = {"actor": self.actor, "action": self.action, "object_type": self.object_type,
-                  "object_id": self.object_id, "before": self.before, "after": self.after,
-                  "at": self.at.isoformat(), "previous_sha256": self.previous_sha256}
+        fields = {
+            "actor": self.actor,
+            "action": self.action,
+            "object_type": self.object_type,
+            "object_id": self.object_id,
+            "before": self.before,
+            "after": self.after,
+            "at": self.at.isoformat(),
+            "previous_sha256": self.previous_sha256,
+        }
         return json.dumps(fields, sort_keys=True, separators=(",", ":"), default=str).encode()
 
     @classmethod
@@ -42,9 +49,16 @@ class ActivityEvent(WriteOnceModel):
             try:
                 with transaction.atomic():
                     last = cls.objects.select_for_update().order_by("-pk").first()
-                    event = cls(actor=actor[:150], action=action, object_type=type(obj).__name__.lower(),
-                                object_id=str(obj.pk), before=before, after=after, at=at or timezone.now(),
-                                previous_sha256=last.sha256 if last else GENESIS)
+                    event = cls(
+                        actor=actor[:150],
+                        action=action,
+                        object_type=type(obj).__name__.lower(),
+                        object_id=str(obj.pk),
+                        before=before,
+                        after=after,
+                        at=at or timezone.now(),
+                        previous_sha256=last.sha256 if last else GENESIS,
+                    )
                     event.sha256 = hashlib.sha256(event.content()).hexdigest()
                     event.save()
                     return event

@@ -31,15 +31,22 @@ class Alert(models.Model):
 
     class Meta:
         ordering = ["-last_seen"]
-        constraints = [models.UniqueConstraint(fields=["key"], condition=models.Q(status="open"),
-                                               name="one_open_alert_per_problem")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["key"], condition=models.Q(status="open"), name="one_open_alert_per_problem"
+            )
+        ]
 
     def __str__(self):
         return f"{self.get_kind_display()}: {self.message[:80]}"
 
     def acknowledge(self, by: str, at=None) -> bool:
-        won = Alert.objects.filter(pk=self.pk, status=self.Status.OPEN).update(
-            status=self.Status.ACKNOWLEDGED, acknowledged_by=by[:150], acknowledged_at=at or timezone.now()) == 1
+        won = (
+            Alert.objects.filter(pk=self.pk, status=self.Status.OPEN).update(
+                status=self.Status.ACKNOWLEDGED, acknowledged_by=by[:150], acknowledged_at=at or timezone.now()
+            )
+            == 1
+        )
         self.refresh_from_db()
         return won
 

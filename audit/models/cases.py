@@ -50,5 +50,9 @@ class Case(models.Model):
         return f"{self.name} (pages {self.first_page}-{self.last_page})"
 
     def mark_reviewed(self, status: str, by: str, at=None) -> bool:
-        return Case.objects.filter(pk=self.pk).exclude(review_status=status).update(
-            review_status=status, reviewed_by=by[:150], reviewed_at=at or timezone.now()) == 1
+        return (
+            Case.objects.filter(pk=self.pk)
+            .exclude(review_status=status)
+            .update(review_status=status, reviewed_by=by[:150], reviewed_at=at or timezone.now())
+            == 1
+        )

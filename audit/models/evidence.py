@@ -94,8 +94,9 @@ class Placement(WriteOnceModel):
 
     class Meta:
         ordering = ["manifest_id", "page", "index_on_page"]
-        constraints = [models.UniqueConstraint(fields=["manifest", "page", "index_on_page"],
-                                               name="one_placement_per_slot")]
+        constraints = [
+            models.UniqueConstraint(fields=["manifest", "page", "index_on_page"], name="one_placement_per_slot")
+        ]
 
 
 class Checkpoint(WriteOnceModel):
@@ -205,5 +206,10 @@ class Finding(WriteOnceModel):
         return f"{self.kind}: {self.name or self.detail[:60]}"
 
     def as_dict(self) -> dict:
-        return {"kind": self.kind, "manifest": self.manifest.sequence if self.manifest_id else None,
-                "job": self.job_id, "name": self.name, "detail": self.detail}
+        return {
+            "kind": self.kind,
+            "manifest": self.manifest.sequence if self.manifest_id else None,
+            "job": self.job_id,
+            "name": self.name,
+            "detail": self.detail,
+        }

@@ -31,8 +31,9 @@ class SigningKey(models.Model):
         if cls.objects.filter(key_id=key_id, valid_until__isnull=True, valid_from__lte=at).exists():
             return
         with transaction.atomic():
-            key, created = cls.objects.get_or_create(key_id=key_id, defaults={"public_key": public_key,
-                                                                              "valid_from": at})
+            key, created = cls.objects.get_or_create(
+                key_id=key_id, defaults={"public_key": public_key, "valid_from": at}
+            )
             if created:
                 cls.objects.exclude(key_id=key_id).filter(valid_until__isnull=True).update(valid_until=at)
                 return
@@ -41,5 +42,10 @@ class SigningKey(models.Model):
 
     def as_json(self) -> dict:
         stamp = lambda at: at.isoformat().replace("+00:00", "Z") if at else None  # noqa: E731
-        return {"key_id": self.key_id, "algorithm": self.algorithm, "public_key": self.public_key,
-                "valid_from": stamp(self.valid_from), "valid_until": stamp(self.valid_until)}
+        return {
+            "key_id": self.key_id,
+            "algorithm": self.algorithm,
+            "public_key": self.public_key,
+            "valid_from": stamp(self.valid_from),
+            "valid_until": stamp(self.valid_until),
+        }

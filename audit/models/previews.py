@@ -26,8 +26,9 @@ class PagePreview(WriteOnceModel):
 
     class Meta:
         ordering = ["manifest_id", "page", "max_width"]
-        constraints = [models.UniqueConstraint(fields=["manifest", "page", "max_width"],
-                                               name="one_preview_per_page_and_size")]
+        constraints = [
+            models.UniqueConstraint(fields=["manifest", "page", "max_width"], name="one_preview_per_page_and_size")
+        ]
 
     def __str__(self):
         return self.storage_name

@@ -42,8 +42,10 @@ class RetentionPolicy(WriteOnceModel):
         ordering = ["name", "-version"]
         verbose_name_plural = "retention policies"
         constraints = [models.UniqueConstraint(fields=["name", "version"], name="one_number_per_policy_version")]
-        permissions = [("run_retention", "Can run retention"),
-                       ("approve_retentionpolicy", "Can approve a retention policy version drafted by someone else")]
+        permissions = [
+            ("run_retention", "Can run retention"),
+            ("approve_retentionpolicy", "Can approve a retention policy version drafted by someone else"),
+        ]
 
     def __str__(self):
         hold = ", LEGAL HOLD" if self.legal_hold else ""
@@ -56,8 +58,12 @@ class RetentionPolicy(WriteOnceModel):
         A guarded UPDATE: of two approvals racing, or an approval racing a legal hold, one wins.
         """
         newer = RetentionPolicy.objects.filter(name=self.name, version__gt=self.version, status__in=self.EFFECTIVE)
-        won = RetentionPolicy.objects.filter(pk=self.pk, status=self.Status.DRAFT).exclude(created_by=by).exclude(
-            models.Exists(newer)).update(status=self.Status.APPROVED, approved_by=by[:150], approved_at=at)
+        won = (
+            RetentionPolicy.objects.filter(pk=self.pk, status=self.Status.DRAFT)
+            .exclude(created_by=by)
+            .exclude(models.Exists(newer))
+            .update(status=self.Status.APPROVED, approved_by=by[:150], approved_at=at)
+        )
         if won:
             self.status, self.approved_by, self.approved_at = self.Status.APPROVED, by[:150], at
         return bool(won)
@@ -88,8 +94,9 @@ class RetentionEvent(WriteOnceModel):
         BLOCKED = "blocked_by_legal_hold"
 
     bundle = models.ForeignKey(Bundle, on_delete=models.PROTECT, related_name="retention_events")
-    manifest = models.ForeignKey(Manifest, null=True, blank=True, on_delete=models.PROTECT,
-                                 related_name="retention_events")
+    manifest = models.ForeignKey(
+        Manifest, null=True, blank=True, on_delete=models.PROTECT, related_name="retention_events"
+    )
     policy = models.ForeignKey(RetentionPolicy, on_delete=models.PROTECT)
     what = models.CharField(max_length=20, choices=What.choices)
     outcome = models.CharField(max_length=30, choices=Outcome.choices)

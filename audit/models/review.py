@@ -55,5 +55,10 @@ class ReviewFlag(models.Model):
         return self._step(active, status=status, closed_by=by[:150], closed_at=at or timezone.now())
 
     def mark_reextraction_requested(self, by: str, job: Job, at=None) -> bool:
-        return self._step([self.Status.OPEN], status=self.Status.REEXTRACTION_REQUESTED, requested_by=by[:150],
-                          requested_at=at or timezone.now(), reextraction_job=job)
+        return self._step(
+            [self.Status.OPEN],
+            status=self.Status.REEXTRACTION_REQUESTED,
+            requested_by=by[:150],
+            requested_at=at or timezone.now(),
+            reextraction_job=job,
+        )

@@ -2,12 +2,22 @@
 
 Nothing here imports Django: the child imports this package by itself.
 """
+
 from .api import extract_images, inspect_pdf, render_pages
 from .errors import Refusal, SandboxError
 from .limits import ExtractedAsset, Extraction, Inspection, Limits
 from .render import RenderedPage, Rendering
 
 __all__ = [
-    "Limits", "Refusal", "SandboxError", "Inspection", "Extraction", "ExtractedAsset",
-    "RenderedPage", "Rendering", "inspect_pdf", "extract_images", "render_pages",
+    "Limits",
+    "Refusal",
+    "SandboxError",
+    "Inspection",
+    "Extraction",
+    "ExtractedAsset",
+    "RenderedPage",
+    "Rendering",
+    "inspect_pdf",
+    "extract_images",
+    "render_pages",
 ]

@@ -1,4 +1,5 @@
 """The entry points: inspect_pdf at intake, extract_images and render_pages in the worker."""
+
 import os
 from pathlib import Path
 
@@ -36,20 +37,31 @@ def extract_images(path: str | Path, out_dir: str | Path, limits: Limits = Limit
     cannot be opened or the child is stopped by a limit (both permanent), or when this
     machine fails (not permanent).
     """
-    return extraction_from_dict(_produce(["extract", os.path.abspath(path), os.path.abspath(out_dir)], out_dir,
-                                         limits))
+    return extraction_from_dict(_produce(["extract", os.path.abspath(path), os.path.abspath(out_dir)], out_dir, limits))
 
 
-def render_pages(path: str | Path, out_dir: str | Path, limits: Limits = Limits(), widths: tuple[int, ...] = (200,),
-                 first: int = 1, last: int | None = None) -> Rendering:
+def render_pages(
+    path: str | Path,
+    out_dir: str | Path,
+    limits: Limits = Limits(),
+    widths: tuple[int, ...] = (200,),
+    first: int = 1,
+    last: int | None = None,
+) -> Rendering:
     """Render pages first..last (default: all) to `p00001-w200.png` (or `.jpg`) files, one per page and width.
 
     Each page is fitted into `width` x 4 * `width` pixels, as PNG or JPEG (the smaller), bytes depending on the
     page alone. Raises SandboxError like extract_images: permanent when the document cannot be
     rendered or the child is stopped by a limit.
     """
-    args = ["render", os.path.abspath(path), os.path.abspath(out_dir), ",".join(map(str, widths)),
-            str(first), str(last or 2**31)]
+    args = [
+        "render",
+        os.path.abspath(path),
+        os.path.abspath(out_dir),
+        ",".join(map(str, widths)),
+        str(first),
+        str(last or 2**31),
+    ]
     result = _produce(args, out_dir, limits)
     return Rendering(pages=result["pages"], images=[RenderedPage(**image) for image in result["images"]])
 

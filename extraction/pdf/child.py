@@ -14,6 +14,7 @@ and answers each with one JSON line on stdout: {"ok": true, "result": {...}} or
 {"ok": false, "code", "message", "permanent"}; it exits at the end of its input. Every command
 first gets its own CPU budget: the soft RLIMIT_CPU is raised to the time used so far plus cpu_seconds.
 """
+
 import json
 import math
 import os
@@ -33,12 +34,18 @@ ORPHAN_CHECK_SECONDS = 0.5
 EXIT_ORPHANED = 87
 # An exception no check foresaw, by command: the same input fails the same way again, so it is permanent.
 CRASHED = {
-    "inspect": ("validator_crashed", "Pagetrail's PDF validator failed on this file ({}), so the file could not "
-                "be checked and was not accepted."),
-    "extract": ("extractor_crashed", "Pagetrail's image extractor failed on this file ({}); trying again would "
-                "fail the same way."),
-    "render": ("renderer_crashed", "Pagetrail's page renderer failed on this file ({}); trying again would fail "
-               "the same way."),
+    "inspect": (
+        "validator_crashed",
+        "Pagetrail's PDF validator failed on this file ({}), so the file could not be checked and was not accepted.",
+    ),
+    "extract": (
+        "extractor_crashed",
+        "Pagetrail's image extractor failed on this file ({}); trying again would fail the same way.",
+    ),
+    "render": (
+        "renderer_crashed",
+        "Pagetrail's page renderer failed on this file ({}); trying again would fail the same way.",
+    ),
 }
 
 
@@ -115,8 +122,9 @@ def run(argv: list[str]):
         return extract(args[0], args[1], limits_from_json(args[2]))
     if command == "render" and len(args) == 6:
         path, out_dir, widths, first, last, limits = args
-        return render(path, out_dir, [int(w) for w in widths.split(",")], int(first), int(last),
-                      limits_from_json(limits))
+        return render(
+            path, out_dir, [int(w) for w in widths.split(",")], int(first), int(last), limits_from_json(limits)
+        )
     raise ValueError(f"unknown child command {argv!r}")
 
 

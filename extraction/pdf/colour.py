@@ -5,6 +5,7 @@ The manifest's `colorspace` is the PDF family name ("DeviceRGB", "ICCBased", "La
 written file holds only tint values and the colorant names are what give them a meaning:
 "Separation:PANTONE 485 C", "DeviceN:Cyan,Magenta,Spot1".
 """
+
 from dataclasses import dataclass
 from decimal import Decimal
 

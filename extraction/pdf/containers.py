@@ -5,6 +5,7 @@ IDAT payload, a Flate stream without predictors is a TIFF Adobe-Deflate strip, a
 data is a TIFF Group 3/4 strip. Every header field is fixed, so the same stream always
 gives the same bytes.
 """
+
 import struct
 import zlib
 
@@ -59,8 +60,12 @@ def fax_tiff(width: int, height: int, black_is_zero: bool, strip: bytes) -> byte
 def _image_tags(width: int, height: int, components: int) -> list:
     # Resolution tags are required by baseline TIFF; a PDF image has no resolution of its own.
     return [
-        (256, TIFF_LONG, [width]), (257, TIFF_LONG, [height]), (278, TIFF_LONG, [height]),
-        (282, TIFF_RATIONAL, DPI_72), (283, TIFF_RATIONAL, DPI_72), (296, TIFF_SHORT, [2]),
+        (256, TIFF_LONG, [width]),
+        (257, TIFF_LONG, [height]),
+        (278, TIFF_LONG, [height]),
+        (282, TIFF_RATIONAL, DPI_72),
+        (283, TIFF_RATIONAL, DPI_72),
+        (296, TIFF_SHORT, [2]),
         (284, TIFF_SHORT, [1]),  # PlanarConfiguration: samples of a pixel together
     ]
 

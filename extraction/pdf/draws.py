@@ -6,6 +6,7 @@ list of what it draws (images, and other streams to draw in turn); drawing it ag
 list. A budget of steps per document bounds the work, so forms that draw each other many times over
 end with a warning instead of running on.
 """
+
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -77,8 +78,10 @@ class Drawing:
             scope.warn(f"drawing stopped after {MAX_STEPS:,} steps in the document; the images after are missing.")
         except Exception as exc:  # a damaged object on the way: what was found before it stands
             raise_if_out_of_memory(exc)
-            scope.warn(f"the page could not be read to its end ({reason(exc)}); images after the {len(draws)} found"
-                       " are missing.")
+            scope.warn(
+                f"the page could not be read to its end ({reason(exc)}); images after the {len(draws)} found"
+                " are missing."
+            )
         return draws
 
     def _page_images(self, page: pikepdf.Page, resources: Resources, scope: PageScope) -> Iterator[tuple]:

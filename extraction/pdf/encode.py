@@ -5,6 +5,7 @@ JPEG or JPEG 2000 a standard decoder reads as the PDF draws it), its compressed 
 container ("wrapped", see wrap.py), a JPEG with its leading junk cut off ("adjusted"), or the samples
 decoded and written losslessly ("decoded", see samples.py, jpeg.py and pdfium.py for what is written).
 """
+
 import hashlib
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING

@@ -1,4 +1,5 @@
 """Extraction inside the child: every drawn image, encoded once, stored once per content."""
+
 import hashlib
 import os
 from pathlib import Path
@@ -81,9 +82,17 @@ class AssetStore:
             filename = f"{sha256}.{encoded.extension}"
             write_atomically(self.out_dir / filename, encoded.data)
             self.by_sha256[sha256] = ExtractedAsset(
-                filename=filename, sha256=sha256, size=len(encoded.data), content_type=encoded.content_type,
-                width=encoded.width, height=encoded.height, placements=[], colorspace=encoded.colorspace,
-                bits=encoded.bits, method=encoded.method, stream_sha256=encoded.stream_sha256,
+                filename=filename,
+                sha256=sha256,
+                size=len(encoded.data),
+                content_type=encoded.content_type,
+                width=encoded.width,
+                height=encoded.height,
+                placements=[],
+                colorspace=encoded.colorspace,
+                bits=encoded.bits,
+                method=encoded.method,
+                stream_sha256=encoded.stream_sha256,
             )
         return sha256
 

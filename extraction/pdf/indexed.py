@@ -7,6 +7,7 @@ so every sample is looked up and written as samples.py writes that base: CMYK or
 a TIFF of inks. The manifest's colour space is "Indexed". An index past the palette's last entry
 draws that last entry; a palette shorter than it declares is padded with zeros.
 """
+
 import pikepdf
 
 from . import colour, samples

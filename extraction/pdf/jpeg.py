@@ -8,6 +8,7 @@ only when /Decode says [1 0 1 0 1 0 1 0]. So a CMYK JPEG is passed through only 
 grey or RGB one only without a /Decode that changes it; anything else is decoded, mapped as the PDF
 maps it, and written losslessly (PNG for grey and RGB, CMYK TIFF for four components).
 """
+
 import io
 
 import pikepdf
@@ -60,14 +61,17 @@ def frame_of(data: bytes) -> tuple[int, int, int, bool] | None:
     decoding; None if there is no frame header."""
     pos, adobe = len(SOI), False
     while pos + 4 <= len(data) and data[pos] == 0xFF:
-        marker, length = data[pos + 1], int.from_bytes(data[pos + 2:pos + 4], "big")
+        marker, length = data[pos + 1], int.from_bytes(data[pos + 2 : pos + 4], "big")
         if marker == 0xFF:  # fill byte
             pos += 1
             continue
         if marker in SOF_MARKERS and pos + 10 <= len(data):
-            height, width = int.from_bytes(data[pos + 5:pos + 7], "big"), int.from_bytes(data[pos + 7:pos + 9], "big")
+            height, width = (
+                int.from_bytes(data[pos + 5 : pos + 7], "big"),
+                int.from_bytes(data[pos + 7 : pos + 9], "big"),
+            )
             return (width, height, data[pos + 9], adobe) if width and height else None
-        adobe = adobe or (marker == APP14 and data[pos + 4:pos + 9] == b"Adobe")
+        adobe = adobe or (marker == APP14 and data[pos + 4 : pos + 9] == b"Adobe")
         pos += 2 + length
     return None
 

@@ -18,6 +18,7 @@ channel kept as PNG alpha (over grey or RGB) with /SMaskInData 1 or 2 (premultip
 stored for 2) and dropped without it. Over an Indexed space each sample is an index, looked up as
 indexed.py does.
 """
+
 import struct
 from dataclasses import dataclass
 
@@ -32,8 +33,11 @@ GREY_OR_RGB = {"DeviceGray", "CalGray", "DeviceRGB", "CalRGB", "ICCBased"}
 # Colour components of a JP2 enumerated colour space; other values are left to the PDF's space.
 ENUMERATED_COMPONENTS = {SRGB: 3, GREYSCALE: 1, SYCC: 3, CMYK: 4}
 # Without a /ColorSpace, the colour components are written as these (others as inks).
-CODESTREAM_SPACES = {1: colour.Space("DeviceGray", 1, "DeviceGray"), 3: colour.Space("DeviceRGB", 3, "DeviceRGB"),
-                     4: colour.Space("DeviceCMYK", 4, "DeviceCMYK")}
+CODESTREAM_SPACES = {
+    1: colour.Space("DeviceGray", 1, "DeviceGray"),
+    3: colour.Space("DeviceRGB", 3, "DeviceRGB"),
+    4: colour.Space("DeviceCMYK", 4, "DeviceCMYK"),
+}
 
 
 @dataclass(frozen=True)
@@ -67,9 +71,9 @@ def _boxes(data: bytes, start: int, end: int) -> list[tuple[bytes, int, int]]:
     """(type, content start, content end) of the boxes between start and end."""
     found = []
     while start + 8 <= end:
-        length, kind, content = int.from_bytes(data[start:start + 4], "big"), data[start + 4:start + 8], start + 8
+        length, kind, content = int.from_bytes(data[start : start + 4], "big"), data[start + 4 : start + 8], start + 8
         if length == 1 and start + 16 <= end:
-            length, content = int.from_bytes(data[start + 8:start + 16], "big"), start + 16
+            length, content = int.from_bytes(data[start + 8 : start + 16], "big"), start + 16
         box_end = end if length == 0 else start + length
         if box_end < content or box_end > end:
             box_end = end
@@ -82,21 +86,23 @@ def _boxes(data: bytes, start: int, end: int) -> list[tuple[bytes, int, int]]:
 
 def _siz(data: bytes, start: int) -> tuple[int, int, list[tuple[int, bool, bool]]]:
     """(width, height, (precision, signed, subsampled) of each component) from the SIZ marker."""
-    if data[start:start + 4] != SOC_SIZ or len(data) < start + 42:
+    if data[start : start + 4] != SOC_SIZ or len(data) < start + 42:
         raise ValueError("the JPEG 2000 codestream does not start with its SIZ marker")
     right, bottom, left, top = SIZ_EXTENT.unpack_from(data, start + 8)
-    count, first = int.from_bytes(data[start + 40:start + 42], "big"), start + 42
-    specs = data[first:first + 3 * count]
+    count, first = int.from_bytes(data[start + 40 : start + 42], "big"), start + 42
+    specs = data[first : first + 3 * count]
     if right <= left or bottom <= top or not count or len(specs) != 3 * count:
         raise ValueError("the JPEG 2000 codestream's SIZ marker is malformed")
-    components = [((specs[i] & 0x7F) + 1, bool(specs[i] & 0x80), specs[i + 1:i + 3] != b"\x01\x01")
-                  for i in range(0, 3 * count, 3)]
+    components = [
+        ((specs[i] & 0x7F) + 1, bool(specs[i] & 0x80), specs[i + 1 : i + 3] != b"\x01\x01")
+        for i in range(0, 3 * count, 3)
+    ]
     return right - left, bottom - top, components
 
 
 def _opacity(cdef: bytes) -> tuple[int, ...]:
     count = int.from_bytes(cdef[:2], "big")
-    entries = [cdef[2 + 6 * i:8 + 6 * i] for i in range(count) if 8 + 6 * i <= len(cdef)]
+    entries = [cdef[2 + 6 * i : 8 + 6 * i] for i in range(count) if 8 + 6 * i <= len(cdef)]
     return tuple(int.from_bytes(e[:2], "big") for e in entries if int.from_bytes(e[2:4], "big") in (1, 2))
 
 
@@ -114,7 +120,7 @@ def passes_through(image: pikepdf.Stream, header: Header, space: colour.Space) -
 def decoded(image: pikepdf.Stream, data: bytes, header: Header, space: colour.Space) -> tuple[bytes, str, int]:
     """(file bytes, extension, bits) of the samples the PDF draws."""
     # A /ColorSpace describes the codestream's samples: a JP2 palette (which OpenJPEG would apply) is not used.
-    planes = openjpeg.decode(data[header.codestream:] if header.palette and space.family else data)
+    planes = openjpeg.decode(data[header.codestream :] if header.palette and space.family else data)
     colours = space.components or ENUMERATED_COMPONENTS.get(header.enumerated) or min(len(planes), 4)
     opacity = [i for i in header.opacity if i < len(planes)] or list(range(colours, len(planes)))
     drawn = [p for i, p in enumerate(planes) if i not in opacity][:colours]
@@ -170,7 +176,7 @@ def _interleaved(planes: list[bytes], size: int) -> bytes:
     step, out = size * len(planes), bytearray(len(planes[0]) * len(planes))
     for c, plane in enumerate(planes):
         for k in range(size):
-            out[c * size + k::step] = plane[k::size]
+            out[c * size + k :: step] = plane[k::size]
     return bytes(out)
 
 
@@ -178,5 +184,5 @@ def _with_alpha(rows: bytes, width: int, height: int, colours: int, bits: int) -
     import zlib
 
     row = width * (colours + 1) * bits // 8
-    filtered = b"".join(b"\0" + rows[y * row:(y + 1) * row] for y in range(height))
+    filtered = b"".join(b"\0" + rows[y * row : (y + 1) * row] for y in range(height))
     return containers.png(width, height, bits, colours, zlib.compress(filtered, samples.PNG_LEVEL), alpha=True)

@@ -1,12 +1,20 @@
 """The limits an untrusted PDF is held to, and the values the package returns."""
+
 from dataclasses import dataclass, field
 
 # The filters of the PDF standard. A name outside it is no filter at all: no reader decodes such a
 # stream, so it is never decoded here either; viewers draw the page without it, and so does Pagetrail,
 # with a warning for an image it cannot extract (the job is flagged for review).
 STANDARD_FILTERS = (
-    "FlateDecode", "DCTDecode", "CCITTFaxDecode", "JPXDecode", "JBIG2Decode",
-    "RunLengthDecode", "LZWDecode", "ASCIIHexDecode", "ASCII85Decode",
+    "FlateDecode",
+    "DCTDecode",
+    "CCITTFaxDecode",
+    "JPXDecode",
+    "JBIG2Decode",
+    "RunLengthDecode",
+    "LZWDecode",
+    "ASCIIHexDecode",
+    "ASCII85Decode",
     "Crypt",  # in encrypted files: qpdf decrypts (usually /Identity), nothing else is decoded
 )
 ALLOWED_FILTERS = STANDARD_FILTERS  # the standard filters a deployment lets its decoders run on

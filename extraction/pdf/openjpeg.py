@@ -6,6 +6,7 @@ PDF's reading needs the components as the codestream holds them (see jpx.py). Th
 one Pillow ships and loads (so `libraries` in the manifest names the OpenJPEG that decoded), found
 on the first image that needs it; the system's libopenjp2 otherwise.
 """
+
 import ctypes
 import ctypes.util
 import glob
@@ -21,15 +22,21 @@ END_OF_STREAM = ctypes.c_size_t(-1).value
 
 
 class _Component(ctypes.Structure):  # opj_image_comp_t
-    _fields_ = [(name, ctypes.c_uint32) for name in
-                ("dx", "dy", "w", "h", "x0", "y0", "prec", "bpp", "sgnd", "resno_decoded", "factor")]
+    _fields_ = [
+        (name, ctypes.c_uint32)
+        for name in ("dx", "dy", "w", "h", "x0", "y0", "prec", "bpp", "sgnd", "resno_decoded", "factor")
+    ]
     _fields_ += [("data", ctypes.POINTER(ctypes.c_int32)), ("alpha", ctypes.c_uint16)]
 
 
 class _Image(ctypes.Structure):  # opj_image_t
     _fields_ = [(name, ctypes.c_uint32) for name in ("x0", "y0", "x1", "y1", "numcomps")]
-    _fields_ += [("color_space", ctypes.c_int), ("comps", ctypes.POINTER(_Component)),
-                 ("icc_profile_buf", ctypes.c_void_p), ("icc_profile_len", ctypes.c_uint32)]
+    _fields_ += [
+        ("color_space", ctypes.c_int),
+        ("comps", ctypes.POINTER(_Component)),
+        ("icc_profile_buf", ctypes.c_void_p),
+        ("icc_profile_len", ctypes.c_uint32),
+    ]
 
 
 READ = ctypes.CFUNCTYPE(ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p)
@@ -40,6 +47,7 @@ SEEK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int64, ctypes.c_void_p)
 @dataclass(frozen=True)
 class Plane:
     """One decoded component: width x height samples (native int32), each of `dx` x `dy` image pixels."""
+
     width: int
     height: int
     dx: int
@@ -58,8 +66,12 @@ def decode(data: bytes) -> list[Plane]:
     try:
         parameters = ctypes.create_string_buffer(PARAMETERS_BYTES)
         lib.opj_set_default_decoder_parameters(parameters)
-        done = (lib.opj_setup_decoder(codec, parameters) and lib.opj_read_header(stream, codec, ctypes.byref(image))
-                and lib.opj_decode(codec, stream, image) and lib.opj_end_decompress(codec, stream))
+        done = (
+            lib.opj_setup_decoder(codec, parameters)
+            and lib.opj_read_header(stream, codec, ctypes.byref(image))
+            and lib.opj_decode(codec, stream, image)
+            and lib.opj_end_decompress(codec, stream)
+        )
         if not done or not image:
             raise ValueError("OpenJPEG could not decode the JPEG 2000 data")
         return [_plane(image.contents.comps[i]) for i in range(image.contents.numcomps)]
@@ -74,8 +86,15 @@ def _plane(component: _Component) -> Plane:
     if not component.data:
         raise ValueError("OpenJPEG decoded a component without samples")
     samples = ctypes.string_at(component.data, component.w * component.h * 4)
-    return Plane(component.w, component.h, max(1, component.dx), max(1, component.dy), component.prec,
-                 bool(component.sgnd), samples)
+    return Plane(
+        component.w,
+        component.h,
+        max(1, component.dx),
+        max(1, component.dy),
+        component.prec,
+        bool(component.sgnd),
+        samples,
+    )
 
 
 def _stream(lib, data: bytes):
@@ -86,7 +105,7 @@ def _stream(lib, data: bytes):
         start = position[0]
         if start >= len(data):
             return END_OF_STREAM
-        chunk = data[start:start + size]
+        chunk = data[start : start + size]
         ctypes.memmove(buffer, chunk, len(chunk))
         position[0] += len(chunk)
         return len(chunk)
@@ -122,16 +141,20 @@ def _library():
     lib = ctypes.CDLL(path)
     pointer, flag = ctypes.c_void_p, ctypes.c_int
     signatures = {
-        "opj_create_decompress": ([flag], pointer), "opj_set_default_decoder_parameters": ([pointer], None),
-        "opj_setup_decoder": ([pointer, pointer], flag), "opj_stream_default_create": ([flag], pointer),
+        "opj_create_decompress": ([flag], pointer),
+        "opj_set_default_decoder_parameters": ([pointer], None),
+        "opj_setup_decoder": ([pointer, pointer], flag),
+        "opj_stream_default_create": ([flag], pointer),
         "opj_stream_set_read_function": ([pointer, READ], None),
         "opj_stream_set_skip_function": ([pointer, SKIP], None),
         "opj_stream_set_seek_function": ([pointer, SEEK], None),
         "opj_stream_set_user_data_length": ([pointer, ctypes.c_uint64], None),
         "opj_read_header": ([pointer, pointer, ctypes.POINTER(ctypes.POINTER(_Image))], flag),
         "opj_decode": ([pointer, pointer, ctypes.POINTER(_Image)], flag),
-        "opj_end_decompress": ([pointer, pointer], flag), "opj_image_destroy": ([ctypes.POINTER(_Image)], None),
-        "opj_stream_destroy": ([pointer], None), "opj_destroy_codec": ([pointer], None),
+        "opj_end_decompress": ([pointer, pointer], flag),
+        "opj_image_destroy": ([ctypes.POINTER(_Image)], None),
+        "opj_stream_destroy": ([pointer], None),
+        "opj_destroy_codec": ([pointer], None),
     }
     for name, (arguments, result) in signatures.items():
         function = getattr(lib, name)

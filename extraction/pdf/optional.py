@@ -3,6 +3,7 @@
 Only the default configuration (/OCProperties /D) counts, as in poppler: an XObject or an annotation
 whose /OC names a group that is off, or a membership dictionary whose policy fails, is not drawn.
 """
+
 import pikepdf
 
 Name = pikepdf.Name
@@ -39,16 +40,22 @@ class OptionalContent:
 
     def _evaluate(self, expression: pikepdf.Array, depth: int) -> bool:
         operator, *operands = list(expression) or [None]
-        values = [self._evaluate(operand, depth + 1) if isinstance(operand, pikepdf.Array)
-                  else self._visible(operand, depth + 1) for operand in operands]
+        values = [
+            self._evaluate(operand, depth + 1)
+            if isinstance(operand, pikepdf.Array)
+            else self._visible(operand, depth + 1)
+            for operand in operands
+        ]
         if operator == Name.Not:
             return not values[0] if values else True
         return (all if operator == Name.And else any)(values) if values else True
 
 
 _POLICIES = {
-    "/AllOn": all, "/AnyOn": any,
-    "/AnyOff": lambda states: not all(states), "/AllOff": lambda states: not any(states),
+    "/AllOn": all,
+    "/AnyOn": any,
+    "/AnyOff": lambda states: not all(states),
+    "/AllOff": lambda states: not any(states),
 }
 
 

@@ -5,6 +5,7 @@ The image is copied alone (with its /JBIG2Globals and /DecodeParms, without mask
 PDF made in memory, and PDFium hands back its decoded bitmap, unrendered: one pixel per sample, the
 /Decode array applied. pypdfium2 is imported here, on the first such image only (see render.py).
 """
+
 import io
 
 import pikepdf

@@ -1,4 +1,5 @@
 """What parent and child say to each other: arguments in, one JSON document out."""
+
 import json
 from dataclasses import asdict, is_dataclass
 
@@ -25,8 +26,7 @@ def limits_from_json(text: str) -> Limits:
 
 def extraction_from_dict(result: dict) -> Extraction:
     assets = [
-        ExtractedAsset(**{**asset, "placements": [tuple(p) for p in asset["placements"]]})
-        for asset in result["assets"]
+        ExtractedAsset(**{**asset, "placements": [tuple(p) for p in asset["placements"]]}) for asset in result["assets"]
     ]
     return Extraction(**{**result, "assets": assets})
 

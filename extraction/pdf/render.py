@@ -3,6 +3,7 @@
 PDFium is a second parser of the same hostile bytes, so it runs only here, under the child's
 limits; it is imported inside `render` so that the web and worker processes never load it.
 """
+
 import hashlib
 import io
 import math
@@ -45,8 +46,9 @@ class Rendering:
     images: list[RenderedPage] = field(default_factory=list)
 
 
-def render(path: str | Path, out_dir: str | Path, widths: list[int], first: int, last: int,
-           limits: Limits) -> Rendering:
+def render(
+    path: str | Path, out_dir: str | Path, widths: list[int], first: int, last: int, limits: Limits
+) -> Rendering:
     """Render pages first..last (from 1, clipped to the document) at every width in `widths`."""
     import pypdfium2 as pdfium
 
@@ -85,8 +87,14 @@ def render_page(document, number: int, widths: list[int], out_dir: Path) -> list
 def fitted(page, points: tuple[float, float], width: int) -> Image.Image:
     scale = min(width / points[0], width * MAX_ASPECT / points[1]) * SHRINK
     # Fixed flags and an opaque white ground: the same page gives the same pixels every time.
-    bitmap = page.render(scale=scale, rev_byteorder=True, draw_annots=True, may_draw_forms=False,
-                         limit_image_cache=True, fill_color=(255, 255, 255, 255))
+    bitmap = page.render(
+        scale=scale,
+        rev_byteorder=True,
+        draw_annots=True,
+        may_draw_forms=False,
+        limit_image_cache=True,
+        fill_color=(255, 255, 255, 255),
+    )
     try:
         return bitmap.to_pil().convert("RGB")
     finally:
@@ -97,9 +105,16 @@ def store(image: Image.Image, number: int, max_width: int, out_dir: Path) -> Ren
     data, extension = encoded(image)
     filename = f"p{number:05d}-w{max_width}.{extension}"
     write_atomically(out_dir / filename, data)
-    return RenderedPage(number=number, max_width=max_width, filename=filename,
-                        content_type=CONTENT_TYPES[extension], sha256=hashlib.sha256(data).hexdigest(),
-                        size=len(data), width=image.width, height=image.height)
+    return RenderedPage(
+        number=number,
+        max_width=max_width,
+        filename=filename,
+        content_type=CONTENT_TYPES[extension],
+        sha256=hashlib.sha256(data).hexdigest(),
+        size=len(data),
+        width=image.width,
+        height=image.height,
+    )
 
 
 def encoded(image: Image.Image) -> tuple[bytes, str]:

@@ -5,6 +5,7 @@ annotation's appearance) looks a name up in its own /Resources first, then in th
 around it, out to the page's: old producers leave /Resources off forms and glyphs, and poppler,
 the reference for what a viewer draws, finds their names further out.
 """
+
 from dataclasses import dataclass
 
 import pikepdf

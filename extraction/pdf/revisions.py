@@ -52,8 +52,10 @@ def _check_located(pdf, named: int, pointer_at: int, header: int) -> None:
     # A linearized file's pointer names its first-page section, whose /Prev is the main one, later on.
     last = prev if prev is not None and named < prev < pointer_at and _is_section(pdf, prev, pointer_at) else named
     if pdf.find(EOF, last, pointer_at) >= 0:
-        raise _refusal("its final startxref names the cross-reference section of an earlier revision, "
-                       "so what follows that revision's end-of-file marker is not an update")
+        raise _refusal(
+            "its final startxref names the cross-reference section of an earlier revision, "
+            "so what follows that revision's end-of-file marker is not an update"
+        )
     before = prev if last == named else _prev(pdf, last, pointer_at, header)
     reach = max(0, last - UPDATE_REACH)
     previous = _previous_marker(pdf, min(reach, before) if before is not None and before < last else reach, last)
@@ -74,8 +76,12 @@ def _first_section(pdf, last: int, before: int | None, previous: int, pointer_at
     """The first of the last revision's sections: `last`, or the section its `/Prev` names after the
     previous marker when nothing but that section's own table and trailer lies between the two."""
     section = last
-    while before is not None and previous < before < section and _is_section(pdf, before, section) \
-            and _ends_a_section(pdf, before, section):
+    while (
+        before is not None
+        and previous < before < section
+        and _is_section(pdf, before, section)
+        and _ends_a_section(pdf, before, section)
+    ):
         section, before = before, _prev(pdf, before, pointer_at, header)
     return section
 
@@ -85,7 +91,7 @@ def _ends_a_section(pdf, section: int, following: int) -> bool:
     end = max(pdf.rfind(b">>", section, following), pdf.rfind(b"endobj", section, following))
     if end < 0:
         return False
-    end += 2 if pdf[end:end + 2] == b">>" else len(b"endobj")
+    end += 2 if pdf[end : end + 2] == b">>" else len(b"endobj")
     return GAP.match(pdf, end, following).end() == following
 
 
@@ -96,24 +102,27 @@ def _check_unlocated(pdf, eof: int) -> None:
     if previous < 0:
         return
     after = previous + len(EOF)
-    if not (REVISION_START.match(pdf, after, eof) and CROSS_REFERENCE.search(pdf, after, eof)
-            and pdf.find(b"startxref", after, eof) >= 0):
+    if not (
+        REVISION_START.match(pdf, after, eof)
+        and CROSS_REFERENCE.search(pdf, after, eof)
+        and pdf.find(b"startxref", after, eof) >= 0
+    ):
         raise _refusal("the bytes between its last two end-of-file markers are not an incremental update")
 
 
 def _is_section(pdf, at: int, limit: int) -> bool:
     if not 0 <= at < limit:
         return False
-    head = pdf[at:min(at + SECTION_BYTES, limit)]
+    head = pdf[at : min(at + SECTION_BYTES, limit)]
     return head.lstrip(PADDING).startswith(b"xref") or XREF_STREAM.match(head) is not None
 
 
 def _prev(pdf, at: int, limit: int, header: int) -> int | None:
     """The /Prev of the section at `at`: in its trailer (a table) or its dictionary (a stream)."""
-    head = pdf[at:min(at + SECTION_BYTES, limit)]
+    head = pdf[at : min(at + SECTION_BYTES, limit)]
     if head.lstrip(PADDING).startswith(b"xref"):
         trailer = pdf.find(b"trailer", at, limit)
-        head = pdf[trailer:min(trailer + SECTION_BYTES, limit)] if trailer >= 0 else b""
+        head = pdf[trailer : min(trailer + SECTION_BYTES, limit)] if trailer >= 0 else b""
     head = head.split(b"startxref", 1)[0].split(b"stream", 1)[0]
     found = PREV.search(head)
     return int(found[1]) + header if found else None
@@ -124,8 +133,11 @@ def _is_revision(pdf, start: int, end: int) -> bool:
     if GAP.match(pdf, start, end).end() == end:
         return True
     last = pdf.rfind(b"endobj", max(start, end - TAIL_BYTES), end)
-    return bool(REVISION_START.match(pdf, start, end)) and last >= 0 and GAP.match(
-        pdf, last + len(b"endobj"), end).end() == end
+    return (
+        bool(REVISION_START.match(pdf, start, end))
+        and last >= 0
+        and GAP.match(pdf, last + len(b"endobj"), end).end() == end
+    )
 
 
 def _refusal(why: str) -> Refusal:

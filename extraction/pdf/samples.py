@@ -15,6 +15,7 @@ Samples of 1, 2 or 4 bits are scaled to 8 bits (v * 255 / (2^bits - 1)), which i
 1-bit grey and stencils stay 1-bit. 16-bit samples stay 16-bit. Data shorter than the image declares is
 padded with zero samples.
 """
+
 import io
 import zlib
 
@@ -104,8 +105,9 @@ def _picture(samples: bytes, width: int, height: int, n: int, space):
     return Image.frombytes(mode, (width, height), samples) if mode else None
 
 
-def from_components(data: bytes, width: int, height: int, n: int, space, profile: bytes | None = None
-                    ) -> tuple[bytes, str, int]:
+def from_components(
+    data: bytes, width: int, height: int, n: int, space, profile: bytes | None = None
+) -> tuple[bytes, str, int]:
     """8-bit samples of the `n` components of `space`, interleaved, written as `from_samples` writes them."""
     from PIL import Image
 
@@ -122,7 +124,7 @@ def _unpacked(data: bytes, per_row: int, height: int, bits: int) -> bytes:
     scale, mask, row = 255 // ((1 << bits) - 1), (1 << bits) - 1, (per_row * bits + 7) // 8
     out = bytearray()
     for y in range(height):
-        line = int.from_bytes(data[y * row:(y + 1) * row], "big")
+        line = int.from_bytes(data[y * row : (y + 1) * row], "big")
         shift = row * 8
         out += bytes(((line >> (shift - (i + 1) * bits)) & mask) * scale for i in range(per_row))
     return bytes(out)
@@ -134,7 +136,7 @@ def sixteen(data, width, height, n, pairs) -> tuple[bytes, str, int]:
         data = _mapped16(data, pairs)
     if n in containers.PNG_COLOR_TYPES:
         row = width * n * 2
-        rows = b"".join(b"\0" + data[y * row:(y + 1) * row] for y in range(height))
+        rows = b"".join(b"\0" + data[y * row : (y + 1) * row] for y in range(height))
         return containers.png(width, height, 16, n, zlib.compress(rows, PNG_LEVEL)), "png", 16
     swapped = bytearray(len(data))
     swapped[0::2], swapped[1::2] = data[1::2], data[0::2]
@@ -147,8 +149,8 @@ def _mapped16(data: bytes, pairs) -> bytes:
     n, out = len(pairs), bytearray(data)
     for i in range(0, len(data) - 1, 2):
         low, high = pairs[(i // 2) % n]
-        v = int.from_bytes(data[i:i + 2], "big") / 65535
-        out[i:i + 2] = min(65535, max(0, round((low + v * (high - low)) * 65535))).to_bytes(2, "big")
+        v = int.from_bytes(data[i : i + 2], "big") / 65535
+        out[i : i + 2] = min(65535, max(0, round((low + v * (high - low)) * 65535))).to_bytes(2, "big")
     return bytes(out)
 
 

@@ -10,6 +10,7 @@ the next command gets a fresh one. Each command gets its own CPU budget (the chi
 soft RLIMIT_CPU by `cpu_seconds` before each) and wall clock; the memory limit holds for the
 child's whole life. `child_reuse=1` gives every PDF a fresh process.
 """
+
 import atexit
 import json
 import os
@@ -69,14 +70,19 @@ class Child:
         self.stderr = tempfile.TemporaryFile()
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", MODULE, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=self.stderr, cwd=PROJECT_ROOT, env=child_env(),
+                [sys.executable, "-m", MODULE, "serve"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self.stderr,
+                cwd=PROJECT_ROOT,
+                env=child_env(),
                 preexec_fn=partial(apply_rlimits, rlimits(limits)),
             )
         except (OSError, subprocess.SubprocessError) as exc:
             self.stderr.close()
-            raise SandboxError("child_unavailable", f"The PDF process could not start ({exc}).",
-                               permanent=False) from None
+            raise SandboxError(
+                "child_unavailable", f"The PDF process could not start ({exc}).", permanent=False
+            ) from None
         self.pid = self.process.pid
         self.ready = False
 
@@ -142,8 +148,11 @@ class Child:
         return lines[-1] if lines else "no output"
 
     def usable(self, limits: Limits) -> bool:
-        return (self.process.poll() is None and self.memory_bytes == limits.memory_bytes
-                and self.commands < limits.child_reuse)
+        return (
+            self.process.poll() is None
+            and self.memory_bytes == limits.memory_bytes
+            and self.commands < limits.child_reuse
+        )
 
     def stop(self) -> None:
         """Close its input (a warm child exits on end of input), and kill it if it does not."""
@@ -245,11 +254,15 @@ def reply_of(status: int, stderr: str, limits: Limits, started: bool = True) -> 
     if status < 0:
         raise ChildStopped("crashed", f"The PDF reader crashed ({signal.Signals(-status).name}) on this file.")
     if not started:
-        raise SandboxError("child_unavailable", f"The PDF process could not start (exit status {status}): {stderr}",
-                           permanent=False)
+        raise SandboxError(
+            "child_unavailable", f"The PDF process could not start (exit status {status}): {stderr}", permanent=False
+        )
     # Not yet permanent: one retry tells a fault of this machine from the input's (runner.py).
-    raise SandboxError("child_failed", f"The PDF process stopped while reading the file (exit status {status}): "
-                       f"{stderr}", permanent=False)
+    raise SandboxError(
+        "child_failed",
+        f"The PDF process stopped while reading the file (exit status {status}): {stderr}",
+        permanent=False,
+    )
 
 
 def rlimits(limits: Limits) -> list[tuple[int, int]]:
@@ -276,8 +289,13 @@ def child_env() -> dict[str, str]:
     """Only what the interpreter needs: the child parses hostile input and has no use for
     the worker's credentials."""
     path = [str(PROJECT_ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
-    env = {"PYTHONPATH": os.pathsep.join(path), "PATH": os.environ.get("PATH", os.defpath),
-           "LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "MALLOC_TOP_PAD_": str(MALLOC_TOP_PAD)}
+    env = {
+        "PYTHONPATH": os.pathsep.join(path),
+        "PATH": os.environ.get("PATH", os.defpath),
+        "LC_ALL": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "MALLOC_TOP_PAD_": str(MALLOC_TOP_PAD),
+    }
     if "TMPDIR" in os.environ:
         env["TMPDIR"] = os.environ["TMPDIR"]
     return env

@@ -1,4 +1,5 @@
 """Cheap checks on the head and tail of a file, done before any PDF parser sees it."""
+
 import os
 import re
 import zipfile
@@ -110,10 +111,9 @@ def _check_tail(tail: bytes, limits: Limits) -> int:
     if end < 0:
         raise Refusal(
             "truncated",
-            "The file does not end with a PDF end-of-file marker; it is truncated "
-            "or has other data appended.",
+            "The file does not end with a PDF end-of-file marker; it is truncated or has other data appended.",
         )
-    after = tail[end + len(b"%%EOF"):]
+    after = tail[end + len(b"%%EOF") :]
     # Scanners pad with whitespace or NULs; anything else is a payload riding along.
     if after.strip(PADDING):
         raise Refusal(

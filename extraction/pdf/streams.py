@@ -1,4 +1,5 @@
 """Size arithmetic and bounded decoding for untrusted streams (runs in the child)."""
+
 import base64
 import binascii
 from collections.abc import Iterable, Iterator
@@ -10,12 +11,27 @@ CHUNK = 1 << 20
 WHITESPACE = b" \t\r\n\f\x00"
 # Abbreviated names are meant for inline images, but qpdf honours them in streams too.
 ABBREVIATIONS = {
-    "AHx": "ASCIIHexDecode", "A85": "ASCII85Decode", "LZW": "LZWDecode", "Fl": "FlateDecode",
-    "RL": "RunLengthDecode", "CCF": "CCITTFaxDecode", "DCT": "DCTDecode",
+    "AHx": "ASCIIHexDecode",
+    "A85": "ASCII85Decode",
+    "LZW": "LZWDecode",
+    "Fl": "FlateDecode",
+    "RL": "RunLengthDecode",
+    "CCF": "CCITTFaxDecode",
+    "DCT": "DCTDecode",
 }
 COMPONENTS = {
-    "/DeviceGray": 1, "/CalGray": 1, "/Indexed": 1, "/Separation": 1, "/G": 1, "/I": 1,
-    "/DeviceRGB": 3, "/CalRGB": 3, "/Lab": 3, "/RGB": 3, "/DeviceCMYK": 4, "/CMYK": 4,
+    "/DeviceGray": 1,
+    "/CalGray": 1,
+    "/Indexed": 1,
+    "/Separation": 1,
+    "/G": 1,
+    "/I": 1,
+    "/DeviceRGB": 3,
+    "/CalRGB": 3,
+    "/Lab": 3,
+    "/RGB": 3,
+    "/DeviceCMYK": 4,
+    "/CMYK": 4,
 }
 # Named colour spaces live in resources we do not resolve here: assume the widest usual one.
 UNKNOWN_COMPONENTS = 4
@@ -112,14 +128,16 @@ def _run_length(chunks: Iterable[bytes]) -> Iterator[bytes]:
     while pos < len(data) and data[pos] != 128:
         length = data[pos]
         if length < 128:
-            yield data[pos + 1: pos + 2 + length]
+            yield data[pos + 1 : pos + 2 + length]
             pos += 2 + length
         else:
-            yield data[pos + 1: pos + 2] * (257 - length)
+            yield data[pos + 1 : pos + 2] * (257 - length)
             pos += 2
 
 
 STAGES = {
-    "FlateDecode": _inflate, "ASCIIHexDecode": _ascii_hex,
-    "ASCII85Decode": _ascii85, "RunLengthDecode": _run_length,
+    "FlateDecode": _inflate,
+    "ASCIIHexDecode": _ascii_hex,
+    "ASCII85Decode": _ascii85,
+    "RunLengthDecode": _run_length,
 }

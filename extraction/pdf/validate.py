@@ -1,4 +1,5 @@
 """Validation of an untrusted PDF, run inside the child: refuse early; repair only as qpdf does, and say so."""
+
 import mmap
 import os
 import re
@@ -16,8 +17,9 @@ from .sniff import leading_bytes
 
 HEAD_CHUNK = 4096  # most object dictionaries fit in one read
 SCAN_OVERLAP = 64  # longer than "stream"
-ENCRYPTED = ("The file is encrypted and does not open with an empty password; Pagetrail cannot read PDFs that "
-             "need a password.")
+ENCRYPTED = (
+    "The file is encrypted and does not open with an empty password; Pagetrail cannot read PDFs that need a password."
+)
 # An encryption dictionary's filter for embedded files (/EFF), and those for streams and strings.
 ATTACHMENT_FILTER = re.compile(rb"/EFF\s*/([A-Za-z0-9_.#-]+)")
 IDENTITY = {key: re.compile(rb"/%s\s*/Identity\b" % key) for key in (b"StmF", b"StrF")}
@@ -25,25 +27,34 @@ DICTIONARY_REACH = 2048  # an encryption dictionary's entries lie within this of
 # What qpdf says when it works around damage: a rebuilt cross-reference table, a stream length found anew.
 REPAIR_WARNING = re.compile(r"reconstruct|recover", re.IGNORECASE)
 ACTIVE = "Pagetrail does not accept PDFs with active content."
-ATTACHMENTS_ENCRYPTED = ("The file's encryption is for embedded files (attachments), which have a password of "
-                         f"their own; {ACTIVE}")
+ATTACHMENTS_ENCRYPTED = (
+    f"The file's encryption is for embedded files (attachments), which have a password of their own; {ACTIVE}"
+)
 ACTIVE_KEYS = {
-    "/JS": "JavaScript", "/JavaScript": "JavaScript", "/EmbeddedFiles": "embedded files",
-    "/EF": "an embedded file", "/RichMediaContent": "rich media", "/XFA": "an XFA form",
+    "/JS": "JavaScript",
+    "/JavaScript": "JavaScript",
+    "/EmbeddedFiles": "embedded files",
+    "/EF": "an embedded file",
+    "/RichMediaContent": "rich media",
+    "/XFA": "an XFA form",
 }
 # Actions that run code, send data or open other files. URI links are not here: most real documents
 # carry them, and Pagetrail never follows one (extraction and previews run no actions).
 ACTIVE_ACTIONS = {
-    "/Launch": "a Launch action", "/JavaScript": "a JavaScript action",
+    "/Launch": "a Launch action",
+    "/JavaScript": "a JavaScript action",
     "/SubmitForm": "a SubmitForm action (it sends form data to a server)",
     "/ImportData": "an ImportData action (it reads data from another file)",
-    "/GoToR": "a GoToR action (it opens another file)", "/GoToE": "a GoToE action (it opens an embedded file)",
+    "/GoToR": "a GoToR action (it opens another file)",
+    "/GoToE": "a GoToE action (it opens an embedded file)",
 }
 CONTAINERS = (pikepdf.Dictionary, pikepdf.Array)
 ACTIVE_TYPES = {("/Type", "/EmbeddedFile"): "an embedded file", ("/Subtype", "/RichMedia"): "rich media"}
 # Every name above, as a whole name token in qpdf's serialisation of an object.
-ACTIVE_NAMES = re.compile(rb"(?:%s)(?=[\s()<>\[\]{}/%%]|$)" % b"|".join(
-    re.escape(name.encode()) for name in {*ACTIVE_KEYS, *ACTIVE_ACTIONS, *(v for _, v in ACTIVE_TYPES)}))
+ACTIVE_NAMES = re.compile(
+    rb"(?:%s)(?=[\s()<>\[\]{}/%%]|$)"
+    % b"|".join(re.escape(name.encode()) for name in {*ACTIVE_KEYS, *ACTIVE_ACTIONS, *(v for _, v in ACTIVE_TYPES)})
+)
 
 
 def open_pdf(path: str | Path) -> pikepdf.Pdf:
@@ -70,7 +81,7 @@ def protects_only_attachments(path: str | Path) -> bool:
     with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
         for found in ATTACHMENT_FILTER.finditer(data):
             if found[1] != b"Identity":
-                near = data[max(0, found.start() - DICTIONARY_REACH):found.end() + DICTIONARY_REACH]
+                near = data[max(0, found.start() - DICTIONARY_REACH) : found.end() + DICTIONARY_REACH]
                 return all(IDENTITY[key].search(near) for key in IDENTITY)
     return False
 
@@ -135,8 +146,9 @@ def check_declared_lengths(path: str | Path, source: Source, limits: Limits) -> 
     """
     pattern = re.compile(rb"/Length\s+(\d{%d,})" % len(str(limits.max_stream_bytes)))
     # qpdf counts offsets from `%PDF-`, as the table does: bytes before it shift them all.
-    offsets = sorted(source.leading_bytes + entry.offset
-                     for entry in source.pdf.get_xref_table().values() if entry.type == 1)
+    offsets = sorted(
+        source.leading_bytes + entry.offset for entry in source.pdf.get_xref_table().values() if entry.type == 1
+    )
     with open(path, "rb") as f:
         size = f.seek(0, os.SEEK_END)
         for offset, following in zip(offsets, [*offsets[1:], size]):
@@ -194,7 +206,7 @@ def check_object(obj: pikepdf.Object, limits: Limits) -> None:
     """
     if not isinstance(obj, pikepdf.Object):
         return  # an indirect number, boolean or null: pikepdf gives it as a Python value, and it holds nothing
-    where = "object %d %d" % obj.objgen
+    where = "object {} {}".format(*obj.objgen)
     if isinstance(obj, pikepdf.Stream):
         check_stream(obj, where, limits)
         text = obj.stream_dict.unparse(resolved=True)

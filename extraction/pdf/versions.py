@@ -4,6 +4,7 @@ Recorded in each manifest (the PDF child reports the libraries it wrote the file
 worker at start (extraction/worker_versions.py). PDFium's version is read from pypdfium2's files, not
 by importing it: only the PDF child may load PDFium (see render.py).
 """
+
 import functools
 import importlib.metadata
 import importlib.util
@@ -16,7 +17,13 @@ from PIL import features
 from zlib_ng import zlib_ng
 
 # Pillow's own codecs: zlib writes the PNGs and TIFFs, libtiff the CCITT TIFFs, libjpeg and OpenJPEG decode.
-PILLOW_CODECS = {"zlib": "zlib", "libtiff": "libtiff", "libjpeg": "jpg", "libjpeg-turbo": "libjpeg_turbo", "openjpeg": "jpg_2000"}
+PILLOW_CODECS = {
+    "zlib": "zlib",
+    "libtiff": "libtiff",
+    "libjpeg": "jpg",
+    "libjpeg-turbo": "libjpeg_turbo",
+    "openjpeg": "jpg_2000",
+}
 
 
 @functools.cache

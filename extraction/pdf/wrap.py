@@ -6,6 +6,7 @@ samples qualify (gray, RGB or CMYK, 1 or 8 bits, no /Decode remapping, no stenci
 Flate stream is inflated once, its output dropped, to prove it holds exactly the rows the
 image declares: a corrupt or short stream is left to the decoder, which reports it.
 """
+
 from decimal import Decimal
 
 import pikepdf
@@ -115,7 +116,7 @@ def inflates_to(raw: bytes, size: int, png_row: int = 0) -> bool:
             pending = inflater.unconsumed_tail
             if not chunk and not pending:
                 break
-            if png_row and max(chunk[-total % png_row::png_row], default=0) > LAST_PNG_FILTER:
+            if png_row and max(chunk[-total % png_row :: png_row], default=0) > LAST_PNG_FILTER:
                 return False
             total += len(chunk)
             if total > size:

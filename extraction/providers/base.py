@@ -10,8 +10,15 @@ from extraction.pdf.protocol import plain
 class ProviderError(Exception):
     """A provider call failed. `permanent` says whether trying again could help."""
 
-    def __init__(self, code: str, message: str, *, permanent: bool, http_status: int | None = None,
-                 retry_after_s: float | None = None):
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        permanent: bool,
+        http_status: int | None = None,
+        retry_after_s: float | None = None,
+    ):
         super().__init__(message)
         self.code, self.message, self.permanent = code, message, permanent
         self.http_status, self.retry_after_s = http_status, retry_after_s

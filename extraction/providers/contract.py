@@ -120,8 +120,7 @@ def _diff_objects(published: dict, pinned: dict, at: str) -> list[str]:
 def _diff_sets(published: list, pinned: list, at: str) -> list[str]:
     added = [v for v in published if v not in pinned]
     dropped = [v for v in pinned if v not in published]
-    return ([f"{at}: published adds {_show(v)}" for v in added]
-            + [f"{at}: published drops {_show(v)}" for v in dropped])
+    return [f"{at}: published adds {_show(v)}" for v in added] + [f"{at}: published drops {_show(v)}" for v in dropped]
 
 
 def _diff_sequences(published: list, pinned: list, at: str) -> list[str]:

@@ -47,13 +47,21 @@ class InfraiProvider(Provider):
     def start(self, job) -> str:
         key = job.idempotency_key
         with storages["inputs"].open(job.bundle.input_name, "rb") as document:
-            response = self._call(ROUTES["submit"], {}, headers={"Idempotency-Key": key},
-                                  data={"idempotency_key": key, "sha256": job.bundle.correlation_id},
-                                  files={"document": ("bundle.pdf", document, "application/pdf")})
+            response = self._call(
+                ROUTES["submit"],
+                {},
+                headers={"Idempotency-Key": key},
+                data={"idempotency_key": key, "sha256": job.bundle.correlation_id},
+                files={"document": ("bundle.pdf", document, "application/pdf")},
+            )
         body = self._json(response, "submit_response")
         if body["idempotency_key"] != key:
-            raise ProviderError("contract_violation", "The provider answered for another idempotency key.",
-                                permanent=False, http_status=response.status_code)
+            raise ProviderError(
+                "contract_violation",
+                "The provider answered for another idempotency key.",
+                permanent=False,
+                http_status=response.status_code,
+            )
         return body["job_id"]
 
     def check(self, job, work_dir: Path) -> JobReport:
@@ -63,9 +71,14 @@ class InfraiProvider(Provider):
             return JobReport(state="running")
         error = body["error"] or {}
         return JobReport(
-            state=body["status"], pages=body["pages"] or 0, assets=tuple(map(_remote_asset, body["assets"])),
-            warnings=tuple(_warning(w) for w in body["warnings"]), error_code=error.get("code", ""),
-            error_message=error.get("message", ""), meta={"partial": body["partial"]})
+            state=body["status"],
+            pages=body["pages"] or 0,
+            assets=tuple(map(_remote_asset, body["assets"])),
+            warnings=tuple(_warning(w) for w in body["warnings"]),
+            error_code=error.get("code", ""),
+            error_message=error.get("message", ""),
+            meta={"partial": body["partial"]},
+        )
 
     def kept_download(self, asset: RemoteAsset, work_dir: Path) -> Path | None:
         path = _download_path(asset, work_dir)
@@ -90,12 +103,20 @@ class InfraiProvider(Provider):
                     out.write(chunk)
         except requests.RequestException as exc:
             target.unlink(missing_ok=True)
-            raise ProviderError("download_failed", f"The download broke off ({type(exc).__name__}).",
-                                permanent=False, http_status=response.status_code) from None
+            raise ProviderError(
+                "download_failed",
+                f"The download broke off ({type(exc).__name__}).",
+                permanent=False,
+                http_status=response.status_code,
+            ) from None
         if size != asset.size or digest.hexdigest() != asset.sha256:
             target.unlink(missing_ok=True)
-            raise ProviderError("asset_mismatch", f"Downloaded {size} bytes that do not match the reported hash.",
-                                permanent=False, http_status=response.status_code)
+            raise ProviderError(
+                "asset_mismatch",
+                f"Downloaded {size} bytes that do not match the reported hash.",
+                permanent=False,
+                http_status=response.status_code,
+            )
         return target.rename(target.with_suffix(""))
 
     def _call(self, route: dict, params: dict, **kwargs) -> requests.Response:
@@ -109,8 +130,9 @@ class InfraiProvider(Provider):
             # The provider may have acted on it: an unknown outcome, retried with the same key.
             raise ProviderError("timeout", "The provider did not answer in time.", permanent=False) from None
         except requests.ConnectionError:
-            raise ProviderError("connection_error", "The provider could not be reached or dropped the connection.",
-                                permanent=False) from None
+            raise ProviderError(
+                "connection_error", "The provider could not be reached or dropped the connection.", permanent=False
+            ) from None
         self.last = Exchange(response.status_code, parse_retry_after(response.headers.get("Retry-After")))
         if response.status_code >= 400:
             raise _error_for(response, self.last)
@@ -123,8 +145,12 @@ class InfraiProvider(Provider):
             body = None
         problems = contract.validate(body, schema) if body is not None else ["not JSON"]
         if problems:
-            raise ProviderError("contract_violation", f"The provider's answer breaks the pinned contract: "
-                                f"{'; '.join(problems[:3])}.", permanent=False, http_status=response.status_code)
+            raise ProviderError(
+                "contract_violation",
+                f"The provider's answer breaks the pinned contract: {'; '.join(problems[:3])}.",
+                permanent=False,
+                http_status=response.status_code,
+            )
         return body
 
 
@@ -137,8 +163,9 @@ def _error_for(response: requests.Response, exchange: Exchange) -> ProviderError
     except (ValueError, KeyError, TypeError):
         code, message = f"http_{status}", f"The provider answered HTTP {status}."
     permanent = status < 500 and status not in (408, 409, 425, 429)
-    return ProviderError(code, f"Provider: {message}", permanent=permanent, http_status=status,
-                         retry_after_s=exchange.retry_after_s)
+    return ProviderError(
+        code, f"Provider: {message}", permanent=permanent, http_status=status, retry_after_s=exchange.retry_after_s
+    )
 
 
 def _download_path(asset: RemoteAsset, work_dir: Path) -> Path:
@@ -146,9 +173,15 @@ def _download_path(asset: RemoteAsset, work_dir: Path) -> Path:
 
 
 def _remote_asset(entry: dict) -> RemoteAsset:
-    return RemoteAsset(key=entry["download_url"], sha256=entry["sha256"], size=entry["size"],
-                       content_type=entry["content_type"], width=entry["width"], height=entry["height"],
-                       placements=tuple((p["page"], p["index"]) for p in entry["placements"]))
+    return RemoteAsset(
+        key=entry["download_url"],
+        sha256=entry["sha256"],
+        size=entry["size"],
+        content_type=entry["content_type"],
+        width=entry["width"],
+        height=entry["height"],
+        placements=tuple((p["page"], p["index"]) for p in entry["placements"]),
+    )
 
 
 def _warning(entry: dict) -> str:

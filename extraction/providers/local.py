@@ -20,8 +20,10 @@ from .base import JobReport, Provider, ProviderError, RemoteAsset
 # versions are recorded in each manifest, not here, so that a release that changes no bytes keeps the keys.
 EXTRACTOR_VERSION = "3.1"
 READ_FLAGS = {"encrypted": False, "repaired": False, "leading_bytes": 0}  # how the input was read
-REPAIRED = ("The input's cross-reference table was damaged and was rebuilt by qpdf before extraction; "
-            "check the pages against the original.")
+REPAIRED = (
+    "The input's cross-reference table was damaged and was rebuilt by qpdf before extraction; "
+    "check the pages against the original."
+)
 
 
 def configured_limits() -> pdf.Limits:
@@ -60,8 +62,13 @@ class LocalProvider(Provider):
         read = {key: result.get(key, default) for key, default in READ_FLAGS.items()}
         # A rebuilt cross-reference table may have lost objects: a person should look (warnings flag the job).
         warnings = (REPAIRED,) * read["repaired"] + tuple(result["warnings"])
-        return JobReport(state="completed", pages=result["pages"], assets=assets, warnings=warnings,
-                         meta={"input": read, "libraries": result.get("libraries", {})})
+        return JobReport(
+            state="completed",
+            pages=result["pages"],
+            assets=assets,
+            warnings=warnings,
+            meta={"input": read, "libraries": result.get("libraries", {})},
+        )
 
     def fetch(self, job, asset: RemoteAsset, work_dir: Path) -> Path:
         path = work_dir / "extracted" / asset.key

@@ -1,7 +1,7 @@
 """Backoff with full jitter, and Retry-After parsing: the only arithmetic of waiting."""
 
 import random
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
 
@@ -23,12 +23,19 @@ def parse_retry_after(value: str | None, now: datetime | None = None) -> float |
     except (TypeError, ValueError):
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, (when - (now or datetime.now(timezone.utc))).total_seconds())
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
-def next_wait(tries: int, retry_after: float | None, *, base: float, cap: float, retry_after_cap: float,
-              rng: random.Random | None = None) -> float:
+def next_wait(
+    tries: int,
+    retry_after: float | None,
+    *,
+    base: float,
+    cap: float,
+    retry_after_cap: float,
+    rng: random.Random | None = None,
+) -> float:
     """At least what the provider asked for (up to our cap), at least our own backoff."""
     honoured = min(retry_after, retry_after_cap) if retry_after is not None else 0.0
     return max(honoured, backoff_delay(tries, base, cap, rng))

@@ -132,9 +132,19 @@ class Simulator:
     tests can move it. Counters for tests: `submissions`, `job_ids_by_key`, `requests`.
     """
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, api_key: str = "", profile: str = "healthy",
-                 data_dir: str | Path | None = None, *, clock=time.monotonic, workers: int = 2,
-                 limits: Limits = Limits(), **knobs):
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        api_key: str = "",
+        profile: str = "healthy",
+        data_dir: str | Path | None = None,
+        *,
+        clock=time.monotonic,
+        workers: int = 2,
+        limits: Limits = Limits(),
+        **knobs,
+    ):
         if not api_key:
             raise ValueError("The simulator needs an API key.")
         if profile not in PROFILES:
@@ -224,8 +234,12 @@ class Simulator:
     def _fault_before(self, route: str | None) -> Reply | None:
         throttle, errors = self.faults.throttle_burst, self.faults.error_burst
         if throttle and self._count("request") % (throttle + 1) < throttle:
-            return error_reply(429, "rate_limited", "Too many requests; wait for Retry-After seconds.",
-                               {"Retry-After": str(self.faults.retry_after)})
+            return error_reply(
+                429,
+                "rate_limited",
+                "Too many requests; wait for Retry-After seconds.",
+                {"Retry-After": str(self.faults.retry_after)},
+            )
         nth = self._count(f"route {route}") if errors else 0
         if nth < errors:
             status, code = ((503, "unavailable"), (500, "internal"))[nth % 2]
@@ -249,12 +263,16 @@ class Simulator:
     def _on_submit(self, request: Request) -> Reply:
         form = parse_form(request)
         if not form.get("idempotency_key") or "sha256" not in form or "document" not in form:
-            return error_reply(422, "invalid_request", "Send multipart/form-data with idempotency_key, sha256 "
-                                                       "and a document file part.")
+            return error_reply(
+                422,
+                "invalid_request",
+                "Send multipart/form-data with idempotency_key, sha256 and a document file part.",
+            )
         key, document = form["idempotency_key"].decode(errors="replace"), form["document"]
         if request.headers.get("Idempotency-Key") != key:
-            return error_reply(422, "idempotency_key_mismatch", "The Idempotency-Key header must equal the "
-                                                                "idempotency_key field.")
+            return error_reply(
+                422, "idempotency_key_mismatch", "The Idempotency-Key header must equal the idempotency_key field."
+            )
         digest = hashlib.sha256(document).hexdigest()
         if form["sha256"].decode(errors="replace").strip().lower() != digest:
             return error_reply(422, "checksum_mismatch", "The sha256 field does not match the document.")
@@ -300,7 +318,8 @@ class Simulator:
             return
         pages = [p for p in self.faults.partial_pages if p <= extraction.pages]
         warnings = [page_warning(text) for text in extraction.warnings] + [
-            {"page": p, "message": f"Page {p}: the page could not be fully extracted."} for p in pages]
+            {"page": p, "message": f"Page {p}: the page could not be fully extracted."} for p in pages
+        ]
         assets = {f"asset{i}": asset for i, asset in enumerate(extraction.assets)}
         self._update(job, status="completed", pages=extraction.pages, assets=assets, warnings=warnings)
 
@@ -327,10 +346,13 @@ class Simulator:
         status = self._status(job)
         done = status in TERMINAL  # nothing of the result shows before the job is reported done
         return {
-            "job_id": job.id, "status": status, "idempotency_key": job.key,
+            "job_id": job.id,
+            "status": status,
+            "idempotency_key": job.key,
             "pages": job.pages if done else None,
             "assets": [self._asset_document(job, asset_id, asset) for asset_id, asset in job.assets.items()]
-            if done else [],
+            if done
+            else [],
             "warnings": list(job.warnings) if done else [],
             "partial": done and bool(job.warnings),
             "error": job.error if done else None,
@@ -338,8 +360,12 @@ class Simulator:
 
     def _asset_document(self, job: Job, asset_id: str, asset) -> dict:
         return {
-            "id": asset_id, "sha256": asset.sha256, "size": asset.size, "content_type": asset.content_type,
-            "width": asset.width, "height": asset.height,
+            "id": asset_id,
+            "sha256": asset.sha256,
+            "size": asset.size,
+            "content_type": asset.content_type,
+            "width": asset.width,
+            "height": asset.height,
             "placements": [{"page": page, "index": index} for page, index in asset.placements],
             "download_url": self._download_path.format(job_id=job.id, asset_id=asset_id),
         }
@@ -366,8 +392,10 @@ def compile_routes(routes: dict) -> list[tuple[str, str, re.Pattern]]:
     templates = {name: (route["method"], route["path"]) for name, route in routes.items()}
     templates["discovery"] = ("GET", DISCOVERY_PATH)
     templates["capability"] = ("GET", DISCOVERY_PATH + "/{capability}")
-    return [(name, method, re.compile(re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(path))))
-            for name, (method, path) in templates.items()]
+    return [
+        (name, method, re.compile(re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(path))))
+        for name, (method, path) in templates.items()
+    ]
 
 
 def drifted(pin: dict) -> dict:
@@ -388,8 +416,14 @@ def parse_form(request: Request) -> dict[str, bytes]:
         return {}
     head = f"Content-Type: {content_type}\r\n\r\n".encode("latin-1")
     message = BytesParser(policy=policy.HTTP).parsebytes(head + request.body)
-    return {part.get_param("name", header="content-disposition"): part.get_payload(decode=True)
-            for part in message.iter_parts()} if message.is_multipart() else {}
+    return (
+        {
+            part.get_param("name", header="content-disposition"): part.get_payload(decode=True)
+            for part in message.iter_parts()
+        }
+        if message.is_multipart()
+        else {}
+    )
 
 
 def page_warning(text: str) -> dict:
@@ -453,8 +487,11 @@ class Handler(BaseHTTPRequestHandler):
             length = -1
         if not 0 <= length <= simulator.max_upload_bytes:
             self.close_connection = True  # the unread body would be taken for the next request
-            reply = (error_reply(413, "payload_too_large", "The document is larger than the service accepts.")
-                     if length > 0 else error_reply(400, "invalid_request", "The Content-Length is invalid."))
+            reply = (
+                error_reply(413, "payload_too_large", "The document is larger than the service accepts.")
+                if length > 0
+                else error_reply(400, "invalid_request", "The Content-Length is invalid.")
+            )
         else:
             reply = simulator.handle(Request(self.command, path, self.headers, self.rfile.read(length)))
         simulator.record(self.command, path, None if reply.drop else reply.status)
@@ -468,7 +505,7 @@ class Handler(BaseHTTPRequestHandler):
         for name, value in {**reply.headers, "Content-Length": str(len(reply.body))}.items():
             self.send_header(name, value)
         self.end_headers()
-        self.wfile.write(reply.body[:reply.cut_at])
+        self.wfile.write(reply.body[: reply.cut_at])
         if reply.cut_at is not None:
             self.close_connection = True
 

@@ -57,7 +57,9 @@ def test_the_manifest_action_starts_one_run_per_bundle(admin_client, completed, 
     from audit.models import Manifest
 
     with django_capture_on_commit_callbacks(execute=True):
-        admin_client.post(reverse("admin:audit_manifest_changelist"), {
-            "action": "verify_selected", "_selected_action": list(Manifest.objects.values_list("pk", flat=True))})
+        admin_client.post(
+            reverse("admin:audit_manifest_changelist"),
+            {"action": "verify_selected", "_selected_action": list(Manifest.objects.values_list("pk", flat=True))},
+        )
     run = VerificationRun.objects.get()
     assert run.scope_bundle_id is not None and queued_tasks() == 1

@@ -107,8 +107,9 @@ def test_a_job_passing_its_deadline_alerts_once(tmp_path, django_capture_on_comm
 
 
 def test_a_retention_run_blocked_by_legal_hold_alerts(completed, django_capture_on_commit_callbacks):
-    approved_policy(is_default=True, input_days=1, output_days=1, legal_hold=True, contract_owner="x",
-                    decision_note="z")
+    approved_policy(
+        is_default=True, input_days=1, output_days=1, legal_hold=True, contract_owner="x", decision_note="z"
+    )
     with django_capture_on_commit_callbacks(execute=True):
         retention.apply_retention(at=timezone.now() + timedelta(days=5))
     alert = Alert.objects.get()
@@ -146,6 +147,8 @@ def test_a_failed_webhook_delivery_is_logged_and_retried_later(webhook):
 
 def test_alerts_are_acknowledged_in_the_admin(admin_client):
     alerts.raise_alert("kill_switch", "kill-switch", "Submissions stopped", "/admin/")
-    admin_client.post(reverse("admin:audit_alert_changelist"), {
-        "action": "acknowledge", "_selected_action": list(Alert.objects.values_list("pk", flat=True))})
+    admin_client.post(
+        reverse("admin:audit_alert_changelist"),
+        {"action": "acknowledge", "_selected_action": list(Alert.objects.values_list("pk", flat=True))},
+    )
     assert Alert.objects.get().status == "acknowledged" and Alert.objects.get().acknowledged_by == "admin"

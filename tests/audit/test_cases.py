@@ -24,13 +24,16 @@ def manifest(tmp_path):
     return Manifest.objects.get()
 
 
-@pytest.mark.parametrize("ranges, error", [
-    ([("a", 1, 10), ("b", 10, 20)], "a and b overlap on page 10"),
-    ([("a", 1, 241)], "not within the bundle's 1-240"),
-    ([("a", 5, 4)], "not within"),
-    ([("a", 1, 2), ("a", 3, 4)], "its own name"),
-    ([], "at least one case"),
-])
+@pytest.mark.parametrize(
+    "ranges, error",
+    [
+        ([("a", 1, 10), ("b", 10, 20)], "a and b overlap on page 10"),
+        ([("a", 1, 241)], "not within the bundle's 1-240"),
+        ([("a", 5, 4)], "not within"),
+        ([("a", 1, 2), ("a", 3, 4)], "its own name"),
+        ([], "at least one case"),
+    ],
+)
 def test_it_refuses_ranges_that_overlap_or_leave_the_bundle(manifest, ranges, error):
     with pytest.raises(cases.SplitRefused, match=error):
         cases.split(manifest, ranges, "rita")
@@ -38,7 +41,10 @@ def test_it_refuses_ranges_that_overlap_or_leave_the_bundle(manifest, ranges, er
 
 
 def test_it_reads_lines_of_named_ranges():
-    assert cases.parse_ranges("claim 1042: 1-12\nclaim: 1043: 13\n\n") == [("claim 1042", 1, 12), ("claim: 1043", 13, 13)]
+    assert cases.parse_ranges("claim 1042: 1-12\nclaim: 1043: 13\n\n") == [
+        ("claim 1042", 1, 12),
+        ("claim: 1043", 13, 13),
+    ]
     with pytest.raises(cases.SplitRefused, match="Line 1"):
         cases.parse_ranges("pages 1 to 12")
 
@@ -105,8 +111,10 @@ def test_a_tampered_case_map_in_a_case_package_fails_offline(manifest, tmp_path)
 
 def test_an_admin_exports_a_case_package_from_the_cases_list(admin_client, manifest):
     cases.split(manifest, [("claim A", 1, 60)], "rita")
-    response = admin_client.post(reverse("admin:audit_case_changelist"), {
-        "action": "export_case_evidence_action", "_selected_action": [Case.objects.get().pk]})
+    response = admin_client.post(
+        reverse("admin:audit_case_changelist"),
+        {"action": "export_case_evidence_action", "_selected_action": [Case.objects.get().pk]},
+    )
     assert response.status_code == 200 and response["Content-Disposition"].startswith("attachment;")
     with zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content))) as zf:
         assert json.loads(zf.read("index.json"))["case_map"]["case"] == "claim A"

@@ -63,20 +63,37 @@ def bars_inside(page: str, chart: str) -> tuple[int, int]:
     svg = re.search(rf'<svg id="{chart}"([^>]*)>(.*?)</svg>', page, re.S)
     attributes, body = svg.group(1), svg.group(2)
     box = re.search(r'viewBox="0 0 (\d+) (\d+)"', attributes)  # without one, the width and height are the box
-    width, height = map(int, box.groups() if box else (re.search(r'width="(\d+)"', attributes).group(1),
-                                                        re.search(r'height="(\d+)"', attributes).group(1)))
-    rows = re.findall(r'<g transform="translate\(0,(\d+)\)">\s*<text[^>]*>[^<]*</text>\s*'
-                      r'<rect x="(\d+)" y="(\d+)" height="(\d+)" width="(\d+)"', body)
+    width, height = map(
+        int,
+        box.groups()
+        if box
+        else (re.search(r'width="(\d+)"', attributes).group(1), re.search(r'height="(\d+)"', attributes).group(1)),
+    )
+    rows = re.findall(
+        r'<g transform="translate\(0,(\d+)\)">\s*<text[^>]*>[^<]*</text>\s*'
+        r'<rect x="(\d+)" y="(\d+)" height="(\d+)" width="(\d+)"',
+        body,
+    )
     inside = [r for r in rows if int(r[0]) + int(r[2]) + int(r[3]) <= height and int(r[1]) + int(r[4]) <= width]
     return len(inside), len(rows)
 
 
 def test_every_bar_of_two_providers_is_drawn_inside_the_chart(admin_client, jobs):
     bundle = jobs[0].bundle
-    for n, (provider, status) in enumerate((p, s) for p in ("infrai", "local") for s in
-                                           ("queued", "submitted", "running", "completed", "failed", "unknown")):
-        Job.objects.create(bundle=bundle, idempotency_key=f"k{n}", provider=provider, extractor="x",
-                           extractor_version="1", status=status, deadline=jobs[0].deadline)
+    for n, (provider, status) in enumerate(
+        (p, s)
+        for p in ("infrai", "local")
+        for s in ("queued", "submitted", "running", "completed", "failed", "unknown")
+    ):
+        Job.objects.create(
+            bundle=bundle,
+            idempotency_key=f"k{n}",
+            provider=provider,
+            extractor="x",
+            extractor_version="1",
+            status=status,
+            deadline=jobs[0].deadline,
+        )
     page = admin_client.get(reverse("dashboard")).content.decode()
     assert bars_inside(page, "states-chart") == (12, 12)
     drawn, timings = bars_inside(page, "timings-chart")

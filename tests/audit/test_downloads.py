@@ -26,9 +26,11 @@ def staff(client, *perms):
 
 
 def urls():
-    return [reverse("download-asset", args=[Asset.objects.first().pk]),
-            reverse("download-manifest", args=[Manifest.objects.get().pk]),
-            reverse("download-input", args=[Bundle.objects.get().pk])]
+    return [
+        reverse("download-asset", args=[Asset.objects.first().pk]),
+        reverse("download-manifest", args=[Manifest.objects.get().pk]),
+        reverse("download-input", args=[Bundle.objects.get().pk]),
+    ]
 
 
 def test_it_streams_stored_files_as_attachments_that_are_never_sniffed(completed, admin_client):

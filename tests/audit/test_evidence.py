@@ -6,9 +6,9 @@ import zipfile
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.contrib import admin
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from django.conf import settings as django_settings
+from django.contrib import admin
 from django.contrib.auth.models import User
 from django.core.files.base import ContentFile
 from django.core.management import call_command
@@ -21,8 +21,8 @@ from audit.admin_actions import export_evidence_action
 from audit.checkpoints import write_checkpoint
 from audit.evidence import build_evidence
 from audit.manifests import canonical_bytes
-from audit.signing import hmac_sign
 from audit.models import Asset, Checkpoint, Finding, Manifest, ManifestChain, VerificationRun
+from audit.signing import hmac_sign
 from extraction import stores
 from extraction.runner import run_job
 from extraction.services import submit_bundle
@@ -58,24 +58,40 @@ def key(settings):
 
 def odd_checkpoint(length, head=None, key=None):
     """A checkpoint stored and recorded like write_checkpoint's, naming any head, signed with any key."""
-    statement = {"chain_length": length, "head_sha256": head or Manifest.objects.get(sequence=length).sha256,
-                 "created_at": "2026-11-30T00:00:00.000000Z", "key_id": "local-1"}
+    statement = {
+        "chain_length": length,
+        "head_sha256": head or Manifest.objects.get(sequence=length).sha256,
+        "created_at": "2026-11-30T00:00:00.000000Z",
+        "key_id": "local-1",
+    }
     body = canonical_bytes(statement)
     signature = hmac_sign(body, key or django_settings.PAGETRAIL_MANIFEST_KEY)  # as before Ed25519
     name = f"checkpoints/checkpoint-{length:09d}.json"
     stores.outputs().save(name, ContentFile(json.dumps({"checkpoint": statement, "signature": signature}).encode()))
-    Checkpoint.objects.create(chain_length=length, head_sha256=statement["head_sha256"], body=body.decode(),
-                              key_id="local-1", signature=signature, storage_name=name)
+    Checkpoint.objects.create(
+        chain_length=length,
+        head_sha256=statement["head_sha256"],
+        body=body.decode(),
+        key_id="local-1",
+        signature=signature,
+        storage_name=name,
+    )
 
 
 def retention_policy(**windows):
-    return approved_policy(is_default=True, contract_owner="Claims Ltd", decision_note="Contract 12, clause 7",
-                           **windows)
+    return approved_policy(
+        is_default=True, contract_owner="Claims Ltd", decision_note="Contract 12, clause 7", **windows
+    )
 
 
 def export(out, name="evidence.zip", include_assets=True, **scope):
-    build_evidence(out / name, include_assets=include_assets, exported_by="auditor@example", at=AT,
-                   **scope or {"date_from": AT - timedelta(days=3650)})
+    build_evidence(
+        out / name,
+        include_assets=include_assets,
+        exported_by="auditor@example",
+        at=AT,
+        **scope or {"date_from": AT - timedelta(days=3650)},
+    )
     return out / name
 
 
@@ -87,8 +103,13 @@ def verify(package, *args, pin=True):
     script = package.parent / "verify_evidence.py"
     with zipfile.ZipFile(package) as zf:
         script.write_bytes(zf.read("verify_evidence.py"))
-    done = subprocess.run([sys.executable, "-I", str(script), str(package), *args], cwd=package.parent,
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-I", str(script), str(package), *args],
+        cwd=package.parent,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert not done.stderr, done.stderr
     return done
 
@@ -110,6 +131,7 @@ def edit_index(change):
         index = json.loads(members["index.json"])
         change(index)
         members["index.json"] = json.dumps(index).encode()
+
     return edit
 
 
@@ -147,7 +169,9 @@ def legacy_hmac(manifest, key=None):
     body = manifest.body.replace(f'"key_id":"{manifest.key_id}"', f'"key_id":"{key_id}"').encode()
     signature = hmac_sign(body, key or django_settings.PAGETRAIL_MANIFEST_KEY)
     sha256 = hashlib.sha256(body).hexdigest()
-    Manifest.objects.filter(pk=manifest.pk).update(body=body.decode(), sha256=sha256, signature=signature, key_id=key_id)
+    Manifest.objects.filter(pk=manifest.pk).update(
+        body=body.decode(), sha256=sha256, signature=signature, key_id=key_id
+    )
     ManifestChain.objects.filter(head_sha256=manifest.sha256).update(head_sha256=sha256)  # as if it was written so
     write_stored("outputs", manifest.storage_name, body)
 
@@ -162,8 +186,10 @@ def test_it_passes_an_untouched_package_with_the_key_and_counts_what_it_checked(
     write_checkpoint()
     done = verify(export(out), *key)
     assert done.returncode == 0 and done.stdout.splitlines()[-1] == "PASS", done.stdout
-    assert (f"checked: 3 manifest(s), chain segment of 3 link(s), 1 checkpoint(s) against the chain, "
-            f"{Asset.objects.count()} asset(s) re-hashed, 5 signature(s)") in done.stdout
+    assert (
+        f"checked: 3 manifest(s), chain segment of 3 link(s), 1 checkpoint(s) against the chain, "
+        f"{Asset.objects.count()} asset(s) re-hashed, 5 signature(s)"
+    ) in done.stdout
     assert "not checked" not in done.stdout
 
 
@@ -192,6 +218,7 @@ def test_it_fails_on_one_flipped_byte_of_an_asset(chain, out):
         data = bytearray(members[name])
         data[len(data) // 2] ^= 0x01
         members[name] = bytes(data)
+
     failed(verify(rewrite(package, flip)), name, "bytes hash to")
 
 
@@ -213,6 +240,7 @@ def test_it_fails_on_edited_manifest_bytes(chain, out):
 
     def edit(members):
         members[name] = members[name].replace(b'"schema_version":3', b'"schema_version":1')
+
     failed(verify(rewrite(package, edit)), name, "hashes to")
 
 
@@ -222,6 +250,7 @@ def test_it_fails_on_an_edited_manifest_hash_in_the_index(chain, out):
 
     def edit(index):
         index["manifests"][0]["sha256"] = "f" * 64
+
     failed(verify(rewrite(package, edit_index(edit))), name, "index.json says " + "f" * 64)
 
 
@@ -231,6 +260,7 @@ def test_it_fails_on_a_reordered_chain(chain, out):
     def swap(index):
         segment = index["chain_segment"]
         segment[0], segment[1] = segment[1], segment[0]
+
     failed(verify(rewrite(package, edit_index(swap))), "index.json", "chain segment", "reordering")
 
 
@@ -239,6 +269,7 @@ def test_it_fails_on_a_manifest_dropped_from_the_middle_of_the_chain(chain, out)
 
     def drop(index):
         del index["chain_segment"][1]
+
     failed(verify(rewrite(package, edit_index(drop))), "index.json", "sequence 3 follows 1")
 
 
@@ -285,6 +316,7 @@ def test_it_fails_when_the_retention_event_behind_a_left_out_asset_is_removed(ch
 
     def forget(index):
         index["retention_events"] = []
+
     package = rewrite(export(out), edit_index(forget))
     failed(verify(package), "assets/", "no signed retention event in the package names")
 
@@ -348,7 +380,9 @@ def test_it_exports_the_retention_events_and_leaves_out_deleted_outputs_without_
     package = export(out, manifest=2)
     events = index_of(package)["retention_events"]
     assert [(e["manifest"], e["what"], e["outcome"]) for e in events] == [
-        (None, "input", "deleted"), (2, "outputs", "deleted")]
+        (None, "input", "deleted"),
+        (2, "outputs", "deleted"),
+    ]
     assert events[0]["policy"]["decision_note"] == "Contract 12, clause 7"
     done = verify(package, *key)
     assert done.returncode == 0, done.stdout
@@ -366,20 +400,24 @@ def test_the_same_evidence_gives_byte_identical_packages(chain, out):
 
 def test_the_command_writes_a_package_that_passes_and_prints_its_summary(chain, out, capsys):
     manifest = chain.get(sequence=1)
-    call_command("export_evidence", "--out", str(out / "bundle.zip"), "--bundle", manifest.correlation_id,
-                 "--with-assets")
+    call_command(
+        "export_evidence", "--out", str(out / "bundle.zip"), "--bundle", manifest.correlation_id, "--with-assets"
+    )
     summary = json.loads(capsys.readouterr().out)
     assert summary["manifests"] == 1 and summary["assets_included"] == manifest.assets.count()
     assert verify(out / "bundle.zip").returncode == 0
 
 
-@pytest.mark.parametrize("scope, message", [
-    (["--bundle", "0" * 64], "No bundle with correlation id"),
-    (["--manifest", "42"], "No manifest with sequence 42"),
-    (["--from", "2001-01-01", "--to", "2001-01-31"], "No manifest in scope"),
-    ([], "Choose a scope"),
-    (["--from", "last tuesday"], "is not a date"),
-])
+@pytest.mark.parametrize(
+    "scope, message",
+    [
+        (["--bundle", "0" * 64], "No bundle with correlation id"),
+        (["--manifest", "42"], "No manifest with sequence 42"),
+        (["--from", "2001-01-01", "--to", "2001-01-31"], "No manifest in scope"),
+        ([], "Choose a scope"),
+        (["--from", "last tuesday"], "is not a date"),
+    ],
+)
 def test_the_command_refuses_an_unknown_or_empty_scope_and_writes_nothing(chain, out, scope, message):
     with pytest.raises(CommandError, match=message):
         call_command("export_evidence", "--out", str(out / "e.zip"), *scope)

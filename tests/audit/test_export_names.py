@@ -19,8 +19,9 @@ def completed(tmp_path, make, **fields) -> Manifest:
 
 
 def exported(admin_client, changelist: str, action: str, selected) -> str:
-    response = admin_client.post(reverse(f"admin:audit_{changelist}_changelist"),
-                                 {"action": action, "_selected_action": selected})
+    response = admin_client.post(
+        reverse(f"admin:audit_{changelist}_changelist"), {"action": action, "_selected_action": selected}
+    )
     assert response.status_code == 200
     b"".join(response.streaming_content)
     return response["Content-Disposition"]

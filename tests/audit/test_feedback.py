@@ -19,8 +19,9 @@ def manifest(three_page_manifest) -> Manifest:
 
 
 def messages_after(admin_client, changelist: str, action: str, selected) -> list[str]:
-    response = admin_client.post(reverse(f"admin:audit_{changelist}_changelist"),
-                                 {"action": action, "_selected_action": selected}, follow=True)
+    response = admin_client.post(
+        reverse(f"admin:audit_{changelist}_changelist"), {"action": action, "_selected_action": selected}, follow=True
+    )
     return [str(m) for m in response.context["messages"]]
 
 
@@ -72,8 +73,9 @@ def test_the_manifest_page_shows_the_body_indented_and_keeps_the_stored_bytes(ad
     assert b"".join(stored.streaming_content) == manifest.body.encode()
 
 
-def test_the_manifests_list_filters_those_that_need_review_and_counts_their_open_flags(admin_client, manifest,
-                                                                                       tmp_path):
+def test_the_manifests_list_filters_those_that_need_review_and_counts_their_open_flags(
+    admin_client, manifest, tmp_path
+):
     with open(pdfs.mixed(tmp_path), "rb") as fh:
         run_job(submit_bundle(fh, filename="clean.pdf", submitted_by="t").job_id)
     raise_flag(manifest, [2], "missing_image", "", "rita")

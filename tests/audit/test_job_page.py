@@ -20,14 +20,14 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def job(tmp_path) -> Job:
     with open(pdfs.mixed(tmp_path), "rb") as fh:
-        return Job.objects.get(pk=submit_bundle(fh, filename="claims-1042.pdf", submitted_by="t",
-                                                case_label="claim 1042").job_id)
+        return Job.objects.get(
+            pk=submit_bundle(fh, filename="claims-1042.pdf", submitted_by="t", case_label="claim 1042").job_id
+        )
 
 
 def test_it_says_a_queued_job_waits_for_the_kill_switch_and_who_closed_it(job):
     set_submissions(False, by="olga", reason="provider outage")
-    assert job_page.reason(job, None).startswith(
-        "Waiting for the kill switch: submissions were stopped by olga at ")
+    assert job_page.reason(job, None).startswith("Waiting for the kill switch: submissions were stopped by olga at ")
     assert "provider outage" in job_page.reason(job, None)
 
 
@@ -51,13 +51,16 @@ def test_it_collapses_repeated_polls_into_one_line(job):
     Attempt.begin(job, "poll", outcome="ok")
     lines = job_page.timeline(job.attempts.order_by("number"))
     assert [(line.kind, line.outcome, line.count, line.numbers) for line in lines] == [
-        ("submit", "ok", 1, "1"), ("poll", "retry", 5, "2-6"), ("poll", "ok", 1, "7")]
+        ("submit", "ok", 1, "1"),
+        ("poll", "retry", 5, "2-6"),
+        ("poll", "ok", 1, "7"),
+    ]
 
 
 def test_every_link_of_a_completed_jobs_page_opens(admin_client, job):
     run_job(job.pk)
     page = admin_client.get(reverse("admin:extraction_job_change", args=[job.pk])).content.decode()
-    story = page[page.index('id="job-links"'):page.index('id="job-timeline"')]
+    story = page[page.index('id="job-links"') : page.index('id="job-timeline"')]
     urls = re.findall(r'href="([^"]+)"', story)
     assert len(urls) == 7  # bundle, input download, manifest, review page, assets, flags, cases
     for url in urls:
@@ -74,8 +77,11 @@ def test_the_polled_state_is_final_once_the_job_is_completed(admin_client, job):
     assert admin_client.get(url).json()["final"] is False
     run_job(job.pk)
     state = admin_client.get(url).json()
-    assert (state["final"], state["text"]["status"], state["text"]["title"]) == (True, "completed",
-                                                                                  f"job {job.pk} (completed)")
+    assert (state["final"], state["text"]["status"], state["text"]["title"]) == (
+        True,
+        "completed",
+        f"job {job.pk} (completed)",
+    )
     assert "manifest 1" in state["html"]["links"]
 
 
@@ -85,8 +91,10 @@ def test_the_input_download_link_shows_only_to_those_who_may_download(client, jo
     client.force_login(viewer)
     bundle_page = reverse("admin:extraction_bundle_change", args=[job.bundle_id])
     assert 'id="input-download"' not in client.get(bundle_page).content.decode()
-    assert "download the input PDF" not in client.get(
-        reverse("admin:extraction_job_change", args=[job.pk])).content.decode()
+    assert (
+        "download the input PDF"
+        not in client.get(reverse("admin:extraction_job_change", args=[job.pk])).content.decode()
+    )
     viewer.user_permissions.add(Permission.objects.get(codename="download_input"))
     assert reverse("download-input", args=[job.bundle_id]) in client.get(bundle_page).content.decode()
 

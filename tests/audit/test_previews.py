@@ -17,8 +17,8 @@ from django.utils import timezone
 from django_q.brokers import get_broker
 from django_q.signing import SignedPackage
 from pikepdf import Array, Dictionary, Name
-from playwright.sync_api import expect
 from PIL import Image
+from playwright.sync_api import expect
 
 from audit import previews, retention, tasks
 from audit.models import ActivityEvent, Asset, Manifest, PagePreview
@@ -54,8 +54,13 @@ def costly_to_render(directory, steps=5000):
     doc = pdfs.Doc()
     function = doc.pdf.make_stream(b"{ add " + b"dup mul sqrt " * steps + b"2 div }")
     function.FunctionType, function.Domain, function.Range = 4, Array([0, 1, 0, 1]), Array([0, 1])
-    shading = Dictionary(ShadingType=1, ColorSpace=Name.DeviceGray, Domain=Array([0, 1, 0, 1]),
-                         Matrix=Array([200, 0, 0, 200, 0, 0]), Function=function)
+    shading = Dictionary(
+        ShadingType=1,
+        ColorSpace=Name.DeviceGray,
+        Domain=Array([0, 1, 0, 1]),
+        Matrix=Array([200, 0, 0, 200, 0, 0]),
+        Function=function,
+    )
     doc.page(content=b"/Sh0 sh", resources=Dictionary(Shading=Dictionary(Sh0=shading)))
     return doc.save(directory / "costly_to_render.pdf")
 
@@ -65,7 +70,8 @@ def test_it_renders_every_page_at_every_width(tmp_path):
     rendering = render_pages(pdfs.reused_on_three_pages(tmp_path), tmp_path, widths=(200, 1000))
     assert rendering.pages == 3
     assert [(i.number, i.max_width, i.width, i.height) for i in rendering.images] == [
-        (n, w, w, w) for n in (1, 2, 3) for w in (200, 1000)]  # the factory's pages are square
+        (n, w, w, w) for n in (1, 2, 3) for w in (200, 1000)
+    ]  # the factory's pages are square
     for image in rendering.images:
         data = (tmp_path / image.filename).read_bytes()
         assert (hashlib.sha256(data).hexdigest(), len(data)) == (image.sha256, image.size)
@@ -106,7 +112,8 @@ def test_it_stores_a_thumbnail_and_a_large_view_of_each_of_three_pages(tmp_path)
     manifest = previewed(pdfs.reused_on_three_pages(tmp_path))
     rows = list(manifest.previews.order_by("page", "max_width"))
     assert [(p.page, p.max_width, p.width, p.height) for p in rows] == [
-        (n, w, w, w) for n in (1, 2, 3) for w in (200, 1000)]
+        (n, w, w, w) for n in (1, 2, 3) for w in (200, 1000)
+    ]
     prefix = manifest.assets.get().name.rsplit("/", 1)[0]
     assert rows[0].storage_name == f"{prefix}/previews/p00001-w200.png"
     for row in rows:
@@ -163,13 +170,15 @@ def test_it_skips_a_bundle_whose_input_was_deleted_under_retention(tmp_path):
     assert tasks.generate_previews(manifest.pk) == {"rendered": 0} and not manifest.previews.exists()
 
 
-def test_completing_a_job_queues_its_previews_when_the_transaction_commits(tmp_path,
-                                                                         django_capture_on_commit_callbacks):
+def test_completing_a_job_queues_its_previews_when_the_transaction_commits(
+    tmp_path, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):
         manifest = completed(pdfs.reused_on_three_pages(tmp_path))
     assert not manifest.previews.exists()  # the request (here, the runner) renders nothing itself
     assert [(t["func"], t["args"]) for t in queued(settings.PAGETRAIL_PREVIEW_QUEUE)] == [
-        ("audit.tasks.generate_previews", (manifest.pk,))]
+        ("audit.tasks.generate_previews", (manifest.pk,))
+    ]
     assert not [t for t in queued(settings.Q_CLUSTER["name"]) if "previews" in t["func"]]  # jobs never wait behind it
 
 
@@ -234,8 +243,15 @@ def test_the_preview_view_refuses_staff_without_the_asset_view_permission(client
 # ---------- retention and verification ----------
 def test_previews_are_deleted_with_the_outputs_and_counted_in_the_same_event(admin_client, tmp_path):
     manifest = previewed(pdfs.mixed(tmp_path))
-    approved_policy(is_default=True, input_days=30, output_days=365, manifest_days=None, legal_hold=False,
-                    contract_owner="Claims Ltd", decision_note="Contract 12")
+    approved_policy(
+        is_default=True,
+        input_days=30,
+        output_days=365,
+        manifest_days=None,
+        legal_hold=False,
+        contract_owner="Claims Ltd",
+        decision_note="Contract 12",
+    )
     retention.apply_retention(at=timezone.now() + timedelta(days=400))
     assert stored_names("outputs") == [manifest.storage_name]
     event = manifest.retention_events.get(what="outputs")
@@ -289,8 +305,9 @@ def test_a_reviewer_pages_through_240_previews_by_keyboard_and_opens_them_large(
 @pytest.mark.slow
 @pytest.mark.skipif(PRODUCTION, reason="an embedded-profile deployment of its own")
 def test_a_worker_survives_a_pdf_too_costly_to_render_and_previews_the_next_bundle(tmp_path):
-    deployment = Portal(tmp_path / "portal", PAGETRAIL_WORKERS=1, PAGETRAIL_PREVIEW_WORKERS=1,
-                        PAGETRAIL_CHILD_CPU_SECONDS=1)
+    deployment = Portal(
+        tmp_path / "portal", PAGETRAIL_WORKERS=1, PAGETRAIL_PREVIEW_WORKERS=1, PAGETRAIL_CHILD_CPU_SECONDS=1
+    )
     try:
         deployment.manage("migrate", "--noinput")
         for path in (costly_to_render(tmp_path), pdfs.reused_on_three_pages(tmp_path)):

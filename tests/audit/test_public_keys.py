@@ -46,15 +46,19 @@ def resigned_by_an_insider(members: dict) -> None:
     for entry in index["manifests"]:
         entry["signature"], entry["key_id"] = insider.sign(members[entry["file"]]).hex(), key_id
     members["index.json"] = json.dumps(index).encode()
-    members["keys.json"] = json.dumps({"keys": [{"key_id": key_id, "public_key": base64.b64encode(public).decode(),
-                                                 "algorithm": "ed25519"}]}).encode()
+    members["keys.json"] = json.dumps(
+        {"keys": [{"key_id": key_id, "public_key": base64.b64encode(public).decode(), "algorithm": "ed25519"}]}
+    ).encode()
 
 
 def test_it_fails_a_package_re_signed_with_another_key_when_given_the_published_keys(chain, out):  # noqa: F811
     (out / "signing-keys.json").write_text(json.dumps(published()))
     package = rewrite(export(out), resigned_by_an_insider)
-    failed(verify(package, "--public-keys", str(out / "signing-keys.json")), "keys.json",
-           "is not in the published key list")
+    failed(
+        verify(package, "--public-keys", str(out / "signing-keys.json")),
+        "keys.json",
+        "is not in the published key list",
+    )
 
 
 def test_it_refuses_a_public_key_filed_under_another_keys_id(chain, out):  # noqa: F811
@@ -62,6 +66,7 @@ def test_it_refuses_a_public_key_filed_under_another_keys_id(chain, out):  # noq
         keys = json.loads(members["keys.json"])
         keys["keys"][0]["public_key"] = base64.b64encode(bytes(32)).decode()
         members["keys.json"] = json.dumps(keys).encode()
+
     failed(verify(rewrite(export(out), swap)), "keys.json", "is not the public key its id names")
 
 
@@ -70,8 +75,10 @@ def test_it_says_what_to_install_when_cryptography_is_missing(chain, out):  # no
     script = out / "verify_evidence.py"
     with zipfile.ZipFile(package) as zf:
         script.write_bytes(zf.read("verify_evidence.py"))
-    without = ("import runpy, sys; sys.modules['cryptography'] = None; "
-               f"sys.argv = ['verify_evidence.py', {str(package)!r}]; runpy.run_path({str(script)!r}, run_name='__main__')")
+    without = (
+        "import runpy, sys; sys.modules['cryptography'] = None; "
+        f"sys.argv = ['verify_evidence.py', {str(package)!r}]; runpy.run_path({str(script)!r}, run_name='__main__')"
+    )
     done = subprocess.run([sys.executable, "-I", "-c", without], capture_output=True, text=True, timeout=60)
     failed(done, "Ed25519 signatures need the cryptography package: pip install cryptography")
 
@@ -86,9 +93,11 @@ def test_the_verifier_runs_without_django_or_pagetrail(chain, out):  # noqa: F81
     script = out / "verify_evidence.py"
     with zipfile.ZipFile(package) as zf:
         script.write_bytes(zf.read("verify_evidence.py"))
-    without = ("import runpy, sys; sys.modules.update(django=None, audit=None, extraction=None, portal=None); "
-               f"sys.argv = ['verify_evidence.py', {str(package)!r}, '--trust-package-keys']; "
-               f"runpy.run_path({str(script)!r}, run_name='__main__')")
+    without = (
+        "import runpy, sys; sys.modules.update(django=None, audit=None, extraction=None, portal=None); "
+        f"sys.argv = ['verify_evidence.py', {str(package)!r}, '--trust-package-keys']; "
+        f"runpy.run_path({str(script)!r}, run_name='__main__')"
+    )
     done = subprocess.run([sys.executable, "-I", "-c", without], capture_output=True, text=True, timeout=60, cwd=out)
     assert done.returncode == 0 and done.stdout.splitlines()[-1] == "PASS", done.stdout + done.stderr
 

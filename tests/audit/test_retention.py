@@ -18,8 +18,15 @@ LATER = timedelta(days=400)
 
 
 def policy(**fields):
-    values = dict(is_default=True, input_days=30, output_days=365, manifest_days=None, legal_hold=False,
-                  contract_owner="Claims Ltd", decision_note="Contract 12, clause 7")
+    values = dict(
+        is_default=True,
+        input_days=30,
+        output_days=365,
+        manifest_days=None,
+        legal_hold=False,
+        contract_owner="Claims Ltd",
+        decision_note="Contract 12, clause 7",
+    )
     return approved_policy("claims", "retention-admin", **{**values, **fields})
 
 

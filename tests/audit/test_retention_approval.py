@@ -18,8 +18,15 @@ from tests import pdfs
 from tests.conftest import approved_policy, stored_names
 
 pytestmark = pytest.mark.django_db
-WINDOWS = dict(is_default=True, input_days=365, output_days=365, manifest_days=None, legal_hold=False,
-               contract_owner="Claims Ltd", decision_note="Contract 12, clause 7")
+WINDOWS = dict(
+    is_default=True,
+    input_days=365,
+    output_days=365,
+    manifest_days=None,
+    legal_hold=False,
+    contract_owner="Claims Ltd",
+    decision_note="Contract 12, clause 7",
+)
 
 
 @pytest.fixture
@@ -108,8 +115,9 @@ def test_a_user_without_the_approve_permission_is_refused(client):
 def test_another_approver_approves_and_the_version_takes_effect(client, completed):
     policy = draft(as_user(client, person("ra", "Retention admin")))
     before = timezone.now()
-    page = approve(as_user(client, person("ana", "Retention approver")), policy,
-                   approved_by="Legal director").content.decode()
+    page = approve(
+        as_user(client, person("ana", "Retention approver")), policy, approved_by="Legal director"
+    ).content.decode()
     assert "Approved claims v1: it is in force from now." in page
     policy.refresh_from_db()
     assert (policy.status, policy.approved_by) == ("approved", "ana")
@@ -151,7 +159,10 @@ def test_the_count_shown_is_what_the_next_run_deletes(client, completed):
     deleted = retention.apply_retention()
     assert (sum(e["files"] for e in deleted), len({e["bundle"] for e in deleted})) == (7, 1)
     assert ActivityEvent.objects.get(action="retention_policy_approved", actor="ana").after["would_delete"] == {
-        "bundles": 1, "files": 7, "bytes": sum(e["bytes_freed"] for e in deleted)}
+        "bundles": 1,
+        "files": 7,
+        "bytes": sum(e["bytes_freed"] for e in deleted),
+    }
 
 
 def test_a_shortened_window_is_not_approved_without_confirming_the_count(client, completed):
@@ -190,8 +201,10 @@ def test_the_minimum_is_a_setting(client, completed, settings):
 def test_a_legal_hold_placed_from_the_admin_is_immediate(client, completed):
     approved_policy(**{**WINDOWS, "input_days": 0})
     as_user(client, person("ra", "Retention admin"))
-    client.post(reverse("admin:audit_retentionpolicy_changelist"),
-                {"action": "place_legal_hold", "_selected_action": [RetentionPolicy.objects.get().pk]})
+    client.post(
+        reverse("admin:audit_retentionpolicy_changelist"),
+        {"action": "place_legal_hold", "_selected_action": [RetentionPolicy.objects.get().pk]},
+    )
     [blocked] = retention.apply_retention()
     assert (blocked["outcome"], blocked["policy"]) == ("blocked_by_legal_hold", "claims v2, LEGAL HOLD")
     assert RetentionPolicy.objects.get(version=2).approved_by == "ra"
@@ -201,8 +214,9 @@ def test_a_legal_hold_lifted_from_the_admin_is_a_draft(client, completed):
     approved_policy(**{**WINDOWS, "input_days": 0})
     held = retention.set_legal_hold("claims", True, "counsel", "Litigation 2026-17")
     as_user(client, person("ra", "Retention admin"))
-    client.post(reverse("admin:audit_retentionpolicy_changelist"),
-                {"action": "lift_legal_hold", "_selected_action": [held.pk]})
+    client.post(
+        reverse("admin:audit_retentionpolicy_changelist"), {"action": "lift_legal_hold", "_selected_action": [held.pk]}
+    )
     assert RetentionPolicy.objects.get(version=3).status == "draft"
     assert retention.apply_retention()[0]["outcome"] == "blocked_by_legal_hold"
 
@@ -250,8 +264,17 @@ def test_versions_typed_in_before_four_eyes_stay_in_force_marked_as_recorded():
     executor = MigrationExecutor(connection)
     executor.migrate(before)
     old = executor.loader.project_state(before).apps.get_model("audit", "RetentionPolicy")
-    old.objects.create(name="claims", version=1, is_default=True, input_days=30, contract_owner="x",
-                       approved_by="Legal director", approved_at=timezone.now(), decision_note="z", created_by="ra")
+    old.objects.create(
+        name="claims",
+        version=1,
+        is_default=True,
+        input_days=30,
+        contract_owner="x",
+        approved_by="Legal director",
+        approved_at=timezone.now(),
+        decision_note="z",
+        created_by="ra",
+    )
     executor = MigrationExecutor(connection)
     executor.loader.build_graph()
     executor.migrate(after)

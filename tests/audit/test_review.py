@@ -69,8 +69,9 @@ def test_a_reviewer_flags_a_missing_page_from_the_review_page(admin_client, tmp_
     assert ActivityEvent.objects.get().action == "flag_raised"
 
 
-@pytest.mark.parametrize("pages, error", [("4", "there is no page 4"), ("x", "is not a page number"),
-                                          ("0", "there is no page 0")])
+@pytest.mark.parametrize(
+    "pages, error", [("4", "there is no page 4"), ("x", "is not a page number"), ("0", "there is no page 0")]
+)
 def test_it_refuses_a_flag_on_pages_the_bundle_does_not_have(admin_client, tmp_path, pages, error):
     manifest = completed(with_blank_pages(tmp_path))
     response = admin_client.post(reverse("review-manifest", args=[manifest.pk]), {"pages": pages, "kind": "other"})

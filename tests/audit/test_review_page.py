@@ -38,6 +38,7 @@ def test_the_preview_progress_is_polled_until_every_page_has_one(admin_client, m
     tasks.generate_previews(manifest.pk)
     after = admin_client.get(url).json()
     assert after["final"] and [p["page"] for p in after["previews"]] == [1, 2, 3]
-    assert after["previews"][0]["large"] == reverse("page-preview", args=[manifest.previews.get(
-        page=1, max_width=1000).pk])
+    assert after["previews"][0]["large"] == reverse(
+        "page-preview", args=[manifest.previews.get(page=1, max_width=1000).pk]
+    )
     assert "data-live-url" not in admin_client.get(reverse("review-manifest", args=[manifest.pk])).content.decode()

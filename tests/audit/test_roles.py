@@ -33,10 +33,23 @@ def world(tmp_path):
     account = ServiceAccount.objects.create(name="claims-ingest")
     account.issue_token()
     BundleAccess.objects.create(account=account, bundle=Bundle.objects.get(), job=Job.objects.get())
-    draft = retention.new_version("claims", "retention-admin", input_days=30, output_days=365, manifest_days=None,
-                                  legal_hold=False, contract_owner="Claims Ltd", decision_note="Contract 12")
-    return {"asset": Asset.objects.first().pk, "manifest": Manifest.objects.get().pk,
-            "bundle": Bundle.objects.get().pk, "job": Job.objects.get().pk, "draft": draft.pk}
+    draft = retention.new_version(
+        "claims",
+        "retention-admin",
+        input_days=30,
+        output_days=365,
+        manifest_days=None,
+        legal_hold=False,
+        contract_owner="Claims Ltd",
+        decision_note="Contract 12",
+    )
+    return {
+        "asset": Asset.objects.first().pk,
+        "manifest": Manifest.objects.get().pk,
+        "bundle": Bundle.objects.get().pk,
+        "job": Job.objects.get().pk,
+        "draft": draft.pk,
+    }
 
 
 def as_role(client, role):
@@ -62,8 +75,13 @@ ROUTES = [
     ("admin:audit_retentionpolicy_add", None, "get", None, only("Retention admin")),
     ("admin:extraction_bundle_add", None, "get", None, only("Submitter")),
     ("admin:extraction_rejection_changelist", None, "get", None, only("Compliance staff", "Submitter")),
-    ("admin:extraction_job_changelist", None, "get", None, only("Compliance staff", "Reviewer", "Retention admin",
-                                                                "Submitter")),
+    (
+        "admin:extraction_job_changelist",
+        None,
+        "get",
+        None,
+        only("Compliance staff", "Reviewer", "Retention admin", "Submitter"),
+    ),
     ("admin:extraction_submissionswitch_changelist", None, "get", None, only("Compliance staff")),
     ("admin:extraction_submissionswitch_change", "switch", "post", {"is_open": "", "reason": "x"}, NOBODY),
     ("admin:extraction_job_change", "job", "post", {"status": "failed"}, NOBODY),
@@ -71,10 +89,20 @@ ROUTES = [
     ("admin:audit_asset_changelist", None, "get", None, only("Compliance staff", "Reviewer")),
     ("admin:audit_asset_change", "asset", "post", {"size": 1}, NOBODY),
     ("admin:audit_reviewflag_changelist", None, "get", None, only("Compliance staff", "Reviewer")),
-    ("admin:audit_retentionevent_changelist", None, "get", None, only("Compliance staff", "Retention admin",
-                                                                      "Retention approver")),
-    ("admin:audit_retentionpolicy_changelist", None, "get", None, only("Compliance staff", "Retention admin",
-                                                                       "Retention approver")),
+    (
+        "admin:audit_retentionevent_changelist",
+        None,
+        "get",
+        None,
+        only("Compliance staff", "Retention admin", "Retention approver"),
+    ),
+    (
+        "admin:audit_retentionpolicy_changelist",
+        None,
+        "get",
+        None,
+        only("Compliance staff", "Retention admin", "Retention approver"),
+    ),
     ("admin:audit_retentionpolicy_approve", "draft", "get", None, only("Retention approver")),
     ("admin:audit_retentionpolicy_approve", "draft", "post", {}, only("Retention approver", status=302)),
     ("admin:audit_alert_changelist", None, "get", None, only("Compliance staff")),
@@ -167,7 +195,8 @@ def test_it_renders_every_page_a_role_can_open_completely(client, world, role):
             broken.append((url, response.status_code))
         elif response.status_code == 200 and "text/html" in response["Content-Type"]:
             links, images = offered(response.content.decode())
-            broken += [(f"{url} <img {src}>", status) for src in images
-                       if (status := browser.get(src).status_code) != 200]
+            broken += [
+                (f"{url} <img {src}>", status) for src in images if (status := browser.get(src).status_code) != 200
+            ]
             waiting.extend(links)
     assert not broken and len(seen) < PAGES_MAX, broken

@@ -8,20 +8,26 @@ import json
 from datetime import timedelta
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from django.core.management import call_command
 from django.db import connection
 from django.utils import timezone
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
 from audit import cases, checkpoints, retention, retention_events, signing
+from audit.models import ActivityEvent, Asset, Case, Manifest, PagePreview, RetentionEvent
 from audit.signing import key_id_of, public_bytes
 from audit.verify import verify_all
-from audit.models import ActivityEvent, Asset, Case, Manifest, PagePreview, RetentionEvent
 from extraction.models import Bundle
 from tests.audit.test_cases import manifest  # noqa: F401 (a fixture)
-from tests.audit.test_evidence import (AT, chain, edit_index, export, failed, index_of, out, rewrite,  # noqa: F401
-                                       verify)
+from tests.audit.test_evidence import (
+    AT,
+    edit_index,
+    export,
+    failed,
+    index_of,
+    rewrite,  # noqa: F401
+    verify,
+)
 from tests.audit.test_verify import completed, kinds  # noqa: F401 (a fixture)
 from tests.conftest import approved_policy, delete_stored, read_stored, write_stored
 
@@ -30,6 +36,7 @@ CHANGED = "changed after export"
 
 
 # --- a deployment: verification finds each ------------------------------------------------------------
+
 
 def test_it_finds_one_changed_byte_of_a_stored_input(completed):  # noqa: F811
     bundle = Bundle.objects.first()
@@ -82,12 +89,15 @@ def test_it_finds_the_newest_manifest_deleted_with_its_rows_and_files(completed)
     delete_stored("outputs", newest.storage_name)
     delete_stored("inputs", bundle.input_name)
     with connection.cursor() as cursor:
-        for table, column, value in (("audit_placement", "manifest_id", newest.pk),
-                                     ("audit_asset", "manifest_id", newest.pk), ("audit_manifest", "id", newest.pk),
-                                     ("extraction_attempt", "job_id", job.pk),
-                                     ("extraction_intake_submission", "job_id", job.pk),
-                                     ("extraction_job", "id", job.pk),
-                                     ("extraction_bundle", "id", bundle.pk)):
+        for table, column, value in (
+            ("audit_placement", "manifest_id", newest.pk),
+            ("audit_asset", "manifest_id", newest.pk),
+            ("audit_manifest", "id", newest.pk),
+            ("extraction_attempt", "job_id", job.pk),
+            ("extraction_intake_submission", "job_id", job.pk),
+            ("extraction_job", "id", job.pk),
+            ("extraction_bundle", "id", bundle.pk),
+        ):
             cursor.execute(f"DELETE FROM {table} WHERE {column} = %s", [value])
     assert kinds() == ["chain_truncated"]
 
@@ -119,10 +129,17 @@ def test_it_finds_an_altered_checkpoint_file(completed):  # noqa: F811
 
 def test_it_finds_a_changed_page_preview(completed):  # noqa: F811
     manifest = Manifest.objects.first()
-    preview = PagePreview.objects.create(manifest=manifest, page=1, max_width=200, content_type="image/png",
-                                         storage_name=manifest.storage_name.rsplit("/", 1)[0] + "/previews/p00001-w200.png",
-                                         sha256=hashlib.sha256(b"\x89PNG preview").hexdigest(), size=13, width=1,
-                                         height=1)
+    preview = PagePreview.objects.create(
+        manifest=manifest,
+        page=1,
+        max_width=200,
+        content_type="image/png",
+        storage_name=manifest.storage_name.rsplit("/", 1)[0] + "/previews/p00001-w200.png",
+        sha256=hashlib.sha256(b"\x89PNG preview").hexdigest(),
+        size=13,
+        width=1,
+        height=1,
+    )
     write_stored("outputs", preview.storage_name, b"\x89PNG preview")
     assert "hash_mismatch" not in kinds()
     write_stored("outputs", preview.storage_name, b"\x89PNG changed")
@@ -132,8 +149,16 @@ def test_it_finds_a_changed_page_preview(completed):  # noqa: F811
 def made_up_deletion(bundle, **fields) -> RetentionEvent:
     """A retention event row inserted by hand, as an insider with database access would."""
     policy = approved_policy(is_default=True, contract_owner="Claims Ltd", decision_note="x")
-    return RetentionEvent.objects.create(bundle=bundle, policy=policy, what="input", outcome="deleted", files=1,
-                                         bytes_freed=bundle.size, at=bundle.created_at, **fields)
+    return RetentionEvent.objects.create(
+        bundle=bundle,
+        policy=policy,
+        what="input",
+        outcome="deleted",
+        files=1,
+        bytes_freed=bundle.size,
+        at=bundle.created_at,
+        **fields,
+    )
 
 
 def test_it_finds_an_input_deleted_and_explained_by_a_made_up_retention_event(completed):  # noqa: F811
@@ -178,10 +203,11 @@ ALREADY_CAUGHT = {
     "an asset's byte flipped": (lambda: flip_middle_byte("outputs", Asset.objects.first().name), "hash_mismatch"),
     "an asset deleted": (lambda: delete_stored("outputs", Asset.objects.first().name), "missing_output"),
     "a stray output file": (lambda: write_stored("outputs", "stray.bin", b"x"), "unexpected_output"),
-    "a manifest row's hash edited": (lambda: Manifest.objects.filter(sequence=2).update(sha256="0" * 64),
-                                     "manifest_changed"),
-    "a manifest row's body edited": (lambda: Manifest.objects.filter(sequence=1).update(body="{}"),
-                                     "manifest_changed"),
+    "a manifest row's hash edited": (
+        lambda: Manifest.objects.filter(sequence=2).update(sha256="0" * 64),
+        "manifest_changed",
+    ),
+    "a manifest row's body edited": (lambda: Manifest.objects.filter(sequence=1).update(body="{}"), "manifest_changed"),
     "two manifests' sequences swapped": (swap_sequences, "chain_break"),
 }
 
@@ -202,12 +228,17 @@ def test_it_fails_a_package_whose_asset_byte_was_flipped_or_signature_zeroed(cha
         data = bytearray(members[asset])
         data[len(data) // 2] ^= 0x01
         members[asset] = bytes(data)
+
     failed(verify(rewrite(package, flip)), asset, "bytes hash to")
 
     def zero(entry_index):
         entry_index["manifests"][0]["signature"] = "00" * 64
-    failed(verify(rewrite(package, lambda members: (edit_index(zero)(members), resign(members)))), manifest["file"],
-           "Ed25519 signature does not verify")
+
+    failed(
+        verify(rewrite(package, lambda members: (edit_index(zero)(members), resign(members)))),
+        manifest["file"],
+        "Ed25519 signature does not verify",
+    )
 
 
 # --- exported packages: the offline verifier fails each ------------------------------------------------
@@ -222,9 +253,16 @@ def test_it_fails_an_asset_removed_and_explained_by_a_made_up_retention_event(ch
         index = json.loads(members["index.json"])
         entry = next(a for a in index["assets"] if a["name"] == gone["name"])
         entry.update(file=None, omitted="deleted_by_retention")
-        index["retention_events"].append({"manifest": gone["manifest_sequence"], "what": "outputs",
-                                          "outcome": "deleted", "at": "2026-11-30T00:00:00Z"})
+        index["retention_events"].append(
+            {
+                "manifest": gone["manifest_sequence"],
+                "what": "outputs",
+                "outcome": "deleted",
+                "at": "2026-11-30T00:00:00Z",
+            }
+        )
         members["index.json"] = json.dumps(index).encode()
+
     failed(verify(rewrite(package, strip)), "index.json", CHANGED)
 
 
@@ -239,6 +277,7 @@ def test_it_fails_a_package_whose_assets_were_all_removed_and_declared_not_reque
         for entry in index["assets"]:
             entry.update(file=None, omitted="not_exported")
         members["index.json"] = json.dumps(index).encode()
+
     failed(verify(rewrite(package, strip)), "index.json", CHANGED)
 
 
@@ -251,12 +290,14 @@ def test_it_fails_a_date_range_package_with_its_newest_manifest_dropped(chain, o
 def test_it_fails_a_package_whose_index_signature_was_removed(chain, out):  # noqa: F811
     def unsign(members):
         del members["index.sig.json"]
+
     failed(verify(rewrite(export(out), unsign)), "index.json", "is not signed")
 
 
 def test_it_fails_a_date_range_index_that_leaves_out_a_manifest_of_its_range(chain, out):  # noqa: F811
     def leave_out(index):
         index["manifests"].pop(1)
+
     failed(verify(rewrite(export(out), edit_index(leave_out))), "index.json", "manifest 2 was created within the range")
 
 
@@ -271,6 +312,7 @@ def test_it_fails_a_case_package_missing_an_asset_its_signed_case_map_names(mani
         index = json.loads(members["index.json"])
         next(a for a in index["assets"] if a["name"] == taken["name"]).update(file=None, omitted="outside_case")
         members["index.json"] = json.dumps(index).encode()
+
     problems = failed(verify(rewrite(package, relabel)), "cases/case-map-", taken["name"], "does not hold")
     assert any(CHANGED in line for line in problems)
 
@@ -280,10 +322,19 @@ def test_it_finds_an_asset_deleted_beside_a_signed_event_that_does_not_name_it(c
     kept, taken = list(manifest.assets.order_by("name"))[:2]
     policy = approved_policy(is_default=True, contract_owner="Claims Ltd", decision_note="x")
     at = timezone.now()
-    RetentionEvent.objects.create(bundle=manifest.job.bundle, manifest=manifest, policy=policy, what="outputs",
-                                  outcome="deleted", files=1, bytes_freed=kept.size, at=at,
-                                  **retention_events.signed_fields(manifest.job.bundle, manifest, policy, "outputs",
-                                                                   "deleted", [(kept.name, kept.size)], at))
+    RetentionEvent.objects.create(
+        bundle=manifest.job.bundle,
+        manifest=manifest,
+        policy=policy,
+        what="outputs",
+        outcome="deleted",
+        files=1,
+        bytes_freed=kept.size,
+        at=at,
+        **retention_events.signed_fields(
+            manifest.job.bundle, manifest, policy, "outputs", "deleted", [(kept.name, kept.size)], at
+        ),
+    )
     delete_stored("outputs", kept.name)
     delete_stored("outputs", taken.name)
     found = verify_all()[0]
@@ -297,8 +348,13 @@ INSIDER = Ed25519PrivateKey.generate()
 
 def insider_key_entry(key) -> dict:
     public = public_bytes(key.public_key())
-    return {"key_id": key_id_of(public), "algorithm": "ed25519", "public_key": base64.b64encode(public).decode(),
-            "valid_from": "2000-01-01T00:00:00Z", "valid_until": None}
+    return {
+        "key_id": key_id_of(public),
+        "algorithm": "ed25519",
+        "public_key": base64.b64encode(public).decode(),
+        "valid_from": "2000-01-01T00:00:00Z",
+        "valid_until": None,
+    }
 
 
 def resign(members: dict, key=None) -> None:
@@ -312,8 +368,9 @@ def resign(members: dict, key=None) -> None:
     index["keys"]["sha256"] = hashlib.sha256(members["keys.json"]).hexdigest()
     members["index.json"] = data = json.dumps(index).encode()
     signer = key or signing.private_key()
-    members["index.sig.json"] = json.dumps({"key_id": key_id_of(public_bytes(signer.public_key())),
-                                            "signature": signer.sign(data).hex()}).encode()
+    members["index.sig.json"] = json.dumps(
+        {"key_id": key_id_of(public_bytes(signer.public_key())), "signature": signer.sign(data).hex()}
+    ).encode()
 
 
 def explained_by_a_made_up_event(package, key=None):
@@ -323,17 +380,36 @@ def explained_by_a_made_up_event(package, key=None):
         del members[gone["file"]]
         index = json.loads(members["index.json"])
         next(a for a in index["assets"] if a["name"] == gone["name"]).update(file=None, omitted="deleted_by_retention")
-        event = {"id": 999, "bundle": index["manifests"][0]["correlation_id"], "manifest": gone["manifest_sequence"],
-                 "what": "outputs", "outcome": "deleted", "files": 1, "bytes_freed": gone["size"],
-                 "at": "2026-11-30T00:00:00Z", "body": ""}
+        event = {
+            "id": 999,
+            "bundle": index["manifests"][0]["correlation_id"],
+            "manifest": gone["manifest_sequence"],
+            "what": "outputs",
+            "outcome": "deleted",
+            "files": 1,
+            "bytes_freed": gone["size"],
+            "at": "2026-11-30T00:00:00Z",
+            "body": "",
+        }
         if key is not None:  # signed with the insider's key, naming the asset
-            body = json.dumps({"bundle": event["bundle"], "manifest_sequence": event["manifest"], "what": "outputs",
-                               "outcome": "deleted", "files": [gone["name"]], "file_count": 1,
-                               "bytes_freed": gone["size"], "at": event["at"], "signed_at": event["at"]})
+            body = json.dumps(
+                {
+                    "bundle": event["bundle"],
+                    "manifest_sequence": event["manifest"],
+                    "what": "outputs",
+                    "outcome": "deleted",
+                    "files": [gone["name"]],
+                    "file_count": 1,
+                    "bytes_freed": gone["size"],
+                    "at": event["at"],
+                    "signed_at": event["at"],
+                }
+            )
             event.update(body=body, signature=key.sign(body.encode()).hex(), key_id=insider_key_entry(key)["key_id"])
         index["retention_events"].append(event)
         members["index.json"] = json.dumps(index).encode()
         resign(members, key)
+
     return rewrite(package, strip), gone
 
 
@@ -367,6 +443,7 @@ def test_it_fails_a_keys_json_edited_after_export(chain, out):  # noqa: F811
         keys["keys"][0]["valid_until"] = None
         keys["keys"][0]["valid_from"] = "2000-01-01T00:00:00Z"
         members["keys.json"] = json.dumps(keys).encode()
+
     failed(verify(rewrite(export(out), widen), "--trust-package-keys"), "keys.json", "is not the key list the index")
 
 
@@ -375,8 +452,11 @@ def test_it_fails_a_signature_dated_outside_its_keys_published_validity(chain, o
     keys = signing.published_document()
     keys["keys"][0]["valid_until"] = "2026-11-29T00:00:00Z"  # retired, as the auditor's list says, before the export
     (out / "signing-keys.json").write_text(json.dumps(keys))
-    failed(verify(package, "--public-keys", str(out / "signing-keys.json")), "manifests/",
-           "outside the validity period of key")
+    failed(
+        verify(package, "--public-keys", str(out / "signing-keys.json")),
+        "manifests/",
+        "outside the validity period of key",
+    )
 
 
 def drop_newest_manifest(members):
@@ -395,12 +475,17 @@ def dropped_newest(package, key=None):
     def drop(members):
         drop_newest_manifest(members)
         resign(members, key)
+
     return rewrite(package, drop)
 
 
 def test_a_date_range_package_trimmed_and_re_signed_with_the_portals_key_lacks_its_anchor(chain, out):  # noqa: F811
-    failed(verify(dropped_newest(export(out))), "index.json", "the chain segment ends at manifest 2",
-           "nor the chain head vouches for")
+    failed(
+        verify(dropped_newest(export(out))),
+        "index.json",
+        "the chain segment ends at manifest 2",
+        "nor the chain head vouches for",
+    )
 
 
 def test_a_date_range_package_trimmed_and_re_signed_with_an_insiders_key_fails_pinned(chain, out):  # noqa: F811
@@ -419,6 +504,7 @@ def test_it_fails_a_package_checkpoint_whose_signed_body_was_altered(chain, out)
         body = json.loads(index["checkpoints"][0]["body"])
         body["created_at"] = "2020-01-01T00:00:00.000000Z"
         index["checkpoints"][0]["body"] = json.dumps(body)
+
     tampered = rewrite(export(out), lambda members: (edit_index(alter)(members), resign(members)))
     failed(verify(tampered), "checkpoint at chain length 3", "does not verify")
 
@@ -440,14 +526,34 @@ def test_a_made_up_retention_event_under_an_hmac_key_id_is_not_left_unchecked(ch
         del members[gone["file"]]
         index = json.loads(members["index.json"])
         next(a for a in index["assets"] if a["name"] == gone["name"]).update(file=None, omitted="deleted_by_retention")
-        body = {"manifest_sequence": gone["manifest_sequence"], "what": "outputs", "outcome": "deleted",
-                "files": [gone["name"]], "file_count": 1, "bytes_freed": gone["size"], "at": None, "bundle": None}
-        index["retention_events"].append({"id": 998, "manifest": gone["manifest_sequence"], "what": "outputs",
-                                          "outcome": "deleted", "files": 1, "bytes_freed": gone["size"], "at": None,
-                                          "bundle": None, "body": json.dumps(body), "signature": "00" * 32,
-                                          "key_id": "local-1"})
+        body = {
+            "manifest_sequence": gone["manifest_sequence"],
+            "what": "outputs",
+            "outcome": "deleted",
+            "files": [gone["name"]],
+            "file_count": 1,
+            "bytes_freed": gone["size"],
+            "at": None,
+            "bundle": None,
+        }
+        index["retention_events"].append(
+            {
+                "id": 998,
+                "manifest": gone["manifest_sequence"],
+                "what": "outputs",
+                "outcome": "deleted",
+                "files": 1,
+                "bytes_freed": gone["size"],
+                "at": None,
+                "bundle": None,
+                "body": json.dumps(body),
+                "signature": "00" * 32,
+                "key_id": "local-1",
+            }
+        )
         members["index.json"] = json.dumps(index).encode()
         resign(members)
+
     done = verify(rewrite(package, strip))
     failed(done, "retention event 998", "must be signed with an Ed25519 key")
     failed(done, gone["name"], "no signed retention event in the package names")

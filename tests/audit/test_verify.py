@@ -1,6 +1,6 @@
 import base64
-import os
 import json
+import os
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -87,8 +87,9 @@ def test_it_trusts_no_signing_key_row_that_the_configuration_does_not_hold(compl
     public = public_bytes(insider.public_key())
     SigningKey.objects.create(key_id=signing.key_id_of(public), public_key=base64.b64encode(public).decode())
     manifest = completed.first()
-    Manifest.objects.filter(pk=manifest.pk).update(signature=insider.sign(manifest.body.encode()).hex(),
-                                                   key_id=signing.key_id_of(public))
+    Manifest.objects.filter(pk=manifest.pk).update(
+        signature=insider.sign(manifest.body.encode()).hex(), key_id=signing.key_id_of(public)
+    )
     assert kinds() == ["bad_signature", "untrusted_signing_key"]
 
 

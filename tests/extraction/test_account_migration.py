@@ -25,13 +25,24 @@ def migrate(targets):
 def before_tokens_expired(transactional_db):
     apps = migrate(BEFORE)
     account = apps.get_model("extraction", "ServiceAccount").objects.create(
-        name="claims-ingest", token_sha256=token_hash(TOKEN), token_prefix=TOKEN[:10])
+        name="claims-ingest", token_sha256=token_hash(TOKEN), token_prefix=TOKEN[:10]
+    )
     bundle = apps.get_model("extraction", "Bundle").objects.create(
-        correlation_id="a" * 64, size=1, page_count=1, mime="application/pdf", input_name="x",
-        submitted_by="api:claims-ingest")
+        correlation_id="a" * 64,
+        size=1,
+        page_count=1,
+        mime="application/pdf",
+        input_name="x",
+        submitted_by="api:claims-ingest",
+    )
     apps.get_model("extraction", "Job").objects.create(
-        bundle=bundle, idempotency_key="k", provider="local", extractor="e", extractor_version="1",
-        deadline=timezone.now())
+        bundle=bundle,
+        idempotency_key="k",
+        provider="local",
+        extractor="e",
+        extractor_version="1",
+        deadline=timezone.now(),
+    )
     yield account
     migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())  # the other tests' schema again
 

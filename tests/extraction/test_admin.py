@@ -8,17 +8,21 @@ from django.urls import reverse
 
 from audit.models import Asset, Manifest
 from extraction.models import Bundle, Job, Rejection, Submission, SubmissionSwitch
+from extraction.pdf.sandbox import stop_idle_children
 from extraction.runner import run_job
 from extraction.services import submit_bundle
-from extraction.pdf.sandbox import stop_idle_children
 from tests import pdfs, pdfs_intake
 from tests.conftest import everything_stored, run_intake_tasks
 
 pytestmark = pytest.mark.django_db
 
-CHANGELISTS = ["admin:extraction_bundle_changelist", "admin:extraction_job_changelist",
-               "admin:extraction_rejection_changelist", "admin:audit_manifest_changelist",
-               "admin:audit_asset_changelist"]
+CHANGELISTS = [
+    "admin:extraction_bundle_changelist",
+    "admin:extraction_job_changelist",
+    "admin:extraction_rejection_changelist",
+    "admin:audit_manifest_changelist",
+    "admin:audit_asset_changelist",
+]
 
 
 def distinct_pdf(directory, number):
@@ -63,8 +67,10 @@ def test_it_finds_assets_by_their_exact_sha256(admin_client, tmp_path):
     for asset in Asset.objects.all():
         by_hash.setdefault(asset.sha256, set()).add(asset)
 
-    found = {sha256: set(admin_client.get(reverse("admin:audit_asset_changelist"), {"q": sha256})
-                         .context["cl"].result_list) for sha256 in by_hash}
+    found = {
+        sha256: set(admin_client.get(reverse("admin:audit_asset_changelist"), {"q": sha256}).context["cl"].result_list)
+        for sha256 in by_hash
+    }
 
     assert found == by_hash and sorted(map(len, found.values())) == [1, 1, 1, 3]
     assert admin_client.get(reverse("admin:audit_asset_change", args=[asset.pk])).status_code == 200
@@ -174,8 +180,10 @@ def test_it_never_lets_anyone_change_or_delete_a_manifest(admin_client, tmp_path
     manifest = Manifest.objects.get()
     change = reverse("admin:audit_manifest_change", args=[manifest.pk])
     assert admin_client.post(change, {"page_count": 1}).status_code == 403
-    assert admin_client.post(reverse("admin:audit_manifest_delete", args=[manifest.pk]),
-                             {"post": "yes"}).status_code == 403
+    assert (
+        admin_client.post(reverse("admin:audit_manifest_delete", args=[manifest.pk]), {"post": "yes"}).status_code
+        == 403
+    )
     assert Manifest.objects.get().body == manifest.body
 
 
@@ -214,9 +222,11 @@ def test_an_admin_stops_and_reopens_submissions_from_the_admin(admin_client):
 def test_the_replay_action_wakes_only_unknown_jobs(admin_client, tmp_path):
     complete_jobs(tmp_path, [1, 2])
     Job.objects.filter(pk=Job.objects.order_by("pk").first().pk).update(status="unknown")
-    response = admin_client.post(reverse("admin:extraction_job_changelist"), {
-        "action": "replay_unknown_jobs", "_selected_action": list(Job.objects.values_list("pk", flat=True))},
-        follow=True)
+    response = admin_client.post(
+        reverse("admin:extraction_job_changelist"),
+        {"action": "replay_unknown_jobs", "_selected_action": list(Job.objects.values_list("pk", flat=True))},
+        follow=True,
+    )
     assert "Woke 1 unknown job(s)" in response.content.decode()
 
 

@@ -15,8 +15,8 @@ from django.utils import timezone
 from audit.models import Manifest
 from extraction.accounts import BundleAccess, IdempotencyRecord, ServiceAccount, ServiceAccountToken
 from extraction.models import Bundle, Job, Rejection, Submission
-from extraction.runner import run_job
 from extraction.pdf.sandbox import stop_idle_children
+from extraction.runner import run_job
 from tests import pdfs, pdfs_intake
 from tests.conftest import queued_tasks, run_intake_tasks, temp_files
 
@@ -79,8 +79,9 @@ def test_the_intake_worker_accepts_the_submission_with_its_job(client, token, tm
 def test_it_accepts_a_multipart_file_with_a_case_label(client, token, tmp_path):
     upload = SimpleUploadedFile("claim.pdf", pdfs.jpeg_rgb(tmp_path).read_bytes(), content_type="application/pdf")
     with TestCase.captureOnCommitCallbacks(execute=True):
-        response = client.post("/api/v1/bundles?case_label=claim-7", {"file": upload},
-                               HTTP_AUTHORIZATION=f"Bearer {token}")
+        response = client.post(
+            "/api/v1/bundles?case_label=claim-7", {"file": upload}, HTTP_AUTHORIZATION=f"Bearer {token}"
+        )
     assert response.status_code == 202 and run_intake_tasks() == 1
     assert (Bundle.objects.get().case_label, Bundle.objects.get().original_filename) == ("claim-7", "claim.pdf")
 
@@ -111,16 +112,20 @@ def test_an_idempotency_key_with_another_payload_is_422(client, token, tmp_path)
 
 def test_an_idempotency_key_still_being_handled_is_409(client, token, tmp_path):
     data = pdfs.jpeg_rgb(tmp_path).read_bytes()
-    IdempotencyRecord.objects.create(account=ServiceAccount.objects.get(), key="req-1",
-                                     request_sha256=hashlib.sha256(data).hexdigest())
+    IdempotencyRecord.objects.create(
+        account=ServiceAccount.objects.get(), key="req-1", request_sha256=hashlib.sha256(data).hexdigest()
+    )
     response = post_pdf(client, token, data, key="req-1")
     assert response.status_code == 409 and response.json()["error"]["code"] == "in_progress"
 
 
-@pytest.mark.parametrize("data, code", [
-    (b"PK\x03\x04" + b"\x00" * 64, "not_pdf"),
-    (b"%PDF-1.7\n1 0 obj\n<<>>\nendobj\n", "truncated"),
-])
+@pytest.mark.parametrize(
+    "data, code",
+    [
+        (b"PK\x03\x04" + b"\x00" * 64, "not_pdf"),
+        (b"%PDF-1.7\n1 0 obj\n<<>>\nendobj\n", "truncated"),
+    ],
+)
 def test_a_refused_submission_has_a_code_a_rejection_and_creates_nothing(client, token, data, code):
     body = submitted(client, token, data)
     assert (body["state"], body["error"]["code"], body["job"]) == ("refused", code, None)
@@ -153,8 +158,13 @@ def full_temp(tmp_path, settings):
     """A real full file system as the temp area: a 256 KiB tmpfs, filled (root only: it mounts one)."""
     root = tmp_path / "full"
     root.mkdir()
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(root)],
-                                           capture_output=True).returncode != 0:
+    if (
+        os.geteuid() != 0
+        or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(root)], capture_output=True
+        ).returncode
+        != 0
+    ):
         pytest.skip("mounting a small tmpfs needs root")
     try:
         settings.TEMP_ROOT = root
@@ -227,8 +237,13 @@ def test_a_service_account_is_rate_limited_with_429(client, token, monkeypatch):
 
 def test_the_openapi_document_describes_every_route_and_error(client):
     document = client.get("/api/v1/openapi.json").json()
-    assert {"/api/v1/bundles", "/api/v1/submissions/{submission_id}", "/api/v1/jobs/{job_id}",
-            "/api/v1/manifests/{manifest_id}", "/api/v1/jobs/{job_id}/manifest"} <= set(document["paths"])
+    assert {
+        "/api/v1/bundles",
+        "/api/v1/submissions/{submission_id}",
+        "/api/v1/jobs/{job_id}",
+        "/api/v1/manifests/{manifest_id}",
+        "/api/v1/jobs/{job_id}/manifest",
+    } <= set(document["paths"])
     submit = document["paths"]["/api/v1/bundles"]["post"]["responses"]
     assert {"202", "400", "401", "409", "413", "422", "429", "507"} <= set(submit)
 
@@ -248,8 +263,9 @@ def test_it_accepts_a_pdf_whose_stream_length_is_an_indirect_object(client, toke
     assert body["state"] == "accepted" and body["job"]["id"] == Job.objects.get().pk
 
 
-def test_a_child_that_cannot_start_is_tried_once_more_then_the_submission_is_refused(client, token, tmp_path,
-                                                                                    monkeypatch):
+def test_a_child_that_cannot_start_is_tried_once_more_then_the_submission_is_refused(
+    client, token, tmp_path, monkeypatch
+):
     data = pdfs.jpeg_rgb(tmp_path).read_bytes()
     with monkeypatch.context() as patch:
         pdfs_intake.child_cannot_start(patch)
@@ -265,6 +281,7 @@ def test_a_child_that_cannot_start_is_tried_once_more_then_the_submission_is_ref
 
 # ---------- JSON everywhere, keys that survive crashes, the caller's job list ----------
 
+
 def test_an_unknown_api_route_is_a_json_404(client, token):
     for path in ("/api/v1/nope", "/api/v2/jobs", "/api/"):
         response = client.get(path, HTTP_AUTHORIZATION=f"Bearer {token}")
@@ -272,8 +289,12 @@ def test_an_unknown_api_route_is_a_json_404(client, token):
 
 
 def test_a_malformed_multipart_body_is_a_json_400(client, token):
-    response = client.post("/api/v1/bundles", data=b"--x\r\nContent-Disposition: form-data; name=\"file\"; filename=",
-                           content_type="multipart/form-data; boundary=x", HTTP_AUTHORIZATION=f"Bearer {token}")
+    response = client.post(
+        "/api/v1/bundles",
+        data=b'--x\r\nContent-Disposition: form-data; name="file"; filename=',
+        content_type="multipart/form-data; boundary=x",
+        HTTP_AUTHORIZATION=f"Bearer {token}",
+    )
     assert response.status_code == 400 and response.json()["error"]["code"] == "bad_request"
 
 
@@ -292,16 +313,22 @@ def test_an_idempotency_key_longer_than_the_maximum_is_400_never_cut(client, tok
 def test_a_key_whose_request_died_is_taken_over_when_its_lease_ends(client, token, tmp_path, settings):
     data = pdfs.jpeg_rgb(tmp_path).read_bytes()
     stale = timezone.now() - timedelta(seconds=settings.PAGETRAIL_IDEMPOTENCY_LEASE_SECONDS + 1)
-    IdempotencyRecord.objects.create(account=ServiceAccount.objects.get(), key="order-4711",
-                                     request_sha256=hashlib.sha256(data).hexdigest(), created_at=stale)
+    IdempotencyRecord.objects.create(
+        account=ServiceAccount.objects.get(),
+        key="order-4711",
+        request_sha256=hashlib.sha256(data).hexdigest(),
+        created_at=stale,
+    )
     response = post_pdf(client, token, data, key="order-4711")
     assert response.status_code == 202 and IdempotencyRecord.objects.get().response_status == 202
     assert post_pdf(client, token, data, key="order-4711").json() == response.json()  # and replays from then on
 
 
 def test_it_lists_only_the_callers_jobs_with_filters_and_pages(client, token, tmp_path):
-    mine = [submitted(client, token, factory(tmp_path).read_bytes())["job"]["id"]
-            for factory in (pdfs.jpeg_rgb, pdfs.cmyk, pdfs.mixed)]
+    mine = [
+        submitted(client, token, factory(tmp_path).read_bytes())["job"]["id"]
+        for factory in (pdfs.jpeg_rgb, pdfs.cmyk, pdfs.mixed)
+    ]
     other = ServiceAccount.objects.create(name="contracts")
     other_token = other.issue_token()
     submitted(client, other_token, pdfs.reused_on_three_pages(tmp_path).read_bytes())
@@ -320,6 +347,7 @@ def test_a_misspelt_filter_is_a_400_naming_it(client, token):
 
 
 # ---------- each account sees only its own submissions ----------
+
 
 def auth(token: str) -> dict:
     return {"HTTP_AUTHORIZATION": f"Bearer {token}"}
@@ -404,6 +432,7 @@ def test_an_upload_from_the_admin_is_no_service_accounts_submission(client, toke
 
 # ---------- tokens expire and are rotated with an overlap ----------
 
+
 def test_a_token_is_refused_once_it_expires(settings):
     settings.PAGETRAIL_TOKEN_DAYS = 90
     account = ServiceAccount.objects.create(name="contracts")
@@ -449,8 +478,11 @@ def test_a_revoked_token_is_refused_while_the_accounts_other_token_works(client)
 def test_an_admin_issues_a_new_token_shown_once_while_the_old_one_stays_valid(admin_client):
     account = ServiceAccount.objects.create(name="contracts")
     old = account.issue_token()
-    response = admin_client.post("/admin/extraction/serviceaccount/", {
-        "action": "issue_new_token", "_selected_action": [account.pk]}, follow=True)
+    response = admin_client.post(
+        "/admin/extraction/serviceaccount/",
+        {"action": "issue_new_token", "_selected_action": [account.pk]},
+        follow=True,
+    )
     new = response.content.decode().split("Token for contracts (shown once): ")[1].split(" ")[0].split("<")[0]
     assert new != old and ServiceAccount.for_token(new) == account == ServiceAccount.for_token(old)
     assert account.tokens.count() == 2

@@ -15,10 +15,25 @@ SCHEMAS = load_pin()["capability"]["schemas"]
 
 def good_job() -> dict:
     return {
-        "job_id": "job_1", "status": "completed", "idempotency_key": "k", "pages": 1,
-        "assets": [{"id": "a", "sha256": "ab" * 32, "size": 3, "content_type": "image/png", "width": 1,
-                    "height": 1, "placements": [{"page": 1, "index": 0}], "download_url": "/x"}],
-        "warnings": [{"page": None, "message": "m"}], "partial": True, "error": None,
+        "job_id": "job_1",
+        "status": "completed",
+        "idempotency_key": "k",
+        "pages": 1,
+        "assets": [
+            {
+                "id": "a",
+                "sha256": "ab" * 32,
+                "size": 3,
+                "content_type": "image/png",
+                "width": 1,
+                "height": 1,
+                "placements": [{"page": 1, "index": 0}],
+                "download_url": "/x",
+            }
+        ],
+        "warnings": [{"page": None, "message": "m"}],
+        "partial": True,
+        "error": None,
     }
 
 
@@ -34,14 +49,16 @@ def test_it_names_each_problem_by_its_path():
     job["assets"][0]["placements"][0]["page"] = 0
     job["partial"] = 1
     job["surprise"] = True
-    assert sorted(validate(job, "job")) == sorted([
-        "$: missing 'pages'",
-        "$.status: 'paused' is not one of ['queued', 'running', 'completed', 'failed', 'cancelled']",
-        "$.assets[0].sha256: 'XYZ' does not match ^[0-9a-f]{64}$",
-        "$.assets[0].placements[0].page: 0 is below the minimum 1",
-        "$.partial: expected boolean, got integer",
-        "$: unexpected 'surprise'",
-    ])
+    assert sorted(validate(job, "job")) == sorted(
+        [
+            "$: missing 'pages'",
+            "$.status: 'paused' is not one of ['queued', 'running', 'completed', 'failed', 'cancelled']",
+            "$.assets[0].sha256: 'XYZ' does not match ^[0-9a-f]{64}$",
+            "$.assets[0].placements[0].page: 0 is below the minimum 1",
+            "$.partial: expected boolean, got integer",
+            "$: unexpected 'surprise'",
+        ]
+    )
 
 
 def test_it_takes_a_type_list_as_nullable():
@@ -62,13 +79,14 @@ def test_it_names_an_added_enum_value_and_a_renamed_field_by_path():
     published = load_pin()
     schemas = published["capability"]["schemas"]
     schemas["job"]["properties"]["status"]["enum"].append("paused")
-    schemas["error"]["properties"]["error"]["properties"]["reason"] = (
-        schemas["error"]["properties"]["error"]["properties"].pop("message"))
+    schemas["error"]["properties"]["error"]["properties"]["reason"] = schemas["error"]["properties"]["error"][
+        "properties"
+    ].pop("message")
     differences = diff_contract(published, load_pin())
     at = "capability.schemas.error.properties.error.properties"
     assert differences == [
-        f"{at}.message: published drops it (pinned {{\"type\": \"string\"}})",
-        f"{at}.reason: published adds {{\"type\": \"string\"}}",
+        f'{at}.message: published drops it (pinned {{"type": "string"}})',
+        f'{at}.reason: published adds {{"type": "string"}}',
         "capability.schemas.job.properties.status.enum: published adds 'paused'",
     ]
 
@@ -84,7 +102,8 @@ def test_it_quotes_keys_that_are_not_names():
     published["discovery"]["capabilities"]["pdf.extract_images"]["href"] = "/v2/x"
     assert diff_contract(published, load_pin()) == [
         "discovery.capabilities[\"pdf.extract_images\"].href: published '/v2/x', pinned "
-        "'/v1/discovery/pdf.extract_images'"]
+        "'/v1/discovery/pdf.extract_images'"
+    ]
 
 
 def test_it_serves_the_pinned_documents(infrai):

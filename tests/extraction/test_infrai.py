@@ -183,10 +183,13 @@ def test_it_fails_the_job_when_its_key_was_used_for_other_bytes(provider, tmp_pa
     sim = provider()
     job = submitted(pdfs.jpeg_rgb(tmp_path))
     other = pdfs.cmyk(tmp_path).read_bytes()
-    requests.post(f"{sim.url}/v1/pdf/extract_images", headers={"Authorization": f"Bearer {KEY}",
-                  "Idempotency-Key": job.idempotency_key}, timeout=10,
-                  data={"idempotency_key": job.idempotency_key, "sha256": hashlib.sha256(other).hexdigest()},
-                  files={"document": ("other.pdf", other, "application/pdf")}).raise_for_status()
+    requests.post(
+        f"{sim.url}/v1/pdf/extract_images",
+        headers={"Authorization": f"Bearer {KEY}", "Idempotency-Key": job.idempotency_key},
+        timeout=10,
+        data={"idempotency_key": job.idempotency_key, "sha256": hashlib.sha256(other).hexdigest()},
+        files={"document": ("other.pdf", other, "application/pdf")},
+    ).raise_for_status()
     assert drive(job) == "failed"
     job.refresh_from_db()
     assert job.error_code == "idempotency_conflict" and job.attempts.get().http_status == 422

@@ -128,6 +128,7 @@ def test_it_creates_one_bundle_and_one_job_when_two_submissions_race(tmp_path):
 
 # ---------- whatever the file, intake answers with a code: no traceback, the batch goes on ----------
 
+
 @pytest.fixture
 def fresh_children():
     stop_idle_children()
@@ -156,8 +157,9 @@ def test_it_records_a_file_whose_validation_crashed_as_a_rejection(tmp_path, mon
     assert Rejection.objects.get().code == "validator_crashed" and not Bundle.objects.exists()
 
 
-def test_a_child_that_cannot_start_is_tried_once_more_then_refused_with_a_rejection(tmp_path, monkeypatch,
-                                                                                    fresh_children):
+def test_a_child_that_cannot_start_is_tried_once_more_then_refused_with_a_rejection(
+    tmp_path, monkeypatch, fresh_children
+):
     pdfs_intake.child_cannot_start(monkeypatch)
 
     result = submit(pdfs.jpeg_rgb(tmp_path))
@@ -174,7 +176,10 @@ def test_the_command_reports_every_file_and_goes_on_after_a_refusal(tmp_path):
     results = submit_command(*paths)
 
     assert [(r["path"], r["accepted"], r.get("error_code")) for r in results] == [
-        (str(paths[0]), True, None), (str(paths[1]), False, "not_pdf"), (str(paths[2]), True, None)]
+        (str(paths[0]), True, None),
+        (str(paths[1]), False, "not_pdf"),
+        (str(paths[2]), True, None),
+    ]
     assert "JPEG image" in results[1]["message"] and results[2]["job_id"] == Job.objects.order_by("pk").last().pk
 
 
@@ -211,8 +216,12 @@ def test_the_command_with_no_wait_returns_the_pending_submissions_at_once(tmp_pa
 def test_the_command_waits_for_a_decision_made_meanwhile(tmp_path):
     from extraction.management.commands.submit_bundle import Command
 
-    submission = submitting.receive(intake.stage(io.BytesIO(pdfs.jpeg_rgb(tmp_path).read_bytes())),
-                                    filename="x.pdf", submitted_by="cli", queued=False)
+    submission = submitting.receive(
+        intake.stage(io.BytesIO(pdfs.jpeg_rgb(tmp_path).read_bytes())),
+        filename="x.pdf",
+        submitted_by="cli",
+        queued=False,
+    )
     naps = []
 
     def worker_decides_while_the_command_sleeps(seconds):  # the injected sleep: a worker's decision meanwhile

@@ -10,11 +10,24 @@ pytestmark = pytest.mark.django_db
 
 def make_job(status=Job.Status.QUEUED, **fields) -> Job:
     sha = f"{Bundle.objects.count():064x}"
-    bundle = Bundle.objects.create(correlation_id=sha, size=10, page_count=1, mime="application/pdf",
-                                   input_name=f"{sha[:2]}/{sha}.pdf", submitted_by="test")
-    return Job.objects.create(bundle=bundle, idempotency_key=idempotency_key(sha, "x", "1"), provider="local",
-                              extractor="x", extractor_version="1", status=status,
-                              deadline=timezone.now() + timedelta(hours=1), **fields)
+    bundle = Bundle.objects.create(
+        correlation_id=sha,
+        size=10,
+        page_count=1,
+        mime="application/pdf",
+        input_name=f"{sha[:2]}/{sha}.pdf",
+        submitted_by="test",
+    )
+    return Job.objects.create(
+        bundle=bundle,
+        idempotency_key=idempotency_key(sha, "x", "1"),
+        provider="local",
+        extractor="x",
+        extractor_version="1",
+        status=status,
+        deadline=timezone.now() + timedelta(hours=1),
+        **fields,
+    )
 
 
 def test_it_derives_the_idempotency_key_from_bytes_and_extractor_version_only():
@@ -81,8 +94,12 @@ def test_it_numbers_attempts_in_order():
 
 def test_it_separates_queue_wait_from_extraction_time():
     start = timezone.now()
-    job = make_job(enqueued_at=start, picked_up_at=start + timedelta(seconds=2),
-                   submitted_at=start + timedelta(seconds=3), provider_finished_at=start + timedelta(seconds=10))
+    job = make_job(
+        enqueued_at=start,
+        picked_up_at=start + timedelta(seconds=2),
+        submitted_at=start + timedelta(seconds=3),
+        provider_finished_at=start + timedelta(seconds=10),
+    )
     assert job.queue_wait == timedelta(seconds=2)
     assert job.extraction_time == timedelta(seconds=7)
 

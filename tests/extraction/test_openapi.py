@@ -3,7 +3,8 @@ and checks each answer (status documented, body matching its schema, no server e
 
 import pytest
 import schemathesis
-from hypothesis import HealthCheck, settings as hypothesis_settings
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 
 from extraction.accounts import ServiceAccount
 from portal.wsgi import application
@@ -27,5 +28,6 @@ def token(db):
 def test_every_operation_answers_as_documented(case, token):
     # A schema-valid upload may still be refused from its bytes (not a PDF: 415, a damaged PDF: 422); those
     # answers are documented, so the "schema-valid data must be accepted" check does not apply here.
-    case.call_and_validate(headers={"Authorization": f"Bearer {token}"},
-                           excluded_checks=[schemathesis.checks.positive_data_acceptance])
+    case.call_and_validate(
+        headers={"Authorization": f"Bearer {token}"}, excluded_checks=[schemathesis.checks.positive_data_acceptance]
+    )

@@ -1,4 +1,5 @@
 """Drawing: which images each page draws, in order, from every place a viewer draws them."""
+
 import pikepdf
 import pytest
 
@@ -22,10 +23,17 @@ def _width(image) -> int:
     return int(image.Width) if isinstance(image, pikepdf.Stream) else image.width
 
 
-@pytest.mark.parametrize("factory", [
-    pdfs_draws.annotation_stamp, pdfs_draws.annotation_states, pdfs_draws.soft_mask_group,
-    pdfs_draws.tiling_pattern, pdfs_draws.type3_glyph, pdfs_draws.type3_glyph_page_resources,
-])
+@pytest.mark.parametrize(
+    "factory",
+    [
+        pdfs_draws.annotation_stamp,
+        pdfs_draws.annotation_states,
+        pdfs_draws.soft_mask_group,
+        pdfs_draws.tiling_pattern,
+        pdfs_draws.type3_glyph,
+        pdfs_draws.type3_glyph_page_resources,
+    ],
+)
 def test_it_finds_the_image_drawn_outside_the_page_content_after_the_page_image(tmp_path, factory):
     assert drawn(factory(tmp_path)) == ([[GRAY, RGB]], [])
 

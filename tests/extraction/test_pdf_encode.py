@@ -1,4 +1,5 @@
 """encode: images wrapped without decoding hold the pixels a full decode gives; the rest is decoded."""
+
 import io
 import random
 import zlib
@@ -17,16 +18,26 @@ MAX_PIXELS = 10**8
 COMPONENTS = {"/DeviceGray": 1, "/DeviceRGB": 3, "/DeviceCMYK": 4}
 # (colour space, bits, predictor) of every kind that is wrapped; 0 means no /DecodeParms at all.
 WRAPPED_KINDS = [
-    ("/DeviceGray", 1, 0), ("/DeviceGray", 1, 1), ("/DeviceGray", 1, 15),
-    ("/DeviceGray", 8, 0), ("/DeviceGray", 8, 2), ("/DeviceGray", 8, 10), ("/DeviceGray", 8, 15),
-    ("/DeviceRGB", 8, 0), ("/DeviceRGB", 8, 2), ("/DeviceRGB", 8, 12), ("/DeviceRGB", 8, 15),
-    ("/DeviceCMYK", 8, 0), ("/DeviceCMYK", 8, 2),
+    ("/DeviceGray", 1, 0),
+    ("/DeviceGray", 1, 1),
+    ("/DeviceGray", 1, 15),
+    ("/DeviceGray", 8, 0),
+    ("/DeviceGray", 8, 2),
+    ("/DeviceGray", 8, 10),
+    ("/DeviceGray", 8, 15),
+    ("/DeviceRGB", 8, 0),
+    ("/DeviceRGB", 8, 2),
+    ("/DeviceRGB", 8, 12),
+    ("/DeviceRGB", 8, 15),
+    ("/DeviceCMYK", 8, 0),
+    ("/DeviceCMYK", 8, 2),
 ]
 
 
 def tiff_differenced(rows: list[bytes], components: int) -> bytes:
-    return b"".join(bytes((r[i] - (r[i - components] if i >= components else 0)) % 256 for i in range(len(r)))
-                    for r in rows)
+    return b"".join(
+        bytes((r[i] - (r[i - components] if i >= components else 0)) % 256 for i in range(len(r))) for r in rows
+    )
 
 
 def image_stream(pdf, data: bytes, width: int, height: int, colorspace, bits: int, **keys) -> pikepdf.Stream:
@@ -43,12 +54,23 @@ def generated(pdf, rng: random.Random, colorspace: str, bits: int, predictor: in
     width, height, components = rng.randint(1, 61), rng.randint(1, 17), COMPONENTS[colorspace]
     rows = [rng.randbytes((width * components * bits + 7) // 8) for _ in range(height)]
     step = max(1, components * bits // 8)
-    data = png_filtered(rows, step, rng) if predictor >= 10 else (
-        tiff_differenced(rows, components) if predictor == 2 else b"".join(rows))
+    data = (
+        png_filtered(rows, step, rng)
+        if predictor >= 10
+        else (tiff_differenced(rows, components) if predictor == 2 else b"".join(rows))
+    )
     parms = Dictionary(Predictor=predictor, Colors=components, BitsPerComponent=bits, Columns=width)
     extra = {"DecodeParms": parms} if predictor else {}
-    return image_stream(pdf, zlib.compress(data, rng.randint(1, 9)), width, height, Name(colorspace), bits,
-                        Filter=Name.FlateDecode, **extra)
+    return image_stream(
+        pdf,
+        zlib.compress(data, rng.randint(1, 9)),
+        width,
+        height,
+        Name(colorspace),
+        bits,
+        Filter=Name.FlateDecode,
+        **extra,
+    )
 
 
 def decoded_by_pikepdf(stream: pikepdf.Stream) -> Image.Image:

@@ -1,4 +1,5 @@
 """extract_images: what comes out, how it is encoded, where it was placed."""
+
 import hashlib
 
 import pytest
@@ -7,8 +8,6 @@ from PIL import Image
 from extraction.pdf import SandboxError, extract_images
 from extraction.pdf.limits import Limits
 from tests import pdfs, pdfs_draws, pdfs_intake, pdfs_jpx, pdfs_predictors
-
-
 
 
 @pytest.fixture
@@ -51,11 +50,15 @@ def test_it_passes_jpeg_2000_through_byte_for_byte(tmp_path, out):
     assert (asset.content_type, asset.filename[-4:]) == ("image/jp2", ".jp2")
 
 
-@pytest.mark.parametrize("factory, picture, content_type", [
-    (pdfs.flate_rgb, pdfs.rgb_picture(), "image/tiff"),
-    (pdfs.flate_gray, pdfs.gray_picture(), "image/tiff"),
-    (pdfs.flate_predictor, pdfs.rgb_picture(), "image/png"),
-], ids=["rgb", "gray", "png_predictor"])
+@pytest.mark.parametrize(
+    "factory, picture, content_type",
+    [
+        (pdfs.flate_rgb, pdfs.rgb_picture(), "image/tiff"),
+        (pdfs.flate_gray, pdfs.gray_picture(), "image/tiff"),
+        (pdfs.flate_predictor, pdfs.rgb_picture(), "image/png"),
+    ],
+    ids=["rgb", "gray", "png_predictor"],
+)
 def test_it_wraps_flate_in_a_png_or_tiff_with_the_source_pixels(tmp_path, out, factory, picture, content_type):
     (asset,) = extract_images(factory(tmp_path), out).assets
 
@@ -166,8 +169,10 @@ def test_it_warns_for_an_image_whose_png_predictor_overflows_and_keeps_the_other
     result = extract_images(pdfs_predictors.predictor_overflow(tmp_path), out)
 
     assert sorted(placed(result)) == [(1, 1), (1, 2)]
-    assert result.warnings == ["Page 1, image 0: could not be extracted (PNGFilter created with bits_per_sample and "
-                               "samples_per_pixel values that cause overflow)."]
+    assert result.warnings == [
+        "Page 1, image 0: could not be extracted (PNGFilter created with bits_per_sample and "
+        "samples_per_pixel values that cause overflow)."
+    ]
     assert opened(out, placed(result)[1, 2]).tobytes() == pdfs.gray_picture(4, 2).tobytes()
     assert "icc_profile" not in opened(out, placed(result)[1, 2]).info  # its profile stream cannot be read
 
@@ -176,8 +181,10 @@ def test_it_names_the_image_and_the_made_up_filter_it_cannot_decode(tmp_path, ou
     result = extract_images(pdfs_intake.made_up_filter_image(tmp_path), out)
 
     assert (result.assets, list(out.iterdir())) == ([], [])
-    assert result.warnings == ["Page 1, image 0: could not be extracted (it is encoded with XORDecode, which is not "
-                               "a PDF filter, so no reader can decode it)."]
+    assert result.warnings == [
+        "Page 1, image 0: could not be extracted (it is encoded with XORDecode, which is not "
+        "a PDF filter, so no reader can decode it)."
+    ]
 
 
 def test_it_extracts_jpeg_2000_in_the_child_as_the_pdf_draws_it(tmp_path, out):
@@ -210,10 +217,13 @@ def test_it_stops_at_a_form_that_draws_itself(tmp_path, out):
     assert len(result.warnings) == 1
 
 
-@pytest.mark.parametrize("factory, code", [
-    (pdfs.encrypted, "encrypted"),
-    (pdfs.png_renamed, "unreadable"),
-])
+@pytest.mark.parametrize(
+    "factory, code",
+    [
+        (pdfs.encrypted, "encrypted"),
+        (pdfs.png_renamed, "unreadable"),
+    ],
+)
 def test_it_fails_permanently_on_a_document_it_cannot_open(tmp_path, out, factory, code):
     with pytest.raises(SandboxError) as caught:
         extract_images(factory(tmp_path), out)
@@ -224,8 +234,21 @@ def test_it_fails_permanently_on_a_document_it_cannot_open(tmp_path, out, factor
 def test_the_benchmark_runs_at_a_tiny_scale_and_its_checks_pass(tmp_path, capfd):
     from bench.__main__ import main
 
-    status = main(["--scale", "0.02", "--workers", "1,2", "--out", str(tmp_path), "--no-references",
-                   "--admin-jobs", "300", "--admin-assets", "3000"])
+    status = main(
+        [
+            "--scale",
+            "0.02",
+            "--workers",
+            "1,2",
+            "--out",
+            str(tmp_path),
+            "--no-references",
+            "--admin-jobs",
+            "300",
+            "--admin-assets",
+            "3000",
+        ]
+    )
 
     printed = capfd.readouterr().out
     assert (status, printed.splitlines()[-1]) == (0, "checks: all passed")
@@ -239,8 +262,18 @@ def test_the_benchmark_checks_catch_a_jpeg_that_was_not_passed_through():
     from bench import checks
     from bench.runners import Run
 
-    truth = {"files": [{"name": "a.pdf", "image_xobjects": 1, "smask_xobjects": 0, "distinct_outputs": 1,
-                        "placements": 1, "jpeg_sha256": ["j" * 64]}]}
+    truth = {
+        "files": [
+            {
+                "name": "a.pdf",
+                "image_xobjects": 1,
+                "smask_xobjects": 0,
+                "distinct_outputs": 1,
+                "placements": 1,
+                "jpeg_sha256": ["j" * 64],
+            }
+        ]
+    }
     floor = Run("floor", digests={"a.pdf": ["j" * 64]})
     ours = Run("Pagetrail", digests={"a.pdf": ["x" * 64]}, placements={"a.pdf": 1})
 

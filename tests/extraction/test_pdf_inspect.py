@@ -2,13 +2,11 @@
 
 Every hostile file is small, or read under a small limit, so each refusal is quick by design.
 """
+
 import pytest
 
 from extraction.pdf import Inspection, Limits, Refusal, inspect_pdf
 from tests import pdfs, pdfs_hostile, pdfs_intake
-
-
-
 
 SMALL = Limits(max_stream_bytes=1024**2, max_pages=3)
 
@@ -62,14 +60,17 @@ def test_it_accepts_a_good_file_with_its_page_count(tmp_path, factory, pages):
     assert inspect_pdf(factory(tmp_path)) == Inspection(pages=pages, pdf_version="1.3", mime="application/pdf")
 
 
-@pytest.mark.parametrize("factory, kind", [
-    (pdfs.png_renamed, "a PNG image"),
-    (pdfs.zip_renamed, "a ZIP archive"),
-    (pdfs.html_renamed, "an HTML document"),
-    (pdfs.elf_renamed, "an ELF executable"),
-    (pdfs.text_renamed, "plain text"),
-    (pdfs_intake.junk_past_slack, "a PDF preceded by 1024 bytes of other data"),
-])
+@pytest.mark.parametrize(
+    "factory, kind",
+    [
+        (pdfs.png_renamed, "a PNG image"),
+        (pdfs.zip_renamed, "a ZIP archive"),
+        (pdfs.html_renamed, "an HTML document"),
+        (pdfs.elf_renamed, "an ELF executable"),
+        (pdfs.text_renamed, "plain text"),
+        (pdfs_intake.junk_past_slack, "a PDF preceded by 1024 bytes of other data"),
+    ],
+)
 def test_it_names_what_a_file_that_is_not_a_pdf_looks_like(tmp_path, factory, kind):
     assert refusal(factory(tmp_path)).message == f"The file is not a PDF; it looks like {kind}."
 
@@ -105,8 +106,9 @@ def test_it_names_the_disallowed_filter(tmp_path):
     assert "JBIG2Decode" in refusal(pdfs.jbig2_image(tmp_path), Limits(allowed_filters=("FlateDecode",))).message
 
 
-@pytest.mark.parametrize("factory", [
-    pdfs_intake.made_up_filter_image, pdfs_intake.made_up_filter_content, pdfs_intake.string_filter])
+@pytest.mark.parametrize(
+    "factory", [pdfs_intake.made_up_filter_image, pdfs_intake.made_up_filter_content, pdfs_intake.string_filter]
+)
 def test_it_accepts_a_stream_whose_filter_is_no_pdf_filter_as_viewers_do(tmp_path, factory):
     # No reader decodes such a stream, so no decoder is exposed to it; extraction says what is missing.
     assert inspect_pdf(factory(tmp_path)).pages == 1
@@ -161,6 +163,7 @@ def test_it_accepts_the_standard_crypt_filter(tmp_path):
 
 # ---------- what viewers open: accepted, and how it was read recorded ----------
 
+
 def test_it_accepts_a_stream_whose_length_is_an_indirect_integer(tmp_path):
     assert inspect_pdf(pdfs_intake.indirect_length(tmp_path)).pages == 1
 
@@ -172,9 +175,13 @@ def test_it_accepts_indirect_objects_of_every_kind(tmp_path):
 def test_it_says_a_file_whose_encryption_protects_only_attachments_holds_active_content(tmp_path):
     """Viewers open it without a password; its content is in the clear, its embedded files are not."""
     refused = refusal(pdfs_intake.encrypted_attachments_only(tmp_path))
-    assert (refused.code, refused.message) == ("active_content", (
-        "The file's encryption is for embedded files (attachments), which have a password of their own; "
-        "Pagetrail does not accept PDFs with active content."))
+    assert (refused.code, refused.message) == (
+        "active_content",
+        (
+            "The file's encryption is for embedded files (attachments), which have a password of their own; "
+            "Pagetrail does not accept PDFs with active content."
+        ),
+    )
 
 
 def test_it_opens_a_file_encrypted_with_the_empty_user_password_and_records_it(tmp_path):
@@ -227,15 +234,19 @@ ACTIVE_SPELLINGS = [  # (page entry, as the raw file spells it)
 @pytest.mark.parametrize("entry", ACTIVE_SPELLINGS)
 def test_it_refuses_active_content_spelled_with_escapes_or_nested_deep(tmp_path, entry):
     page = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R %s >>" % entry
-    path = pdfs.write(tmp_path / "active.pdf", pdfs.raw_pdf(
-        pdfs.ONE_PAGE[:2] + [page, pdfs.raw_stream(b"0 0 m"), pdfs.raw_stream(b"attached")]))
+    path = pdfs.write(
+        tmp_path / "active.pdf",
+        pdfs.raw_pdf(pdfs.ONE_PAGE[:2] + [page, pdfs.raw_stream(b"0 0 m"), pdfs.raw_stream(b"attached")]),
+    )
 
     assert refusal(path, Limits()).code == "active_content"
 
 
 def test_it_accepts_a_pdf_whose_text_merely_mentions_active_names(tmp_path):
-    page = (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R "
-            b"/PieceInfo << /Note (see /JS and /Launch and /EmbeddedFiles in the spec) >> >>")
+    page = (
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R "
+        b"/PieceInfo << /Note (see /JS and /Launch and /EmbeddedFiles in the spec) >> >>"
+    )
     path = pdfs.write(tmp_path / "mentions.pdf", pdfs.raw_pdf(pdfs.ONE_PAGE[:2] + [page, pdfs.raw_stream(b"0 0 m")]))
 
     assert inspect_pdf(path).pages == 1
@@ -243,34 +254,50 @@ def test_it_accepts_a_pdf_whose_text_merely_mentions_active_names(tmp_path):
 
 # ---------- the hostile-input policy (README: Intake) ----------
 
-@pytest.mark.parametrize("factory, code", [
-    (pdfs_hostile.zip_polyglot, "polyglot"),
-    (pdfs_hostile.fake_incremental_update, "trailing_data"),
-    (pdfs_hostile.long_fake_update, "trailing_data"),
-    (pdfs_hostile.fake_update_with_keywords, "trailing_data"),
-    (pdfs_hostile.fake_update_pointing_back, "trailing_data"),
-    (pdfs_hostile.long_fake_update_pointing_back, "trailing_data"),
-    (pdfs_hostile.fake_update_with_a_real_section, "trailing_data"),
-    (pdfs_hostile.long_fake_update_with_a_real_section, "trailing_data"),
-    (pdfs_hostile.fake_update_with_a_real_section_after_junk, "trailing_data"),
-    (pdfs_intake.payload_posing_as_a_stream_end, "trailing_data"),
-    (pdfs_hostile.submit_form, "active_content"),
-    (pdfs_hostile.import_data, "active_content"),
-    (pdfs_hostile.goto_remote, "active_content"),
-], ids=lambda x: getattr(x, "__name__", x))
+
+@pytest.mark.parametrize(
+    "factory, code",
+    [
+        (pdfs_hostile.zip_polyglot, "polyglot"),
+        (pdfs_hostile.fake_incremental_update, "trailing_data"),
+        (pdfs_hostile.long_fake_update, "trailing_data"),
+        (pdfs_hostile.fake_update_with_keywords, "trailing_data"),
+        (pdfs_hostile.fake_update_pointing_back, "trailing_data"),
+        (pdfs_hostile.long_fake_update_pointing_back, "trailing_data"),
+        (pdfs_hostile.fake_update_with_a_real_section, "trailing_data"),
+        (pdfs_hostile.long_fake_update_with_a_real_section, "trailing_data"),
+        (pdfs_hostile.fake_update_with_a_real_section_after_junk, "trailing_data"),
+        (pdfs_intake.payload_posing_as_a_stream_end, "trailing_data"),
+        (pdfs_hostile.submit_form, "active_content"),
+        (pdfs_hostile.import_data, "active_content"),
+        (pdfs_hostile.goto_remote, "active_content"),
+    ],
+    ids=lambda x: getattr(x, "__name__", x),
+)
 def test_it_refuses_what_the_hostile_input_policy_refuses(tmp_path, factory, code):
     assert refusal(factory(tmp_path)).code == code
 
 
-@pytest.mark.parametrize("factory", [pdfs_hostile.real_incremental_update, pdfs_hostile.large_real_update,
-                                     pdfs_hostile.real_update_after_junk, pdfs_hostile.linearized,
-                                     pdfs_hostile.xref_stream, pdfs_hostile.uri_link])
+@pytest.mark.parametrize(
+    "factory",
+    [
+        pdfs_hostile.real_incremental_update,
+        pdfs_hostile.large_real_update,
+        pdfs_hostile.real_update_after_junk,
+        pdfs_hostile.linearized,
+        pdfs_hostile.xref_stream,
+        pdfs_hostile.uri_link,
+    ],
+)
 def test_it_accepts_a_real_incremental_update_and_a_plain_link(tmp_path, factory):
     assert inspect_pdf(factory(tmp_path)).pages == 1
 
 
-@pytest.mark.parametrize("factory", [pdfs_intake.eof_inside_a_stream, pdfs_intake.commented_deletion_update,
-                                     pdfs_intake.hybrid_update], ids=lambda f: f.__name__)
+@pytest.mark.parametrize(
+    "factory",
+    [pdfs_intake.eof_inside_a_stream, pdfs_intake.commented_deletion_update, pdfs_intake.hybrid_update],
+    ids=lambda f: f.__name__,
+)
 def test_it_accepts_revisions_as_real_writers_leave_them(tmp_path, factory):
     """A marker inside a stream's data, a comment before a section, two sections in one revision:
     readers skip them, and pdf.js, pypdf and qpdf test files that poppler opens hold each."""

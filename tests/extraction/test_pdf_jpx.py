@@ -3,6 +3,7 @@
 "What the PDF draws" is PDFium's rendering of the image alone at one pixel a sample, or, where that
 rendering cannot say (16 bits, CMYK), the samples put into the codestream (all encoded losslessly).
 """
+
 import hashlib
 import io
 
@@ -13,7 +14,9 @@ from PIL import Image, ImageChops
 
 from extraction.pdf import jpx
 from extraction.pdf.encode import ImageTooLarge, encode
-from tests import pdfs, pdfs_jpx as jx, pdfs_pixels as px
+from tests import pdfs
+from tests import pdfs_jpx as jx
+from tests import pdfs_pixels as px
 
 MAX_PIXELS = 10**8
 
@@ -28,7 +31,7 @@ def largest_difference(a: Image.Image, b: Image.Image) -> int:
 
 def test_it_passes_an_rgb_jpx_through_with_the_codestreams_dimensions_not_the_dictionarys():
     data = jx.jpx_bytes(pdfs.rgb_picture())
-    image = jx.jpx(pdf := pikepdf.Pdf.new(), data, 48, 32)
+    image = jx.jpx(_pdf := pikepdf.Pdf.new(), data, 48, 32)
     drawn = px.drawn_by_pdfium(image)
     image.Width = image.Height = 1
 
@@ -39,13 +42,17 @@ def test_it_passes_an_rgb_jpx_through_with_the_codestreams_dimensions_not_the_di
     assert opened(encoded).tobytes() == drawn.tobytes()
 
 
-@pytest.mark.parametrize("keys", [
-    {"Decode": Array([1, 0] * 3)},  # ignored for JPX: PDFium and poppler draw the samples as they are
-    {"ColorSpace": Name.DeviceRGB, "BitsPerComponent": 16},  # an override that agrees; BPC is ignored
-], ids=["decode_array", "agreeing_colorspace"])
+@pytest.mark.parametrize(
+    "keys",
+    [
+        {"Decode": Array([1, 0] * 3)},  # ignored for JPX: PDFium and poppler draw the samples as they are
+        {"ColorSpace": Name.DeviceRGB, "BitsPerComponent": 16},  # an override that agrees; BPC is ignored
+    ],
+    ids=["decode_array", "agreeing_colorspace"],
+)
 def test_it_passes_through_a_jpx_whose_dictionary_does_not_change_its_reading(keys):
     data = jx.jpx_bytes(pdfs.rgb_picture())
-    image = jx.jpx(pdf := pikepdf.Pdf.new(), data, 48, 32, **keys)
+    image = jx.jpx(_pdf := pikepdf.Pdf.new(), data, 48, 32, **keys)
 
     encoded = encode(image, MAX_PIXELS)
 
@@ -53,7 +60,7 @@ def test_it_passes_through_a_jpx_whose_dictionary_does_not_change_its_reading(ke
 
 
 def test_it_writes_the_colours_of_an_rgba_jpx_the_pdf_draws_opaque():
-    image = jx.jpx(pdf := pikepdf.Pdf.new(), data := jx.jpx_bytes(jx.rgba_picture()), 48, 32)
+    image = jx.jpx(_pdf := pikepdf.Pdf.new(), data := jx.jpx_bytes(jx.rgba_picture()), 48, 32)
     assert Image.open(io.BytesIO(data)).mode == "RGBA"  # what a passed-through file would say
 
     encoded = encode(image, MAX_PIXELS)
@@ -66,7 +73,7 @@ def test_it_writes_the_colours_of_an_rgba_jpx_the_pdf_draws_opaque():
 def test_it_keeps_the_opacity_of_an_rgba_jpx_whose_smask_is_in_its_data():
     """The opacity channel is the image's soft mask (7.4.9). Readers disagree here (PDFium applies the
     opacity twice, poppler 22 reads the four components as RGB), so the reference is the codestream."""
-    image = jx.jpx(pdf := pikepdf.Pdf.new(), jx.jpx_bytes(jx.rgba_picture()), 48, 32, SMaskInData=1)
+    image = jx.jpx(_pdf := pikepdf.Pdf.new(), jx.jpx_bytes(jx.rgba_picture()), 48, 32, SMaskInData=1)
 
     encoded = encode(image, MAX_PIXELS)
 
@@ -76,7 +83,7 @@ def test_it_keeps_the_opacity_of_an_rgba_jpx_whose_smask_is_in_its_data():
 
 def test_it_keeps_a_16_bit_jpx_at_16_bits():
     picture = jx.gray16_picture()
-    image = jx.jpx(pdf := pikepdf.Pdf.new(), jx.jpx_bytes(picture), 10, 6)
+    image = jx.jpx(_pdf := pikepdf.Pdf.new(), jx.jpx_bytes(picture), 10, 6)
 
     encoded = encode(image, MAX_PIXELS)
 
@@ -88,7 +95,7 @@ def test_it_keeps_a_16_bit_jpx_at_16_bits():
 
 def test_it_writes_four_components_the_pdf_calls_cmyk_as_cmyk_not_as_pillows_rgba():
     data = jx.cmyk_codestream()
-    image = jx.jpx(pdf := pikepdf.Pdf.new(), data, 20, 12, ColorSpace=Name.DeviceCMYK)
+    image = jx.jpx(_pdf := pikepdf.Pdf.new(), data, 20, 12, ColorSpace=Name.DeviceCMYK)
     assert Image.open(io.BytesIO(data)).mode == "RGBA"
 
     encoded = encode(image, MAX_PIXELS)
@@ -98,14 +105,14 @@ def test_it_writes_four_components_the_pdf_calls_cmyk_as_cmyk_not_as_pillows_rgb
 
 
 def test_it_refuses_a_jpx_larger_than_the_limit_by_its_codestreams_size():
-    image = jx.jpx(pdf := pikepdf.Pdf.new(), jx.jpx_bytes(pdfs.rgb_picture()), 1, 1)
+    image = jx.jpx(_pdf := pikepdf.Pdf.new(), jx.jpx_bytes(pdfs.rgb_picture()), 1, 1)
 
     with pytest.raises(ImageTooLarge, match="48 x 32"):
         encode(image, 48 * 32 - 1)
 
 
 def test_it_raises_for_jpx_data_without_a_codestream():
-    image = jx.jpx(pdf := pikepdf.Pdf.new(), b"\x00\x00\x00\x0cjP  \r\n\x87\n" + b"\x00" * 20, 4, 4)
+    image = jx.jpx(_pdf := pikepdf.Pdf.new(), b"\x00\x00\x00\x0cjP  \r\n\x87\n" + b"\x00" * 20, 4, 4)
 
     with pytest.raises(ValueError, match="codestream"):
         encode(image, MAX_PIXELS)
@@ -113,13 +120,12 @@ def test_it_raises_for_jpx_data_without_a_codestream():
 
 def test_it_looks_up_a_jpx_of_indices_in_the_pdfs_palette():
     """poppler's pdfimages writes these colours too; PDFium paints such an image black."""
-    image, looked_up = jx.indexed_jpx(pdf := pikepdf.Pdf.new())
+    image, looked_up = jx.indexed_jpx(_pdf := pikepdf.Pdf.new())
 
     encoded = encode(image, MAX_PIXELS)
 
     assert (encoded.method, opened(encoded).mode, encoded.colorspace) == ("decoded", "P", "Indexed")
     assert opened(encoded).convert("RGB").tobytes() == looked_up
-
 
 
 @pytest.mark.parametrize("codestream_only", [False, True], ids=["jp2", "codestream"])
@@ -135,7 +141,7 @@ def test_it_reads_the_header_of_every_cut_jpx_or_says_why_not(codestream_only):
 
 
 def test_it_writes_a_cmyk_jp2_without_a_colour_space_in_the_codestreams_cmyk():
-    image = jx.jpx(pdf := pikepdf.Pdf.new(), jx.jpx_bytes(pdfs.cmyk_picture()), 20, 12)
+    image = jx.jpx(_pdf := pikepdf.Pdf.new(), jx.jpx_bytes(pdfs.cmyk_picture()), 20, 12)
 
     encoded = encode(image, MAX_PIXELS)
 
@@ -147,7 +153,7 @@ def test_it_looks_up_a_jp2_with_its_own_palette_in_the_pdfs_palette():
     """The PDF's Indexed space describes the stored indices: the JP2's palette is not applied first
     (pdf.js issue12213, where poppler writes the same)."""
     space = Array([Name.Indexed, Name.DeviceRGB, 3, pikepdf.String(b"".join(px.RGB_PALETTE))])
-    image = jx.palette_jpx(pdf := pikepdf.Pdf.new(), space)
+    image = jx.palette_jpx(_pdf := pikepdf.Pdf.new(), space)
 
     written = opened(encode(image, MAX_PIXELS)).convert("RGB").tobytes()
 
@@ -155,7 +161,7 @@ def test_it_looks_up_a_jp2_with_its_own_palette_in_the_pdfs_palette():
 
 
 def test_it_writes_a_jp2_with_its_own_palette_and_no_colour_space_in_that_palettes_colours():
-    image = jx.palette_jpx(pdf := pikepdf.Pdf.new())
+    image = jx.palette_jpx(_pdf := pikepdf.Pdf.new())
 
     encoded = encode(image, MAX_PIXELS)
 

@@ -1,4 +1,5 @@
 """encode: Pillow reads every written file to the samples the PDF draws (issue 14)."""
+
 import io
 import zlib
 
@@ -7,7 +8,9 @@ import pytest
 from PIL import Image, ImageChops, ImageCms, ImageStat
 
 from extraction.pdf.encode import encode
-from tests import pdfs, pdfs_pixels as px, pdfs_predictors as pp
+from tests import pdfs
+from tests import pdfs_pixels as px
+from tests import pdfs_predictors as pp
 
 MAX_PIXELS = 10**8
 
@@ -33,16 +36,16 @@ def png_samples16(data: bytes) -> bytes:
     width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
     idat, pos = b"", 8
     while pos < len(data):
-        length, kind = int.from_bytes(data[pos:pos + 4], "big"), data[pos + 4:pos + 8]
-        idat += data[pos + 8:pos + 8 + length] if kind == b"IDAT" else b""
+        length, kind = int.from_bytes(data[pos : pos + 4], "big"), data[pos + 4 : pos + 8]
+        idat += data[pos + 8 : pos + 8 + length] if kind == b"IDAT" else b""
         pos += 12 + length
     rows, row = zlib.decompress(idat), len(zlib.decompress(idat)) // height
     assert all(rows[y * row] == 0 for y in range(height)) and data[24] == 16 and width
-    return b"".join(rows[y * row + 1:(y + 1) * row] for y in range(height))
+    return b"".join(rows[y * row + 1 : (y + 1) * row] for y in range(height))
 
 
 def test_it_writes_a_cmyk_jpeg_with_the_samples_the_pdf_draws_not_their_negative():
-    image, expected = px.cmyk_jpeg(pdf := pikepdf.Pdf.new())
+    image, expected = px.cmyk_jpeg(_pdf := pikepdf.Pdf.new())
 
     encoded = encode(image, MAX_PIXELS)
 
@@ -61,7 +64,7 @@ def mean_difference(a: Image.Image, b: Image.Image) -> float:
 
 
 def test_it_writes_an_icc_cmyk_jpeg_as_pdfium_draws_it_not_its_negative():
-    image, expected = px.icc_cmyk_jpeg(pdf := pikepdf.Pdf.new())
+    image, expected = px.icc_cmyk_jpeg(_pdf := pikepdf.Pdf.new())
     drawn = px.drawn_by_pdfium(image)  # through the image's own /N 4 profile
 
     encoded = encode(image, MAX_PIXELS)
@@ -75,7 +78,7 @@ def test_it_writes_an_icc_cmyk_jpeg_as_pdfium_draws_it_not_its_negative():
 
 
 def test_it_passes_through_a_cmyk_jpeg_the_pdf_inverts_as_pillow_does():
-    image, expected = px.cmyk_jpeg(pdf := pikepdf.Pdf.new(), decode=True)
+    image, expected = px.cmyk_jpeg(_pdf := pikepdf.Pdf.new(), decode=True)
 
     encoded = encode(image, MAX_PIXELS)
 
@@ -84,7 +87,7 @@ def test_it_passes_through_a_cmyk_jpeg_the_pdf_inverts_as_pillow_does():
 
 
 def test_it_applies_an_inverting_decode_array_to_a_gray_jpeg():
-    image, expected = px.inverted_gray_jpeg(pdf := pikepdf.Pdf.new())
+    image, expected = px.inverted_gray_jpeg(_pdf := pikepdf.Pdf.new())
 
     encoded = encode(image, MAX_PIXELS)
 
@@ -93,7 +96,7 @@ def test_it_applies_an_inverting_decode_array_to_a_gray_jpeg():
 
 
 def test_it_keeps_16_bit_rgb_at_16_bits():
-    image, samples = px.rgb16(pdf := pikepdf.Pdf.new())
+    image, samples = px.rgb16(_pdf := pikepdf.Pdf.new())
 
     encoded = encode(image, MAX_PIXELS)
 
@@ -102,7 +105,7 @@ def test_it_keeps_16_bit_rgb_at_16_bits():
 
 
 def test_it_keeps_separation_tints_as_gray_and_records_the_colorant():
-    image, tints = px.separation(pdf := pikepdf.Pdf.new())
+    image, tints = px.separation(_pdf := pikepdf.Pdf.new())
 
     encoded = encode(image, MAX_PIXELS)
 
@@ -111,7 +114,7 @@ def test_it_keeps_separation_tints_as_gray_and_records_the_colorant():
 
 
 def test_it_keeps_the_four_inks_of_a_device_n_image():
-    image, tints = px.device_n(pdf := pikepdf.Pdf.new(), 4)
+    image, tints = px.device_n(_pdf := pikepdf.Pdf.new(), 4)
 
     encoded = encode(image, MAX_PIXELS)
 
@@ -120,7 +123,7 @@ def test_it_keeps_the_four_inks_of_a_device_n_image():
 
 
 def test_it_keeps_the_two_inks_of_a_device_n_image_as_a_two_sample_tiff():
-    image, tints = px.device_n(pdf := pikepdf.Pdf.new(), 2)
+    image, tints = px.device_n(_pdf := pikepdf.Pdf.new(), 2)
 
     encoded = encode(image, MAX_PIXELS)
 
@@ -128,7 +131,7 @@ def test_it_keeps_the_two_inks_of_a_device_n_image_as_a_two_sample_tiff():
 
 
 def test_it_keeps_lab_samples_as_stored():
-    image, samples = px.lab(pdf := pikepdf.Pdf.new())
+    image, samples = px.lab(_pdf := pikepdf.Pdf.new())
 
     encoded = encode(image, MAX_PIXELS)
 
@@ -136,7 +139,7 @@ def test_it_keeps_lab_samples_as_stored():
 
 
 def test_it_scales_4_bit_samples_to_8_bits_exactly():
-    image, expected = px.four_bit_rgb(pdf := pikepdf.Pdf.new())
+    image, expected = px.four_bit_rgb(_pdf := pikepdf.Pdf.new())
 
     assert opened(encode(image, MAX_PIXELS)).tobytes() == expected
 
@@ -166,7 +169,7 @@ def test_it_writes_an_inline_jpeg_starting_at_its_start_of_image_marker(tmp_path
 
 
 def test_it_records_the_size_of_the_written_file_not_the_dictionarys():
-    image, _ = px.inverted_gray_jpeg(pdf := pikepdf.Pdf.new())
+    image, _ = px.inverted_gray_jpeg(_pdf := pikepdf.Pdf.new())
     image.Width = image.Height = 1
     del image["/Decode"]
 
@@ -184,7 +187,7 @@ def gray(image: Image.Image) -> bytes:
 
 @pytest.mark.parametrize("byte_align", [False, True])
 def test_it_decodes_ccitt_group_3_rows_in_place(byte_align):
-    image = px.ccitt_group3(pdf := pikepdf.Pdf.new(), BILEVEL, byte_align)
+    image = px.ccitt_group3(_pdf := pikepdf.Pdf.new(), BILEVEL, byte_align)
 
     encoded = encode(image, MAX_PIXELS)
 
@@ -193,13 +196,13 @@ def test_it_decodes_ccitt_group_3_rows_in_place(byte_align):
 
 
 def test_it_decodes_a_jbig2_image():
-    image = px.jbig2_mmr(pdf := pikepdf.Pdf.new(), BILEVEL)
+    image = px.jbig2_mmr(_pdf := pikepdf.Pdf.new(), BILEVEL)
 
     assert gray(opened(encode(image, MAX_PIXELS))) == gray(BILEVEL)
 
 
 def test_it_writes_a_jbig2_stencil_mask_black_where_it_paints():
-    image = px.jbig2_mmr(pdf := pikepdf.Pdf.new(), BILEVEL)
+    image = px.jbig2_mmr(_pdf := pikepdf.Pdf.new(), BILEVEL)
     image.ImageMask = True
     del image["/ColorSpace"]
 
@@ -209,16 +212,15 @@ def test_it_writes_a_jbig2_stencil_mask_black_where_it_paints():
 
 
 def test_it_keeps_three_device_n_inks_as_inks_not_rgb():
-    image, tints = px.device_n(pdf := pikepdf.Pdf.new(), 3)
+    image, tints = px.device_n(_pdf := pikepdf.Pdf.new(), 3)
 
     encoded = encode(image, MAX_PIXELS)
 
     assert encoded.extension == "tif" and zlib.compress(tints, 6) in encoded.data
 
 
-
 def test_it_keeps_the_samples_of_a_jpeg_the_pdf_does_not_colour_transform():
-    image, expected = px.untransformed_jpeg(pdf := pikepdf.Pdf.new())
+    image, expected = px.untransformed_jpeg(_pdf := pikepdf.Pdf.new())
 
     encoded = encode(image, MAX_PIXELS)
 
@@ -226,20 +228,20 @@ def test_it_keeps_the_samples_of_a_jpeg_the_pdf_does_not_colour_transform():
 
 
 def test_it_applies_an_inverting_decode_array_to_16_bit_samples():
-    image, samples = px.rgb16(pdf := pikepdf.Pdf.new())
+    image, samples = px.rgb16(_pdf := pikepdf.Pdf.new())
     image.Decode = pikepdf.Array([1, 0] * 3)
 
     assert png_samples16(encode(image, MAX_PIXELS).data) == samples.translate(bytes(255 - b for b in range(256)))
 
 
 def test_it_decodes_run_length_samples_of_a_separation():
-    image, tints = px.separation_run_length(pdf := pikepdf.Pdf.new())
+    image, tints = px.separation_run_length(_pdf := pikepdf.Pdf.new())
 
     assert opened(encode(image, MAX_PIXELS)).tobytes() == tints
 
 
 def test_it_looks_up_an_indexed_cmyk_image_into_cmyk_samples():
-    image, expected = px.indexed_cmyk(pdf := pikepdf.Pdf.new())
+    image, expected = px.indexed_cmyk(_pdf := pikepdf.Pdf.new())
 
     encoded = encode(image, MAX_PIXELS)
 
@@ -247,7 +249,7 @@ def test_it_looks_up_an_indexed_cmyk_image_into_cmyk_samples():
 
 
 def test_it_looks_up_an_indexed_lab_image_into_lab_samples():
-    image, expected = px.indexed_lab(pdf := pikepdf.Pdf.new())
+    image, expected = px.indexed_lab(_pdf := pikepdf.Pdf.new())
 
     encoded = encode(image, MAX_PIXELS)
 
@@ -255,7 +257,7 @@ def test_it_looks_up_an_indexed_lab_image_into_lab_samples():
 
 
 def test_it_writes_an_indexed_image_whose_base_profile_is_broken_from_its_palette():
-    image, expected = px.indexed_broken_profile(pdf := pikepdf.Pdf.new())
+    image, expected = px.indexed_broken_profile(_pdf := pikepdf.Pdf.new())
 
     written = opened(encode(image, MAX_PIXELS))
 
@@ -263,7 +265,7 @@ def test_it_writes_an_indexed_image_whose_base_profile_is_broken_from_its_palett
 
 
 def test_it_draws_the_last_palette_entry_for_an_index_past_it():
-    image, expected = px.indexed_short_palette(pdf := pikepdf.Pdf.new())
+    image, expected = px.indexed_short_palette(_pdf := pikepdf.Pdf.new())
 
     assert opened(encode(image, MAX_PIXELS)).convert("RGB").tobytes() == expected
 
@@ -292,7 +294,7 @@ def test_it_writes_an_inline_image_that_states_its_length(tmp_path):
 
 
 def test_it_keeps_every_bit_of_16_bit_rgb_behind_png_predictors():
-    image, samples = pp.rgb16_predicted(pdf := pikepdf.Pdf.new())
+    image, samples = pp.rgb16_predicted(_pdf := pikepdf.Pdf.new())
 
     encoded = encode(image, MAX_PIXELS)
 
@@ -304,7 +306,7 @@ def test_it_keeps_every_bit_of_16_bit_rgb_behind_png_predictors():
 def test_it_decodes_16_bit_predictor_rows_the_parameters_contradict_as_pdfium_does(parms):
     """/DecodeParms that disagree with the image: the predictor works on the rows they describe (qpdf and
     PDFium agree; poppler 22 differs without /BitsPerComponent), and the image's rows are cut from that."""
-    image, samples = pp.rgb16_predicted(pdf := pikepdf.Pdf.new(), **parms)
+    image, samples = pp.rgb16_predicted(_pdf := pikepdf.Pdf.new(), **parms)
 
     written = png_samples16(encode(image, MAX_PIXELS).data)
 

@@ -3,6 +3,7 @@
 The costly inputs here are legitimate PDFs read under deliberately small limits; each
 test ends when a limit of about a second fires.
 """
+
 import os
 import subprocess
 import sys
@@ -18,8 +19,6 @@ from tests import pdfs, pdfs_intake
 
 NO_STREAM_LIMIT = Limits(max_stream_bytes=2**40)
 NO_PIXEL_LIMIT = Limits(max_pixels=2**40, max_stream_bytes=2**40)
-
-
 
 
 def refusal(path, limits) -> Refusal:
@@ -134,6 +133,7 @@ def test_the_child_gets_none_of_the_workers_environment_and_a_larger_heap_pad(tm
 
 # ---------- the warm child: reused, replaced, never shared ----------
 
+
 def test_warm_up_returns_once_the_children_have_loaded_qpdf(tmp_path):
     stop_idle_children()
     warm_up(Limits(), 2)
@@ -220,9 +220,15 @@ def test_a_child_whose_worker_was_killed_mid_command_stops_itself(tmp_path):
     must not work on for nobody until its CPU limit."""
     slow_to_inspect = pdfs.flate_bomb(tmp_path, mib=32768)
     worker = subprocess.Popen(
-        [sys.executable, "-c", "import sys; from extraction.pdf import Limits, inspect_pdf; "
-                               "inspect_pdf(sys.argv[1], Limits(max_stream_bytes=2**40))", str(slow_to_inspect)],
-        cwd=PROJECT_ROOT)
+        [
+            sys.executable,
+            "-c",
+            "import sys; from extraction.pdf import Limits, inspect_pdf; "
+            "inspect_pdf(sys.argv[1], Limits(max_stream_bytes=2**40))",
+            str(slow_to_inspect),
+        ],
+        cwd=PROJECT_ROOT,
+    )
     try:
         child = wait_for(lambda: children_of(worker.pid), timeout=30)[0]
         time.sleep(0.5)  # into the command
@@ -264,6 +270,7 @@ def wait_for(condition, timeout: float):
 
 # ---------- failures no check foresaw: a code and a sentence, never a traceback ----------
 
+
 @pytest.fixture
 def fresh_children():
     """The children these tests start run altered code: none of them may serve a later test."""
@@ -278,8 +285,10 @@ def test_it_refuses_with_a_code_a_file_whose_validation_raised_in_the_child(tmp_
     refused = refusal(pdfs.jpeg_rgb(tmp_path), Limits())
 
     assert refused.code == "validator_crashed"
-    assert refused.message == ("Pagetrail's PDF validator failed on this file (TypeError: no such attribute), "
-                               "so the file could not be checked and was not accepted.")
+    assert refused.message == (
+        "Pagetrail's PDF validator failed on this file (TypeError: no such attribute), "
+        "so the file could not be checked and was not accepted."
+    )
 
 
 def test_it_fails_permanently_an_extraction_that_raised_in_the_child(tmp_path, monkeypatch, fresh_children):

@@ -1,10 +1,10 @@
 import random
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
 from extraction.providers.retry import backoff_delay, next_wait, parse_retry_after
 
-NOW = datetime(2026, 11, 29, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
 
 def test_it_reads_retry_after_in_seconds_and_as_an_http_date():

@@ -10,11 +10,11 @@ from audit.models import Asset, Manifest, Placement, ReviewFlag
 from audit.verify import verify_all
 from extraction.models import Attempt, Job, idempotency_key
 from extraction.pdf import versions
+from extraction.pdf.sandbox import stop_idle_children
 from extraction.providers.local import EXTRACTOR_VERSION
 from extraction.runner import run_job
 from extraction.services import submit_bundle, sweep_temp
 from extraction.stores import job_work_dir
-from extraction.pdf.sandbox import stop_idle_children
 from tests import pdfs, pdfs_intake
 from tests.conftest import read_stored, stored_names, temp_files, write_stored
 
@@ -41,10 +41,15 @@ def test_it_completes_a_job_with_its_manifest_assets_and_placements(tmp_path):
     assert list(asset.placements.values_list("page", "index_on_page")) == [(1, 0), (2, 0), (3, 0)]
     document = manifest_document(job)
     assert document["assets"][0]["pages"] == [1, 2, 3]
-    assert document["input"] == {"sha256": job.bundle.correlation_id, "size": job.bundle.size, "page_count": 3,
-                                 "encrypted": False, "repaired": False, "leading_bytes": 0}
+    assert document["input"] == {
+        "sha256": job.bundle.correlation_id,
+        "size": job.bundle.size,
+        "page_count": 3,
+        "encrypted": False,
+        "repaired": False,
+        "leading_bytes": 0,
+    }
     assert (document["schema_version"], document["correlation_id"]) == (3, job.bundle.correlation_id)
-
 
 
 def test_it_records_the_versions_of_the_libraries_that_wrote_the_assets(tmp_path):
@@ -64,13 +69,23 @@ def test_it_keys_a_job_by_the_extractors_own_version_not_its_libraries(tmp_path)
     assert job.extractor_version == manifest_document(job)["extractor"]["version"] == EXTRACTOR_VERSION
     assert job.idempotency_key == idempotency_key(job.bundle.correlation_id, "pagetrail-pikepdf", EXTRACTOR_VERSION)
 
+
 def test_it_names_assets_from_correlation_id_version_page_and_index(tmp_path):
     job = accepted_job(pdfs.mixed(tmp_path))
     run_job(job.pk)
     names = list(Asset.objects.order_by("page", "index_on_page").values_list("name", flat=True))
     prefix = f"{job.bundle.correlation_id}/{job.extractor_version.replace('+', '_')}/"
-    assert names == [prefix + n for n in ("p00001-000.jpg", "p00002-000.png", "p00002-001.tif",
-                                          "p00003-000.tif", "p00004-000.tif", "p00005-000.jp2")]
+    assert names == [
+        prefix + n
+        for n in (
+            "p00001-000.jpg",
+            "p00002-000.png",
+            "p00002-001.tif",
+            "p00003-000.tif",
+            "p00004-000.tif",
+            "p00005-000.jp2",
+        )
+    ]
 
 
 def test_it_counts_placements_apart_from_stored_assets_on_a_240_page_bundle(tmp_path):
@@ -199,8 +214,9 @@ def test_it_never_manifests_a_file_that_is_not_the_size_the_provider_reported(tm
 
     job = accepted_job(pdfs.jpeg_rgb(tmp_path))
     (tmp_path / "a.png").write_bytes(b"twelve bytes")
-    asset = RemoteAsset(key="a.png", sha256="0" * 64, size=13, content_type="image/png", width=1, height=1,
-                        placements=((1, 0),))
+    asset = RemoteAsset(
+        key="a.png", sha256="0" * 64, size=13, content_type="image/png", width=1, height=1, placements=((1, 0),)
+    )
 
     with pytest.raises(ProviderError) as caught:
         record_completion(job, JobReport(state="completed", pages=1, assets=(asset,)), {"a.png": tmp_path / "a.png"}, 1)
@@ -213,6 +229,7 @@ def test_it_never_manifests_a_file_that_is_not_the_size_the_provider_reported(tm
 # The child really fails: the test's `sitecustomize` replaces pikepdf.open in children started after the job
 # was accepted (see pdfs_intake.child_where_pikepdf_open); no knob of the product is involved.
 
+
 @pytest.fixture
 def fresh_children():
     stop_idle_children()
@@ -220,8 +237,7 @@ def fresh_children():
     stop_idle_children()
 
 
-def test_it_fails_a_job_whose_extraction_raised_with_extractor_crashed_at_once(tmp_path, monkeypatch,
-                                                                                 fresh_children):
+def test_it_fails_a_job_whose_extraction_raised_with_extractor_crashed_at_once(tmp_path, monkeypatch, fresh_children):
     job = accepted_job(pdfs.jpeg_rgb(tmp_path))
     pdfs_intake.child_where_pikepdf_open(tmp_path, monkeypatch, 'raise ValueError("PNG predictor overflow")')
 
@@ -243,8 +259,11 @@ def test_it_fails_a_job_whose_child_quit_twice_after_one_retry(tmp_path, monkeyp
 
     job.refresh_from_db()
     assert job.error_code == "extractor_crashed" and "exit status 3" in job.error_message
-    assert list(job.attempts.values_list("kind", "outcome")) == [("submit", "ok"), ("extract", "retry"),
-                                                                   ("extract", "retry")]
+    assert list(job.attempts.values_list("kind", "outcome")) == [
+        ("submit", "ok"),
+        ("extract", "retry"),
+        ("extract", "retry"),
+    ]
 
 
 def test_it_retries_a_job_whose_child_cannot_start(tmp_path, monkeypatch, fresh_children):
@@ -262,11 +281,17 @@ def _due(job):
     Job.objects.filter(pk=job.pk).update(claimed_until="2000-01-01T00:00:00Z")
 
 
-@pytest.mark.parametrize("factory, read", [
-    (pdfs.encrypted_without_user_password, {"encrypted": True, "repaired": False, "leading_bytes": 0}),
-    (pdfs_intake.damaged_xref, {"encrypted": False, "repaired": True, "leading_bytes": 0}),
-    (lambda d: pdfs_intake.junk_before_header(d, 100), {"encrypted": False, "repaired": False, "leading_bytes": 100}),
-])
+@pytest.mark.parametrize(
+    "factory, read",
+    [
+        (pdfs.encrypted_without_user_password, {"encrypted": True, "repaired": False, "leading_bytes": 0}),
+        (pdfs_intake.damaged_xref, {"encrypted": False, "repaired": True, "leading_bytes": 0}),
+        (
+            lambda d: pdfs_intake.junk_before_header(d, 100),
+            {"encrypted": False, "repaired": False, "leading_bytes": 100},
+        ),
+    ],
+)
 def test_the_manifest_records_how_the_input_was_read(tmp_path, factory, read):
     job = accepted_job(factory(tmp_path))
     assert run_job(job.pk) == "completed"

@@ -16,8 +16,13 @@ pytestmark = pytest.mark.django_db
 
 def test_it_schedules_the_reconciler_and_the_sweepers_after_migrate():
     assert set(Schedule.objects.values_list("func", flat=True)) == {
-        "extraction.tasks.reconcile", "extraction.tasks.sweep", "audit.tasks.sweep_outputs",
-        "audit.tasks.write_checkpoint", "audit.tasks.scheduled_verification", "audit.tasks.apply_retention"}
+        "extraction.tasks.reconcile",
+        "extraction.tasks.sweep",
+        "audit.tasks.sweep_outputs",
+        "audit.tasks.write_checkpoint",
+        "audit.tasks.scheduled_verification",
+        "audit.tasks.apply_retention",
+    }
 
 
 def test_it_sweeps_temp_when_a_worker_starts():
@@ -55,8 +60,9 @@ def test_it_measures_leases_on_the_database_clock():
     assert job.claim("w1", lease_seconds=60) is not None
     assert reconcile()["woken"] == 0
     now = timezone.now()
-    Job.objects.filter(pk=job.pk).update(last_woken_at=now - timedelta(minutes=10),
-                                         claimed_until=now - timedelta(seconds=1))
+    Job.objects.filter(pk=job.pk).update(
+        last_woken_at=now - timedelta(minutes=10), claimed_until=now - timedelta(seconds=1)
+    )
     assert reconcile()["woken"] == 1
 
 

@@ -47,9 +47,12 @@ class Client:
 
     def submit(self, pdf: bytes, key: str = "key-1", checksum: str | None = None, header_key: str | None = None):
         return self.session.post(
-            self.base + ROUTES["submit"]["path"], headers={"Idempotency-Key": header_key or key},
+            self.base + ROUTES["submit"]["path"],
+            headers={"Idempotency-Key": header_key or key},
             data={"idempotency_key": key, "sha256": checksum or sha256(pdf)},
-            files={"document": ("bundle.pdf", pdf, "application/pdf")}, timeout=TIMEOUTS)
+            files={"document": ("bundle.pdf", pdf, "application/pdf")},
+            timeout=TIMEOUTS,
+        )
 
     def get(self, path: str, **kwargs) -> requests.Response:
         return self.session.get(self.base + path, timeout=TIMEOUTS, **kwargs)
@@ -175,10 +178,13 @@ def test_it_refuses_a_missing_or_wrong_key(simulator, pdf, key):
     assert simulator.submissions == 0
 
 
-@pytest.mark.parametrize("change, code", [
-    ({"header_key": "another-key"}, "idempotency_key_mismatch"),
-    ({"checksum": "0" * 64}, "checksum_mismatch"),
-])
+@pytest.mark.parametrize(
+    "change, code",
+    [
+        ({"header_key": "another-key"}, "idempotency_key_mismatch"),
+        ({"checksum": "0" * 64}, "checksum_mismatch"),
+    ],
+)
 def test_it_refuses_a_submit_that_does_not_hold_together(infrai, simulator, pdf, change, code):
     response = infrai.submit(pdf, "key-1", **change)
     assert response.status_code == 422
@@ -354,8 +360,14 @@ def manage_env(**extra) -> dict:
 
 
 def test_it_refuses_to_start_the_command_without_a_key():
-    done = subprocess.run([sys.executable, "manage.py", "provider_simulator", "--port", "0"], cwd=ROOT,
-                          env=manage_env(), capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "manage.py", "provider_simulator", "--port", "0"],
+        cwd=ROOT,
+        env=manage_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode != 0
     assert "INFRAI_API_KEY" in done.stderr
 
@@ -364,9 +376,14 @@ def test_it_refuses_to_start_the_command_without_a_key():
 def test_it_runs_the_command_until_stopped_without_printing_the_key(tmp_path, stop_signal):
     temp = tmp_path / "temp"
     temp.mkdir()
-    proc = subprocess.Popen([sys.executable, "manage.py", "provider_simulator", "--port", "0", "--profile", "slow"],
-                            cwd=ROOT, env=manage_env(INFRAI_API_KEY=KEY, TMPDIR=str(temp)), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "manage.py", "provider_simulator", "--port", "0", "--profile", "slow"],
+        cwd=ROOT,
+        env=manage_env(INFRAI_API_KEY=KEY, TMPDIR=str(temp)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         banner = proc.stdout.readline()
         url = banner.split(" at ", 1)[1].split(" ", 1)[0]

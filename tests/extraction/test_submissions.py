@@ -46,7 +46,8 @@ def child_that_quits(tmp_path, monkeypatch, times: int) -> None:
         f"        open({str(count)!r}, 'a').write('x')\n"
         "        os._exit(3)\n"
         "    return _open(*args, **kwargs)\n"
-        "pikepdf.open = _quitting\n")
+        "pikepdf.open = _quitting\n"
+    )
     stop_idle_children()
     monkeypatch.setenv("PYTHONPATH", str(site))
 
@@ -61,8 +62,9 @@ def test_a_child_that_quits_once_is_retried_and_the_submission_accepted(tmp_path
     assert (submission.state, submission.tries) == ("accepted", 2) and Job.objects.get() == submission.job
 
 
-def test_a_child_that_quits_twice_is_refused_as_validator_crashed_with_a_rejection(tmp_path, monkeypatch,
-                                                                                   fresh_children):
+def test_a_child_that_quits_twice_is_refused_as_validator_crashed_with_a_rejection(
+    tmp_path, monkeypatch, fresh_children
+):
     child_that_quits(tmp_path, monkeypatch, times=5)
     submission = received(pdfs.jpeg_rgb(tmp_path))
     submitting.enqueue(submission)
@@ -79,8 +81,9 @@ def worker_died_holding(submission: Submission) -> None:
     """A worker claimed the submission and was killed: its claim runs out, nobody decides."""
     assert submission.claim()
     now = timezone.now()  # as it is once the lease ran out: claimed after its last wake-up, expired since
-    Submission.objects.filter(pk=submission.pk).update(claimed_until=now - timedelta(seconds=1),
-                                                       last_woken_at=now - timedelta(hours=1))
+    Submission.objects.filter(pk=submission.pk).update(
+        claimed_until=now - timedelta(seconds=1), last_woken_at=now - timedelta(hours=1)
+    )
 
 
 def test_the_reconciler_re_drives_a_pending_submission_whose_worker_died(tmp_path):
@@ -109,7 +112,7 @@ def test_a_submission_whose_workers_died_twice_is_refused_not_pending_for_ever(t
 
 
 def test_the_reconciler_re_queues_a_submission_whose_task_was_lost(tmp_path, settings):
-    submission = received(pdfs.jpeg_rgb(tmp_path))
+    received(pdfs.jpeg_rgb(tmp_path))
     quiet = timedelta(seconds=settings.PAGETRAIL_REQUEUE_AFTER_SECONDS + 1)
     Submission.objects.update(last_woken_at=timezone.now() - quiet)
 
@@ -130,8 +133,10 @@ def test_a_submission_whose_staged_bytes_are_gone_is_refused_with_a_code(tmp_pat
 def test_an_input_store_that_cannot_take_the_file_refuses_it_as_storage_unavailable(tmp_path, settings):
     location = tmp_path / "inputs-broken"
     location.mkdir()
-    settings.STORAGES = {**settings.STORAGES, "inputs": {**settings.STORAGES["inputs"],
-                                                         "OPTIONS": {"location": location / "nowhere"}}}
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "inputs": {**settings.STORAGES["inputs"], "OPTIONS": {"location": location / "nowhere"}},
+    }
     (location / "nowhere").write_bytes(b"")  # a file where the store's directory belongs
     submission = received(pdfs.jpeg_rgb(tmp_path))
 

@@ -1,4 +1,5 @@
 """A host brings extractor versions new to the deployment only when told to (rolling upgrade)."""
+
 from datetime import timedelta
 
 import pytest

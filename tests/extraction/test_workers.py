@@ -2,8 +2,8 @@
 
 import json
 import os
-import signal
 import random
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -17,8 +17,10 @@ from tests import pdfs
 from tests.conftest import PRODUCTION
 from tests.procs import ROOT, Portal
 
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(PRODUCTION, reason="embedded-profile deployments; production has its own scale test")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(PRODUCTION, reason="embedded-profile deployments; production has its own scale test"),
+]
 
 
 def noisy_bundle(directory, pages=240):
@@ -93,8 +95,14 @@ def test_it_writes_byte_identical_outputs_in_two_deployments(portal, tmp_path):
     path = pdfs.mixed(tmp_path)
     run_to_completion(first, path), run_to_completion(second, path)
     assert asset_entries(first) == asset_entries(second)
-    files = [sorted((f.name, f.read_bytes()) for f in p.files_under("outputs")
-                    if f.suffix != ".json" and "previews" not in f.parts) for p in (first, second)]
+    files = [
+        sorted(
+            (f.name, f.read_bytes())
+            for f in p.files_under("outputs")
+            if f.suffix != ".json" and "previews" not in f.parts
+        )
+        for p in (first, second)
+    ]
     assert files[0] == files[1] and len(files[0]) == 6
 
 
@@ -183,6 +191,7 @@ def pdf_children_under(root: int) -> list[int]:
         while pid in parents and pid != root:
             pid = parents[pid]
         return pid == root
+
     return [pid for pid, cmd in commands.items() if b"extraction.pdf.child\0serve" in cmd and under(pid)]
 
 
@@ -218,8 +227,10 @@ def record_other_host(p, extractor_version: str) -> None:
     """Another host of the deployment, which started its workers with other versions a minute ago."""
     seen = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(time.time() - 60))
     with sqlite3.connect(p.data_dir / "pagetrail.sqlite3") as db:
-        db.execute("insert into extraction_workerversions (host, versions, seen_at) values (?, ?, ?)",
-                   ("other-host", json.dumps({"extractor_version": extractor_version}), seen))
+        db.execute(
+            "insert into extraction_workerversions (host, versions, seen_at) values (?, ?, ?)",
+            ("other-host", json.dumps({"extractor_version": extractor_version}), seen),
+        )
 
 
 def test_a_cluster_beside_a_host_with_other_extractor_versions_refuses_to_start(portal, tmp_path):
@@ -250,7 +261,9 @@ def test_the_command_waits_for_a_real_intake_workers_decisions(portal, tmp_path)
     p = portal()
     (tmp_path / "photo.pdf").write_bytes(pdfs.jpeg_bytes(pdfs.rgb_picture()))
     p.start_worker(queue="pagetrail-intake")
-    accepted, refused = p.manage_json("submit_bundle", "--timeout", 120, pdfs.jpeg_rgb(tmp_path), tmp_path / "photo.pdf")
+    accepted, refused = p.manage_json(
+        "submit_bundle", "--timeout", 120, pdfs.jpeg_rgb(tmp_path), tmp_path / "photo.pdf"
+    )
 
     assert (accepted["accepted"], refused["error_code"]) == (True, "not_pdf")
     assert p.query("select state from extraction_intake_submission order by id") == [("accepted",), ("refused",)]

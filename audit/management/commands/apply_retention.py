@@ -18,7 +18,9 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(report, indent=2))
             return
         for entry in report:
-            self.stdout.write(f"{entry['outcome']}: {entry['what']} of bundle {entry['bundle'][:16]} "
-                              f"(manifest {entry['manifest']}) under {entry['policy']}")
+            self.stdout.write(
+                f"{entry['outcome']}: {entry['what']} of bundle {entry['bundle'][:16]} "
+                f"(manifest {entry['manifest']}) under {entry['policy']}"
+            )
         prefix = "would act on" if options["dry_run"] else "acted on"
         self.stdout.write(f"{prefix} {len(report)} item(s)")

@@ -31,8 +31,10 @@ def operator() -> str:
 
 
 class Command(BaseCommand):
-    help = ("Write an evidence package (zip with manifests, chain segment, checkpoints, verification results, "
-            "optionally assets, and an offline verifier) for a bundle, a manifest, a case or a date range.")
+    help = (
+        "Write an evidence package (zip with manifests, chain segment, checkpoints, verification results, "
+        "optionally assets, and an offline verifier) for a bundle, a manifest, a case or a date range."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--out", required=True, help="the zip file to write")
@@ -48,10 +50,16 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         if options["date_to"] and (options["bundle"] or options["manifest"] is not None):
             raise CommandError("--to goes with --from (a date range), not with --bundle or --manifest.")
-        if not (options["bundle"] or options["manifest"] is not None or options["date_from"] or options["date_to"]
-                or options["case"] is not None):
-            raise CommandError("Choose a scope: --bundle CORRELATION_ID, --manifest SEQUENCE, --case CASE_ID or "
-                               "--from/--to DATE.")
+        if not (
+            options["bundle"]
+            or options["manifest"] is not None
+            or options["date_from"]
+            or options["date_to"]
+            or options["case"] is not None
+        ):
+            raise CommandError(
+                "Choose a scope: --bundle CORRELATION_ID, --manifest SEQUENCE, --case CASE_ID or --from/--to DATE."
+            )
         case = None
         if options["case"] is not None:
             case = Case.objects.select_related("case_map__manifest").filter(pk=options["case"]).first()
@@ -60,9 +68,16 @@ class Command(BaseCommand):
         date_from = moment(options["date_from"]) if options["date_from"] else None
         date_to = moment(options["date_to"], end_of_day=True) if options["date_to"] else None
         try:
-            summary = build_evidence(options["out"], bundle=options["bundle"], manifest=options["manifest"], case=case,
-                                     date_from=date_from, date_to=date_to, include_assets=options["with_assets"],
-                                     exported_by=options["exported_by"] or operator())
+            summary = build_evidence(
+                options["out"],
+                bundle=options["bundle"],
+                manifest=options["manifest"],
+                case=case,
+                date_from=date_from,
+                date_to=date_to,
+                include_assets=options["with_assets"],
+                exported_by=options["exported_by"] or operator(),
+            )
         except EvidenceScopeError as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(json.dumps(summary, indent=2))

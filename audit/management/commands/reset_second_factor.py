@@ -4,8 +4,10 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 
 
 class Command(BaseCommand):
-    help = ("Remove a user's authenticator (a lost phone): they log in with their password and enrol a new one "
-            "at /account/two-factor/. For when no superuser can delete it under 'TOTP devices'.")
+    help = (
+        "Remove a user's authenticator (a lost phone): they log in with their password and enrol a new one "
+        "at /account/two-factor/. For when no superuser can delete it under 'TOTP devices'."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("username")

@@ -5,8 +5,10 @@ from audit.roles import ensure_roles
 
 
 class Command(BaseCommand):
-    help = ("Create or repair the role groups (Compliance staff, Reviewer, Retention admin, Submitter) "
-            "with exactly their permissions.")
+    help = (
+        "Create or repair the role groups (Compliance staff, Reviewer, Retention admin, Submitter) "
+        "with exactly their permissions."
+    )
 
     def handle(self, *args, **options):
         for name, count in ensure_roles(Group, Permission).items():

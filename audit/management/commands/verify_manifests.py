@@ -7,8 +7,10 @@ from extraction.models import Bundle
 
 
 class Command(BaseCommand):
-    help = ("Re-read every stored asset and manifest (or one bundle's), check hashes, signatures, the chain and "
-            "checkpoints; record a verification run and report each problem (exit 1 if any).")
+    help = (
+        "Re-read every stored asset and manifest (or one bundle's), check hashes, signatures, the chain and "
+        "checkpoints; record a verification run and report each problem (exit 1 if any)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--json", action="store_true")
@@ -23,13 +25,25 @@ class Command(BaseCommand):
         run = verify.execute(verify.start_run("verify_manifests", bundle=bundle).pk)
         findings = list(run.findings.select_related("manifest"))
         if options["json"]:
-            self.stdout.write(json.dumps({"run": run.pk, "ok": not findings, "manifests": run.manifests_done,
-                                          "assets": run.assets_done, "bytes": run.bytes_done,
-                                          "findings": [f.as_dict() for f in findings]}, indent=2))
+            self.stdout.write(
+                json.dumps(
+                    {
+                        "run": run.pk,
+                        "ok": not findings,
+                        "manifests": run.manifests_done,
+                        "assets": run.assets_done,
+                        "bytes": run.bytes_done,
+                        "findings": [f.as_dict() for f in findings],
+                    },
+                    indent=2,
+                )
+            )
         else:
             for f in findings:
                 self.stdout.write(f"{f.kind}: {f.name or f'job {f.job_id}'}: {f.detail}")
-            self.stdout.write(f"run {run.pk}: checked {run.manifests_done} manifests, {run.assets_done} assets "
-                              f"({run.bytes_done} bytes): {len(findings)} problem(s)")
+            self.stdout.write(
+                f"run {run.pk}: checked {run.manifests_done} manifests, {run.assets_done} assets "
+                f"({run.bytes_done} bytes): {len(findings)} problem(s)"
+            )
         if findings:
             raise CommandError(f"{len(findings)} problem(s) found", returncode=1)

@@ -9,8 +9,10 @@ CAPABILITY = "pdf.extract_images"
 
 
 class Command(BaseCommand):
-    help = ("Compare the managed provider's discovery documents with the pinned contract; exit non-zero on "
-            "drift or when the provider cannot be reached. The key comes from INFRAI_API_KEY.")
+    help = (
+        "Compare the managed provider's discovery documents with the pinned contract; exit non-zero on "
+        "drift or when the provider cannot be reached. The key comes from INFRAI_API_KEY."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--base-url", help="default: INFRAI_BASE_URL")
@@ -31,8 +33,10 @@ class Command(BaseCommand):
             return
         for difference in differences:
             self.stdout.write(difference)
-        raise CommandError(f"The provider's contract differs from the pin in {len(differences)} places; "
-                           "update the adapter and the pin together.")
+        raise CommandError(
+            f"The provider's contract differs from the pin in {len(differences)} places; "
+            "update the adapter and the pin together."
+        )
 
 
 class Reader:
@@ -61,8 +65,10 @@ class Reader:
             raise CommandError(f"Cannot reach the provider at {url}: {self.scrub(exc)}") from None
         if response.status_code != 200:
             retry = response.headers.get("Retry-After")
-            raise CommandError(f"The provider answered {response.status_code} for {url}"
-                               f"{f' (Retry-After {retry}s)' if retry else ''}: {self.scrub(response.text[:200])}")
+            raise CommandError(
+                f"The provider answered {response.status_code} for {url}"
+                f"{f' (Retry-After {retry}s)' if retry else ''}: {self.scrub(response.text[:200])}"
+            )
         try:
             document = response.json()
         except ValueError:

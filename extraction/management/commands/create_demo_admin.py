@@ -11,10 +11,13 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         password = local_secret("demo_admin_password")
         user, created = get_user_model().objects.get_or_create(
-            username="admin", defaults={"is_staff": True, "is_superuser": True})
+            username="admin", defaults={"is_staff": True, "is_superuser": True}
+        )
         if created:
             user.set_password(password)
             user.save()
         state = "created" if created else "exists"
-        self.stdout.write(f"Demo admin ({state}): user 'admin', password '{password}' "
-                          f"(kept in {settings.DATA_DIR / 'secrets'}; change it in the admin)")
+        self.stdout.write(
+            f"Demo admin ({state}): user 'admin', password '{password}' "
+            f"(kept in {settings.DATA_DIR / 'secrets'}; change it in the admin)"
+        )

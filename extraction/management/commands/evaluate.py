@@ -7,9 +7,11 @@ from extraction.evaluation import evaluate, table
 
 
 class Command(BaseCommand):
-    help = ("Run one corpus through the self-hosted and the managed provider with the same concurrency, in "
-            "scratch deployments, and print queue wait, extraction time, retries, peak temp bytes, manifest "
-            "write latency and jobs needing review per provider; fails if a check fails.")
+    help = (
+        "Run one corpus through the self-hosted and the managed provider with the same concurrency, in "
+        "scratch deployments, and print queue wait, extraction time, retries, peak temp bytes, manifest "
+        "write latency and jobs needing review per provider; fails if a check fails."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--corpus", required=True, type=Path, help="a directory of PDFs (searched recursively)")

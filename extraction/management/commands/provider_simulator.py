@@ -9,8 +9,10 @@ from extraction.providers.simulator import PROFILES, Simulator
 
 
 class Command(BaseCommand):
-    help = ("Run the Infrai simulator (the managed provider's contract, our extractor behind it) until Ctrl-C. "
-            "The API key comes from INFRAI_API_KEY.")
+    help = (
+        "Run the Infrai simulator (the managed provider's contract, our extractor behind it) until Ctrl-C. "
+        "The API key comes from INFRAI_API_KEY."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--port", type=int, required=True, help="0 picks a free port")
@@ -24,10 +26,18 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         key = options["api_key"] or os.environ.get("INFRAI_API_KEY")
         if not key:
-            raise CommandError("No API key: set INFRAI_API_KEY (or pass --api-key); the simulator will not "
-                               "run without one.")
-        simulator = Simulator(options["host"], options["port"], key, options["profile"], burst=options["burst"],
-                              retry_after=options["retry_after"], slow_seconds=options["slow_seconds"])
+            raise CommandError(
+                "No API key: set INFRAI_API_KEY (or pass --api-key); the simulator will not run without one."
+            )
+        simulator = Simulator(
+            options["host"],
+            options["port"],
+            key,
+            options["profile"],
+            burst=options["burst"],
+            retry_after=options["retry_after"],
+            slow_seconds=options["slow_seconds"],
+        )
         try:
             simulator.start()
         except OSError as exc:

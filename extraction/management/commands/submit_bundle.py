@@ -9,13 +9,17 @@ from extraction import intake, pdf, services, submitting
 from extraction.models import Submission
 
 log = logging.getLogger(__name__)
-NO_WORKER = ("No intake worker decided it within {timeout:g} s; it stays pending and is decided once one runs "
-             "(Q_CLUSTER_NAME={queue} manage.py qcluster). Or submit with --here to check it in this process.")
+NO_WORKER = (
+    "No intake worker decided it within {timeout:g} s; it stays pending and is decided once one runs "
+    "(Q_CLUSTER_NAME={queue} manage.py qcluster). Or submit with --here to check it in this process."
+)
 
 
 class Command(BaseCommand):
-    help = ("Submit PDF bundles; by default waits for the intake worker's decision and prints per path whether "
-            "it was accepted, and its job.")
+    help = (
+        "Submit PDF bundles; by default waits for the intake worker's decision and prints per path whether "
+        "it was accepted, and its job."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("paths", nargs="+")
@@ -23,19 +27,28 @@ class Command(BaseCommand):
         parser.add_argument("--submitted-by", default="cli")
         parser.add_argument("--case-label", default="")
         how = parser.add_mutually_exclusive_group()
-        how.add_argument("--here", action="store_true",
-                         help="validate in this process (in its limited PDF child): no intake worker needed")
+        how.add_argument(
+            "--here",
+            action="store_true",
+            help="validate in this process (in its limited PDF child): no intake worker needed",
+        )
         how.add_argument("--no-wait", action="store_true", help="print the pending submissions and return")
-        parser.add_argument("--timeout", type=float, default=300.0,
-                            help="seconds to wait for the intake worker's decisions (default 300)")
+        parser.add_argument(
+            "--timeout",
+            type=float,
+            default=300.0,
+            help="seconds to wait for the intake worker's decisions (default 300)",
+        )
 
     def handle(self, *args, **options):
         outcomes = [self.submit(path, options) for path in options["paths"]]
         if not options["here"] and not options["no_wait"]:
             self.wait([o for o in outcomes if isinstance(o, Submission)], options["timeout"])
         waited = None if options["no_wait"] else options["timeout"]
-        results = [{**o, "path": path} if isinstance(o, dict) else row_of(o, path, waited)
-                   for o, path in zip(outcomes, options["paths"])]
+        results = [
+            {**o, "path": path} if isinstance(o, dict) else row_of(o, path, waited)
+            for o, path in zip(outcomes, options["paths"])
+        ]
         if options["json"]:
             self.stdout.write(json.dumps(results, indent=2))
             return
@@ -55,8 +68,9 @@ class Command(BaseCommand):
             return failed(path, "storage_unavailable", f"Could not store {path} for intake: {exc.strerror or exc}.")
         except Exception as exc:
             log.exception("intake failed on %s", path)  # the operator's log gets the traceback
-            return failed(path, "intake_failed", f"Intake failed on this file ({type(exc).__name__}); it was not "
-                                                 "accepted.")
+            return failed(
+                path, "intake_failed", f"Intake failed on this file ({type(exc).__name__}); it was not accepted."
+            )
 
     def submit_open(self, fh, path: str, options) -> "Submission | dict":
         who, label = options["submitted_by"], options["case_label"]
@@ -86,8 +100,11 @@ def failed(path: str, code: str, message: str, retryable: bool = True) -> dict:
 def row_of(submission: Submission, path: str, waited: float | None) -> dict:
     if submission.is_decided:
         return {**services.result_of(submission).as_dict(), "path": path, "submission_id": submission.pk}
-    message = (NO_WORKER.format(timeout=waited, queue=settings.PAGETRAIL_INTAKE_QUEUE) if waited is not None
-               else f"Queued for an intake worker ({settings.PAGETRAIL_INTAKE_QUEUE}).")
+    message = (
+        NO_WORKER.format(timeout=waited, queue=settings.PAGETRAIL_INTAKE_QUEUE)
+        if waited is not None
+        else f"Queued for an intake worker ({settings.PAGETRAIL_INTAKE_QUEUE})."
+    )
     return {"path": path, "accepted": False, "submission_id": submission.pk, "state": "pending", "message": message}
 
 
