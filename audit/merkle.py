@@ -39,37 +39,76 @@ def root(leaves: list[bytes]) -> bytes:
     return level[0]
 
 
+def prefix_roots(leaves: list[bytes], sizes) -> dict[int, bytes]:
+    """The root of the tree of the first n leaves for each n in `sizes`, in one pass over the leaves."""
+    wanted, stack, found = set(sizes), [], {}
+    for n, leaf in enumerate(leaves, 1):
+        stack.append((1, leaf))
+        while len(stack) > 1 and stack[-1][0] == stack[-2][0]:  # two full subtrees of one size make one
+            (size, right), (_, left) = stack.pop(), stack.pop()
+            stack.append((2 * size, node_hash(left, right)))
+        if n in wanted:
+            top = stack[-1][1]
+            for _, left in reversed(stack[:-1]):
+                top = node_hash(left, top)
+            found[n] = top
+    return found
+
+
+class Tree:
+    """The first `size` of `leaves`, remembering subtree roots: many proofs from one tree cost about one pass."""
+
+    def __init__(self, leaves: list[bytes], size: int | None = None):
+        self.leaves, self.size, self._roots = leaves, len(leaves) if size is None else size, {}
+        if not 0 <= self.size <= len(leaves):
+            raise ProofError(f"a tree of size {self.size} needs that many leaves, not {len(leaves)}")
+
+    def root(self, lo: int = 0, hi: int | None = None) -> bytes:
+        hi = self.size if hi is None else hi
+        if hi - lo <= 1:
+            return self.leaves[lo] if hi > lo else EMPTY_ROOT
+        if (lo, hi) not in self._roots:
+            k = _split(hi - lo)
+            self._roots[lo, hi] = node_hash(self.root(lo, lo + k), self.root(lo + k, hi))
+        return self._roots[lo, hi]
+
+    def inclusion_proof(self, index: int) -> list[bytes]:
+        """PATH(index, D[size])."""
+        if not 0 <= index < self.size:
+            raise ProofError(f"leaf {index} is not in a tree of size {self.size}")
+        return self._path(index, 0, self.size)
+
+    def _path(self, m: int, lo: int, hi: int) -> list[bytes]:
+        if hi - lo == 1:
+            return []
+        k = _split(hi - lo)
+        if m < k:
+            return self._path(m, lo, lo + k) + [self.root(lo + k, hi)]
+        return self._path(m - k, lo + k, hi) + [self.root(lo, lo + k)]
+
+    def consistency_proof(self, first: int) -> list[bytes]:
+        """PROOF(first, D[size]): the tree of the first `first` leaves is a prefix of this one."""
+        if not 0 < first <= self.size:
+            raise ProofError(f"no consistency proof from size {first} to size {self.size}")
+        return self._subproof(first, 0, self.size, True)
+
+    def _subproof(self, m: int, lo: int, hi: int, whole: bool) -> list[bytes]:
+        if m == hi - lo:
+            return [] if whole else [self.root(lo, hi)]
+        k = _split(hi - lo)
+        if m <= k:
+            return self._subproof(m, lo, lo + k, whole) + [self.root(lo + k, hi)]
+        return self._subproof(m - k, lo + k, hi, False) + [self.root(lo, lo + k)]
+
+
 def inclusion_proof(leaves: list[bytes], index: int) -> list[bytes]:
     """PATH(index, D[n]) for the tree of all `leaves`."""
-    if not 0 <= index < len(leaves):
-        raise ProofError(f"leaf {index} is not in a tree of size {len(leaves)}")
-    return _path(index, leaves)
-
-
-def _path(m: int, leaves: list[bytes]) -> list[bytes]:
-    if len(leaves) == 1:
-        return []
-    k = _split(len(leaves))
-    if m < k:
-        return _path(m, leaves[:k]) + [root(leaves[k:])]
-    return _path(m - k, leaves[k:]) + [root(leaves[:k])]
+    return Tree(leaves).inclusion_proof(index)
 
 
 def consistency_proof(leaves: list[bytes], first: int) -> list[bytes]:
     """PROOF(first, D[n]): the tree of its first `first` leaves is a prefix of the tree of all `leaves`."""
-    if not 0 < first <= len(leaves):
-        raise ProofError(f"no consistency proof from size {first} to size {len(leaves)}")
-    return _subproof(first, leaves, True)
-
-
-def _subproof(m: int, leaves: list[bytes], whole: bool) -> list[bytes]:
-    n = len(leaves)
-    if m == n:
-        return [] if whole else [root(leaves)]
-    k = _split(n)
-    if m <= k:
-        return _subproof(m, leaves[:k], whole) + [root(leaves[k:])]
-    return _subproof(m - k, leaves[k:], False) + [root(leaves[:k])]
+    return Tree(leaves).consistency_proof(first)
 
 
 def verify_inclusion(leaf: bytes, index: int, size: int, proof: list[bytes], root_hash: bytes) -> bool:

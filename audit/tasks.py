@@ -1,6 +1,6 @@
 """django-q2 entry points of the audit app (thin)."""
 
-from . import checkpoints, services, verify
+from . import checkpoints, log_checkpoints, services, verify
 
 
 def sweep_outputs() -> dict:
@@ -16,6 +16,7 @@ def scheduled_verification() -> str:
 
 
 def write_checkpoint() -> int | None:
+    log_checkpoints.write_log_checkpoint()  # the log's head, on the chain checkpoints' schedule
     checkpoint = checkpoints.write_checkpoint()
     return checkpoint.chain_length if checkpoint else None
 

@@ -18,9 +18,12 @@ from .keys import SigningKey
 from .previews import PagePreview
 from .retention import RetentionAssignment, RetentionEvent, RetentionPolicy
 from .review import ReviewFlag
+from .tlog import LogCheckpoint, LogLeaf
 
 __all__ = [
     "GENESIS",
+    "LogCheckpoint",
+    "LogLeaf",
     "ActivityEvent",
     "Alert",
     "WebhookDelivery",

@@ -35,6 +35,18 @@ def test_it_gives_the_rfc_root_of_every_size_up_to_70():
         assert merkle.root(leaves(n)) == brute_root(records(n)), n
 
 
+def test_it_gives_every_prefix_root_in_one_pass():
+    tree = leaves(100)
+    assert merkle.prefix_roots(tree, range(1, 101)) == {n: brute_root(records(n)) for n in range(1, 101)}
+
+
+def test_it_proves_against_a_prefix_of_the_leaves_it_holds():
+    tree = merkle.Tree(leaves(30), size=21)
+    assert tree.root() == brute_root(records(21))
+    assert merkle.verify_inclusion(leaves(30)[20], 20, 21, tree.inclusion_proof(20), tree.root())
+    assert merkle.verify_consistency(13, 21, brute_root(records(13)), tree.root(), tree.consistency_proof(13))
+
+
 def test_it_matches_a_published_rfc_6962_test_vector():
     # certificate-transparency-go's merkle tests: the root of the empty tree and of one empty leaf.
     assert merkle.root([]).hex() == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
