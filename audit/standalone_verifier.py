@@ -3,11 +3,13 @@
 
     python3 verify_evidence.py PACKAGE.zip --public-keys signing-keys.json [--key-id ID --key KEY ...]
     python3 verify_evidence.py PACKAGE.zip --trust-package-keys
+    ... --earlier-checkpoint SEEN.note [--consistency-proof CONSISTENCY.json]
 
 No network, no Pagetrail. Re-hashes every manifest and asset in the package, checks the chain and the
-checkpoints against it, the signed retention events behind anything deleted, and every signature, each
-inside its key's validity period: Ed25519 ones with public keys, HMAC-SHA256 ones (made before Ed25519)
-only when given their secret key. The public keys are the portal's published list given with
+checkpoints against it, each manifest's inclusion proof to the signed transparency-log checkpoint (and, given
+a log checkpoint seen earlier, that both are heads of one log), the signed retention events behind anything
+deleted, and every signature, each inside its key's validity period: Ed25519 ones with public keys,
+HMAC-SHA256 ones (made before Ed25519) only when given their secret key. The public keys are the portal's published list given with
 --public-keys (the package's keys.json must agree with it); without it, trust would rest on the keys the
 package carries, which whoever re-signs a package can replace, so the verifier says so and exits 3 unless
 --trust-package-keys accepts that. Ed25519 needs the `cryptography` package (pip install cryptography): a
@@ -59,6 +61,8 @@ class Report:
                 "outside_case",
                 "signatures",
                 "retained_away",
+                "log_proofs",
+                "earlier_checkpoints",
             ),
             0,
         )
@@ -447,7 +451,7 @@ def parse_json(report, where, data):
         return None
 
 
-def verify(zf, keys, report, pinned=None):
+def verify(zf, keys, report, pinned=None, earlier=None):
     data = read_member(zf, "index.json", report)
     index = parse_json(report, "index.json", data) if data is not None else None
     if not isinstance(index, dict):
@@ -462,6 +466,9 @@ def verify(zf, keys, report, pinned=None):
     check_case_map(zf, index, keys, report)
     check_members(zf, index, report)
     check_date_range_complete(index, checkpoints, report)
+    head = check_log(zf, index, keys, report)
+    if earlier is not None:
+        check_earlier_checkpoint(head, *earlier, keys, report)
     return index
 
 
@@ -627,6 +634,116 @@ def verify_consistency(first: int, second: int, first_root: bytes, second_root: 
     return sn == 0 and fr == first_root and sr == second_root
 
 
+# --- C2SP signed notes: a copy of audit/signed_note.py's reading half
+
+
+class NoteError(ValueError):
+    pass
+
+
+def note_key_hash(name, public):
+    return hashlib.sha256(name.encode() + b"\n" + b"\x01" + public).digest()[:4]
+
+
+def open_checkpoint(note, publics):
+    """(origin, size, root) of a C2SP tlog-checkpoint once one signature by one of `publics` verifies."""
+    text, sep, signatures = note.partition("\n\n")
+    if not sep or not text or not signatures.endswith("\n"):
+        raise NoteError("is not a signed note (no blank line before the signatures, or no final newline)")
+    text += "\n"
+    if not CRYPTOGRAPHY:
+        raise NoteError("Ed25519 signatures need the cryptography package: pip install cryptography")
+    if not any(note_signed_by(text, line, p) for line in signatures[:-1].split("\n") for p in publics):
+        raise NoteError("carries no signature that verifies with a trusted key")
+    lines = text[:-1].split("\n")
+    if len(lines) < 3 or not lines[1].isdigit():
+        raise NoteError("is not a checkpoint (origin, tree size, root hash)")
+    try:
+        root = base64.b64decode(lines[2], validate=True)
+    except ValueError:
+        root = b""
+    if len(root) != 32:
+        raise NoteError("has a root hash that is not base64 of 32 bytes")
+    return lines[0], int(lines[1]), root
+
+
+def note_signed_by(text, line, public):
+    if not line.startswith("\u2014 "):
+        return False
+    name, _, encoded = line[2:].rpartition(" ")
+    try:
+        raw = base64.b64decode(encoded, validate=True)
+    except ValueError:
+        return False
+    if len(raw) != 68 or raw[:4] != note_key_hash(name, public):
+        return False
+    return ed25519_ok(public, text.encode(), raw[4:].hex())
+
+
+def leaf_hash(data):
+    return hashlib.sha256(b"\x00" + data).digest()
+
+
+def check_log(zf, index, keys, report):
+    """Each manifest's file, hashed as a log leaf, follows its inclusion proof to a checkpoint a trusted key signed."""
+    log = index.get("log")
+    if not isinstance(log, dict):
+        if (index.get("format_version") or 0) >= 3:
+            report.fail("index.json", "carries no transparency log checkpoint or inclusion proofs")
+        return None
+    try:
+        head = open_checkpoint(log.get("checkpoint") or "", [k for k in keys.values() if isinstance(k, bytes)])
+    except NoteError as exc:
+        report.fail("index.json: log checkpoint", str(exc))
+        return None
+    _, size, root = head
+    proofs = {p.get("sequence"): p for p in log.get("inclusion", [])}
+    for entry in index.get("manifests", []):
+        where, proof = entry.get("file") or f"manifest {entry.get('sequence')}", proofs.get(entry.get("sequence"))
+        data = zf.read(where) if where in zf.namelist() else None
+        if proof is None or data is None:
+            report.fail(where, "has no inclusion proof in the package's log checkpoint")
+        elif not verify_inclusion(leaf_hash(data), proof.get("leaf_index", -1), size, decode_hashes(proof), root):
+            report.fail(where, f"its inclusion proof does not lead to the root of the signed log checkpoint ({size})")
+        else:
+            report.counts["log_proofs"] += 1
+    return head
+
+
+def decode_hashes(proof):
+    try:
+        return [base64.b64decode(h, validate=True) for h in proof.get("proof", [])]
+    except (ValueError, TypeError):
+        return []
+
+
+def check_earlier_checkpoint(head, earlier, consistency, keys, report):
+    """An earlier checkpoint the auditor holds (from an older package or a witness) and the package's must be
+    heads of one log: equal at one size, else the consistency proof given (the portal's /log/consistency
+    answer for the two sizes) must join them. A rewritten history cannot."""
+    where = "--earlier-checkpoint"
+    try:
+        _, old_size, old_root = open_checkpoint(earlier, [k for k in keys.values() if isinstance(k, bytes)])
+    except NoteError as exc:
+        report.fail(where, str(exc))
+        return
+    if head is None:
+        report.fail(where, "the package has no log checkpoint to compare it with")
+        return
+    (small, small_root), (big, big_root) = sorted([(old_size, old_root), (head[1], head[2])])
+    proof = decode_hashes(consistency or {})
+    if (consistency or {}).get("first", small) != small or (consistency or {}).get("second", big) != big:
+        report.fail(where, f"the consistency proof given is not from size {small} to size {big}")
+    elif not verify_consistency(small, big, small_root, big_root, proof):
+        report.fail(
+            where,
+            f"the log checkpoints of size {old_size} and {head[1]} are not heads of one log: "
+            "the history was rewritten (or, with different sizes, no valid consistency proof was given)",
+        )
+    else:
+        report.counts["earlier_checkpoints"] += 1
+
+
 def summary_lines(index, keys, report):
     lines = []
     if index:
@@ -658,7 +775,8 @@ def summary_lines(index, keys, report):
     lines.append(
         f"checked: {c['manifests']} manifest(s), chain segment of {c['links']} link(s), "
         f"{c['checkpoints']} checkpoint(s) against the chain, {c['assets']} asset(s) re-hashed, "
-        f"{c['signatures']} signature(s)"
+        f"{c['signatures']} signature(s), {c['log_proofs']} log inclusion proof(s), "
+        f"{c['earlier_checkpoints']} earlier log checkpoint(s)"
     )
     return lines
 
@@ -678,6 +796,18 @@ def load_keys(args, parser):
     return keys
 
 
+def load_earlier(args):
+    if not args.earlier_checkpoint:
+        return None
+    with open(args.earlier_checkpoint, encoding="utf-8") as fh:
+        note = fh.read()
+    proof = None
+    if args.consistency_proof:
+        with open(args.consistency_proof, encoding="utf-8") as fh:
+            proof = json.load(fh)
+    return note, proof
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("package", help="the evidence package (.zip)")
@@ -690,6 +820,8 @@ def main(argv=None):
         action="store_true",
         help="accept the package's own keys.json when no --public-keys is given (exit 0, not 3)",
     )
+    parser.add_argument("--earlier-checkpoint", help="a log checkpoint seen before (an older package's, a witness's)")
+    parser.add_argument("--consistency-proof", help="the portal's /log/consistency answer joining the two sizes")
     args = parser.parse_args(argv)
     keys, report = load_keys(args, parser), Report()
     pinned = None
@@ -699,7 +831,7 @@ def main(argv=None):
     print(f"Pagetrail evidence package {args.package}")
     try:
         with zipfile.ZipFile(args.package) as zf:
-            index = verify(zf, keys, report, pinned)
+            index = verify(zf, keys, report, pinned, load_earlier(args))
     except (OSError, zipfile.BadZipFile) as exc:
         print(f"FAIL\n  {args.package}: cannot be read as a zip ({exc})")
         return 1
