@@ -6,15 +6,15 @@
     ... --earlier-checkpoint SEEN.note [--consistency-proof CONSISTENCY.json]
 
 No network, no Pagetrail. Re-hashes every manifest and asset in the package, checks the chain and the
-checkpoints against it, each manifest's inclusion proof to the signed transparency-log checkpoint (and, given
-a log checkpoint seen earlier, that both are heads of one log), the signed retention events behind anything
-deleted, and every signature, each inside its key's validity period: Ed25519 ones with public keys,
-HMAC-SHA256 ones (made before Ed25519) only when given their secret key. The public keys are the portal's published list given with
---public-keys (the package's keys.json must agree with it); without it, trust would rest on the keys the
-package carries, which whoever re-signs a package can replace, so the verifier says so and exits 3 unless
---trust-package-keys accepts that. Ed25519 needs the `cryptography` package (pip install cryptography): a
-well-reviewed implementation rather than one of our own. Exits 0 on PASS, 1 on FAIL, 3 when only the
-package's own keys vouch for it.
+checkpoints against it, each manifest's inclusion proof to the signed transparency-log checkpoint (and,
+given a log checkpoint seen earlier, that both are heads of one log), the signed retention events behind
+anything deleted, and every signature, each inside its key's validity period: Ed25519 ones with public keys,
+HMAC-SHA256 ones (made before Ed25519) only when given their secret key. The public keys are the portal's
+published list given with --public-keys (the package's keys.json must agree with it); without it, trust
+would rest on the keys the package carries, which whoever re-signs a package can replace, so the verifier
+says so and exits 3 unless --trust-package-keys accepts that. Ed25519 needs the `cryptography` package (pip
+install cryptography): a well-reviewed implementation rather than one of our own. Exits 0 on PASS, 1 on
+FAIL, 3 when only the package's own keys vouch for it.
 """
 
 import argparse
