@@ -93,3 +93,15 @@ def test_it_finds_a_checkpoint_file_deleted(completed):  # noqa: F811
 
     delete_stored("outputs", log_checkpoints.write_log_checkpoint().storage_name)
     assert kinds() == ["log_checkpoint_invalid"]
+
+
+def test_it_signs_a_checkpoint_on_demand(completed):  # noqa: F811
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    printed = StringIO()
+    call_command("log_checkpoint", stdout=printed)
+    assert "Signed the checkpoint at 2." in printed.getvalue() and log_checkpoints.latest().note in printed.getvalue()
+    call_command("log_checkpoint", stdout=printed)
+    assert "Unchanged since the checkpoint at 2." in printed.getvalue()
