@@ -5,6 +5,9 @@ yet, the `log_checkpoint` command). Each is signed with the evidence key; a witn
 control keeps the ones it saw and checks that every later one extends them (docs/transparency-log.md).
 """
 
+import logging
+
+import requests
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
@@ -12,14 +15,16 @@ from django.utils import timezone
 
 from extraction import stores
 
-from . import merkle, signed_note, signing, tlog
+from . import merkle, signed_note, signing, timestamps, tlog
 from .models import LogCheckpoint
 
 PREFIX = "tlog"
+NOTE, TOKEN = ".note", ".tsr"
+log = logging.getLogger(__name__)
 
 
 def storage_name(size: int) -> str:
-    return f"{PREFIX}/checkpoint-{size:012d}.note"
+    return f"{PREFIX}/checkpoint-{size:012d}{NOTE}"
 
 
 def write_log_checkpoint(at=None) -> LogCheckpoint | None:
@@ -35,16 +40,34 @@ def _signed(size: int, root: bytes, at) -> LogCheckpoint | None:
     text = signed_note.checkpoint_text(settings.PAGETRAIL_LOG_ORIGIN, size, root)
     signing.cover(at)  # the key is published before anything it signs
     note = signed_note.sign(text, settings.PAGETRAIL_LOG_ORIGIN, signing.private_key())
-    name = storage_name(size)
-    if not stores.outputs().exists(name):
-        stores.outputs().save(name, ContentFile(note.encode()))
+    name, token = storage_name(size), _timestamp(note.encode())
+    _store_once(name, note.encode())
+    if token:
+        _store_once(name + TOKEN, token)
     try:
         with transaction.atomic():
             return LogCheckpoint.objects.create(
-                tree_size=size, root_hash=root.hex(), note=note, storage_name=name, created_at=at
+                tree_size=size, root_hash=root.hex(), note=note, storage_name=name, timestamp_token=token, created_at=at
             )
     except IntegrityError:  # another worker signed this size first: its note stands
         return None
+
+
+def _store_once(name: str, data: bytes) -> None:
+    if not stores.outputs().exists(name):
+        stores.outputs().save(name, ContentFile(data))
+
+
+def _timestamp(note: bytes) -> bytes:
+    """An RFC 3161 token for the note from the configured TSA, or b"" (none configured, or it failed:
+    the checkpoint still counts, signed, and the run's log says the timestamp is missing)."""
+    if not settings.PAGETRAIL_TSA_URL:
+        return b""
+    try:
+        return timestamps.ask(settings.PAGETRAIL_TSA_URL, note)
+    except (timestamps.TimestampError, OSError, requests.RequestException) as exc:
+        log.warning("The TSA at %s gave no timestamp for a log checkpoint: %s", settings.PAGETRAIL_TSA_URL, exc)
+        return b""
 
 
 def latest() -> LogCheckpoint | None:
@@ -63,6 +86,7 @@ def covering(size: int, at=None) -> LogCheckpoint:
 
 
 def stored_names() -> list[str]:
+    """The notes and the timestamp tokens beside them."""
     return list(stores.walk(stores.outputs(), PREFIX))
 
 

@@ -1,11 +1,12 @@
 """What a verification run checks of the transparency log: every manifest is its leaf, the leaves have no gap,
 and every signed checkpoint in the output store is a head of today's log, each consistent with the one before."""
 
+from cryptography import x509
 from django.conf import settings
 
 from extraction import stores
 
-from . import log_checkpoints, merkle, signed_note, tlog
+from . import log_checkpoints, merkle, signed_note, timestamps, tlog
 from .models import Finding, LogCheckpoint, Manifest
 
 Kind = Finding.Kind
@@ -37,7 +38,7 @@ def _leaf_problem(pk: int, name: str, detail: str) -> Finding:
 
 def _check_checkpoints(leaves: list[bytes]) -> list[Finding]:
     rows = {row.storage_name: row for row in LogCheckpoint.objects.all()}
-    names = sorted(log_checkpoints.stored_names())
+    names = sorted(n for n in log_checkpoints.stored_names() if n.endswith(log_checkpoints.NOTE))
     found = [
         _invalid(name, "The checkpoint's file is missing from the output store.") for name in rows.keys() - set(names)
     ]
@@ -54,6 +55,7 @@ def _check_checkpoints(leaves: list[bytes]) -> list[Finding]:
             found.append(_invalid(name, f"It signs {head.size} leaves; the log holds {len(leaves)} (truncated)."))
         elif roots[head.size] != head.root:
             found.append(_invalid(name, f"The log's first {head.size} leaves no longer hash to its root (rewritten)."))
+    found += _check_timestamps(rows.values())
     return found + _check_newest_extends_previous(leaves, [h for _, h in heads])
 
 
@@ -83,3 +85,19 @@ def _check_newest_extends_previous(leaves: list[bytes], heads: list[signed_note.
 
 def _invalid(name: str, detail: str) -> Finding:
     return Finding(kind=Kind.LOG_CHECKPOINT_INVALID, name=name, detail=detail)
+
+
+def _check_timestamps(rows) -> list[Finding]:
+    """With PAGETRAIL_TSA_CERTIFICATE set, every checkpoint's token must be the TSA's over its note."""
+    if not settings.PAGETRAIL_TSA_CERTIFICATE:
+        return []
+    with open(settings.PAGETRAIL_TSA_CERTIFICATE, "rb") as fh:
+        certificate = x509.load_pem_x509_certificate(fh.read())
+    found = []
+    for row in rows:
+        try:
+            if row.timestamp_token:
+                timestamps.check(bytes(row.timestamp_token), row.note.encode(), certificate)
+        except timestamps.TimestampError as exc:
+            found.append(_invalid(row.storage_name, f"Its RFC 3161 timestamp does not count: {exc}."))
+    return found

@@ -3,7 +3,7 @@
 
     python3 verify_evidence.py PACKAGE.zip --public-keys signing-keys.json [--key-id ID --key KEY ...]
     python3 verify_evidence.py PACKAGE.zip --trust-package-keys
-    ... --earlier-checkpoint SEEN.note [--consistency-proof CONSISTENCY.json]
+    ... --earlier-checkpoint SEEN.note [--consistency-proof CONSISTENCY.json] [--tsa-certificate TSA.pem]
 
 No network, no Pagetrail. Re-hashes every manifest and asset in the package, checks the chain and the
 checkpoints against it, each manifest's inclusion proof to the signed transparency-log checkpoint (and,
@@ -17,6 +17,8 @@ install cryptography): a well-reviewed implementation rather than one of our own
 FAIL, 3 when only the package's own keys vouch for it.
 """
 
+from __future__ import annotations
+
 import argparse
 import base64
 import datetime
@@ -27,7 +29,10 @@ import sys
 import zipfile
 
 try:
+    from cryptography import x509
     from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
     CRYPTOGRAPHY = True
@@ -63,11 +68,14 @@ class Report:
                 "retained_away",
                 "log_proofs",
                 "earlier_checkpoints",
+                "timestamps",
             ),
             0,
         )
         self.unsigned = {}  # key id -> signatures left unchecked for want of its key
         self.signers = set()  # Ed25519 key ids whose signatures verified
+        self.timestamp_unchecked = False  # the log checkpoint has a timestamp, but no TSA certificate was given
+        self.timestamped_at = None
 
     def fail(self, where, what):
         self.problems.append(f"{where}: {what}")
@@ -451,7 +459,7 @@ def parse_json(report, where, data):
         return None
 
 
-def verify(zf, keys, report, pinned=None, earlier=None):
+def verify(zf, keys, report, pinned=None, earlier=None, tsa=None):
     data = read_member(zf, "index.json", report)
     index = parse_json(report, "index.json", data) if data is not None else None
     if not isinstance(index, dict):
@@ -466,7 +474,7 @@ def verify(zf, keys, report, pinned=None, earlier=None):
     check_case_map(zf, index, keys, report)
     check_members(zf, index, report)
     check_date_range_complete(index, checkpoints, report)
-    head = check_log(zf, index, keys, report)
+    head = check_log(zf, index, keys, report, tsa)
     if earlier is not None:
         check_earlier_checkpoint(head, *earlier, keys, report)
     return index
@@ -684,7 +692,7 @@ def leaf_hash(data):
     return hashlib.sha256(b"\x00" + data).digest()
 
 
-def check_log(zf, index, keys, report):
+def check_log(zf, index, keys, report, tsa=None):
     """Each manifest's file, hashed as a log leaf, follows its inclusion proof to a checkpoint a trusted key signed."""
     log = index.get("log")
     if not isinstance(log, dict):
@@ -696,6 +704,7 @@ def check_log(zf, index, keys, report):
     except NoteError as exc:
         report.fail("index.json: log checkpoint", str(exc))
         return None
+    check_log_timestamp(log, tsa, report)
     _, size, root = head
     proofs = {p.get("sequence"): p for p in log.get("inclusion", [])}
     for entry in index.get("manifests", []):
@@ -708,6 +717,23 @@ def check_log(zf, index, keys, report):
         else:
             report.counts["log_proofs"] += 1
     return head
+
+
+def check_log_timestamp(log, tsa, report):
+    """With --tsa-certificate, the checkpoint's RFC 3161 token must be that TSA's over the note's bytes."""
+    where, token = "index.json: log checkpoint", log.get("timestamp")
+    if tsa is None:
+        report.timestamp_unchecked = bool(token)
+    elif not token:
+        report.fail(where, "carries no RFC 3161 timestamp, which --tsa-certificate asks for")
+    else:
+        try:
+            at = check_timestamp(base64.b64decode(token, validate=True), log["checkpoint"].encode(), tsa)
+        except (TimestampError, ValueError) as exc:
+            report.fail(where, f"its RFC 3161 timestamp does not count: {exc}")
+            return
+        report.counts["timestamps"] += 1
+        report.timestamped_at = at
 
 
 def decode_hashes(proof):
@@ -744,6 +770,138 @@ def check_earlier_checkpoint(head, earlier, consistency, keys, report):
         report.counts["earlier_checkpoints"] += 1
 
 
+# --- RFC 3161 timestamps: a copy of audit/timestamps.py's checking half (tests hold them to the same answers)
+
+SHA256_OID = bytes.fromhex("0609608648016503040201")
+SIGNED_DATA_OID = bytes.fromhex("06092a864886f70d010702")
+MESSAGE_DIGEST_OID = bytes.fromhex("06092a864886f70d010904")
+DIGESTS = (
+    {
+        bytes.fromhex("608648016503040201"): hashes.SHA256,
+        bytes.fromhex("608648016503040202"): hashes.SHA384,
+        bytes.fromhex("608648016503040203"): hashes.SHA512,
+    }
+    if CRYPTOGRAPHY
+    else {}
+)
+
+
+class TimestampError(ValueError):
+    """The token is malformed, for other bytes, or not signed by the TSA certificate given."""
+
+
+def check_timestamp(token: bytes, data: bytes, tsa_certificate: x509.Certificate) -> datetime:
+    """The token's genTime, once it is shown to be the TSA's signature over the SHA-256 of `data`."""
+    try:
+        return _check(token, data, tsa_certificate)
+    except (IndexError, ValueError, TypeError) as exc:
+        if isinstance(exc, TimestampError):
+            raise
+        raise TimestampError(f"the token is malformed ({exc})") from exc
+
+
+def _check(token: bytes, data: bytes, tsa_certificate: x509.Certificate) -> datetime:
+    info = _children(_one(token, 0x30))
+    if info[0][2] != SIGNED_DATA_OID:
+        raise TimestampError("the token is not CMS signed data")
+    signed = _children(_one(_children(info[1][1])[0][2], 0x30))
+    encap = _children(signed[2][1])
+    tst_der = _one(_children(encap[1][1])[0][2], 0x04)
+    signer = _children(signed[-1][1])[0][1]
+    tst = _children(_one(tst_der, 0x30))
+    imprint = _children(tst[2][1])
+    if _children(imprint[0][1])[0][2] != SHA256_OID or imprint[1][1] != hashlib.sha256(data).digest():
+        raise TimestampError("the token is a timestamp of other bytes (its message imprint differs)")
+    _check_signer(_children(signer), tst_der, signed, tsa_certificate)
+    return _generalized_time(tst[4][1])
+
+
+def _check_signer(signer: list, tst_der: bytes, signed: list, tsa_certificate: x509.Certificate) -> None:
+    digest = DIGESTS.get(_children(signer[2][1])[0][1])
+    attrs = next((part for part in signer if part[0] == 0xA0), None)
+    if digest is None or attrs is None:
+        raise TimestampError("the token's signer uses an unsupported digest or signs no attributes")
+    wanted = hashlib.new(digest.name, tst_der).digest()
+    found = [
+        _children(_children(a[1])[1][1])[0][1]
+        for a in _children(attrs[1])
+        if _children(a[1])[0][2] == MESSAGE_DIGEST_OID
+    ]
+    if found != [wanted]:
+        raise TimestampError("the token's signed attributes do not cover its timestamp")
+    signature = next(part[1] for part in signer[4:] if part[0] == 0x04)
+    signed_attrs = b"\x31" + attrs[2][1:]  # signed as a SET (RFC 5652 section 5.4), stored [0] IMPLICIT
+    for key in _candidate_keys(signed, tsa_certificate):
+        if _verifies(key, signature, signed_attrs, digest()):
+            return
+    raise TimestampError("the token's signature does not verify with the TSA certificate given")
+
+
+def _candidate_keys(signed: list, tsa_certificate: x509.Certificate):
+    """The TSA certificate itself, and a certificate in the token that it directly issued."""
+    yield tsa_certificate.public_key()
+    carried = next((part for part in signed[3:] if part[0] == 0xA0), None)
+    for _, _, der in _children(carried[1]) if carried else []:
+        try:
+            cert = x509.load_der_x509_certificate(der)
+            cert.verify_directly_issued_by(tsa_certificate)
+        except (ValueError, TypeError, InvalidSignature):
+            continue
+        yield cert.public_key()
+
+
+def _verifies(key, signature: bytes, body: bytes, digest) -> bool:
+    try:
+        if isinstance(key, rsa.RSAPublicKey):
+            key.verify(signature, body, padding.PKCS1v15(), digest)
+        elif isinstance(key, ec.EllipticCurvePublicKey):
+            key.verify(signature, body, ec.ECDSA(digest))
+        else:
+            return False
+    except InvalidSignature:
+        return False
+    return True
+
+
+def _generalized_time(text: bytes) -> datetime:
+    value = text.decode("ascii").rstrip("Z")
+    whole, _, fraction = value.partition(".")
+    at = datetime.datetime.strptime(whole, "%Y%m%d%H%M%S").replace(tzinfo=datetime.UTC)
+    return at.replace(microsecond=int((fraction or "0")[:6].ljust(6, "0")))
+
+
+def _tlv(data: bytes, pos: int) -> tuple[int, int, int]:
+    """(tag, start of content, end) of the DER element at `pos`."""
+    tag, first = data[pos], data[pos + 1]
+    if first < 0x80:
+        return tag, pos + 2, pos + 2 + first
+    n = first & 0x7F
+    if not 0 < n <= 4:
+        raise ValueError("a DER length of unsupported form")
+    length = int.from_bytes(data[pos + 2 : pos + 2 + n], "big")
+    return tag, pos + 2 + n, pos + 2 + n + length
+
+
+def _children(content: bytes) -> list[tuple[int, bytes, bytes]]:
+    """(tag, content, whole element) of each element in `content`."""
+    found, pos = [], 0
+    while pos < len(content):
+        tag, start, end = _tlv(content, pos)
+        if end > len(content):
+            raise ValueError("a DER element runs past its container")
+        found.append((tag, content[start:end], content[pos:end]))
+        pos = end
+    return found
+
+
+def _one(data: bytes, tag: int) -> bytes:
+    """The content of `data`, which must be exactly one element with `tag`."""
+    elements = _children(data)
+    if len(elements) != 1 or elements[0][0] != tag:
+        raise ValueError(f"expected one DER element of tag {tag:#x}")
+    return elements[0][1]
+
+
 def summary_lines(index, keys, report):
     lines = []
     if index:
@@ -757,6 +915,10 @@ def summary_lines(index, keys, report):
         "(use --key-id ID --key KEY or --key-file)"
         for k, n in sorted(report.unsigned.items())
     ]
+    if report.timestamp_unchecked:
+        lines.append("note: the log checkpoint's RFC 3161 timestamp was not checked (give --tsa-certificate)")
+    if report.timestamped_at:
+        lines.append(f"timestamped: the log checkpoint existed by {report.timestamped_at.isoformat()} (RFC 3161)")
     if report.signers:
         lines.append(f"signed by: {', '.join(sorted(report.signers))}")
     if not report.pinned:
@@ -776,7 +938,7 @@ def summary_lines(index, keys, report):
         f"checked: {c['manifests']} manifest(s), chain segment of {c['links']} link(s), "
         f"{c['checkpoints']} checkpoint(s) against the chain, {c['assets']} asset(s) re-hashed, "
         f"{c['signatures']} signature(s), {c['log_proofs']} log inclusion proof(s), "
-        f"{c['earlier_checkpoints']} earlier log checkpoint(s)"
+        f"{c['earlier_checkpoints']} earlier log checkpoint(s), {c['timestamps']} timestamp(s)"
     )
     return lines
 
@@ -794,6 +956,13 @@ def load_keys(args, parser):
                         parser.error(f"{args.key_file}: expected id=key lines")
                     keys[key_id.strip()] = key.strip()
     return keys
+
+
+def load_tsa(args):
+    if not args.tsa_certificate:
+        return None
+    with open(args.tsa_certificate, "rb") as fh:
+        return x509.load_pem_x509_certificate(fh.read())
 
 
 def load_earlier(args):
@@ -821,6 +990,7 @@ def main(argv=None):
         help="accept the package's own keys.json when no --public-keys is given (exit 0, not 3)",
     )
     parser.add_argument("--earlier-checkpoint", help="a log checkpoint seen before (an older package's, a witness's)")
+    parser.add_argument("--tsa-certificate", help="the TSA's certificate (PEM) to check the log timestamp against")
     parser.add_argument("--consistency-proof", help="the portal's /log/consistency answer joining the two sizes")
     args = parser.parse_args(argv)
     keys, report = load_keys(args, parser), Report()
@@ -831,7 +1001,7 @@ def main(argv=None):
     print(f"Pagetrail evidence package {args.package}")
     try:
         with zipfile.ZipFile(args.package) as zf:
-            index = verify(zf, keys, report, pinned, load_earlier(args))
+            index = verify(zf, keys, report, pinned, load_earlier(args), load_tsa(args))
     except (OSError, zipfile.BadZipFile) as exc:
         print(f"FAIL\n  {args.package}: cannot be read as a zip ({exc})")
         return 1

@@ -288,6 +288,8 @@ PAGETRAIL_CHECKPOINT_EVERY_MINUTES = env.int("PAGETRAIL_CHECKPOINT_EVERY_MINUTES
 PAGETRAIL_LOG_ORIGIN = env.str("PAGETRAIL_LOG_ORIGIN", default="pagetrail.invalid/evidence-log")
 # An RFC 3161 Time-Stamping Authority for each log checkpoint; unset: no timestamps.
 PAGETRAIL_TSA_URL = env.str("PAGETRAIL_TSA_URL", default="")
+# The TSA's certificate (a PEM file) that verification runs check the timestamps against; unset: not checked.
+PAGETRAIL_TSA_CERTIFICATE = env.str("PAGETRAIL_TSA_CERTIFICATE", default="")
 PAGETRAIL_VERIFY_EVERY_MINUTES = env.int("PAGETRAIL_VERIFY_EVERY_MINUTES", default=24 * 60)
 PAGETRAIL_RETENTION_EVERY_MINUTES = env.int("PAGETRAIL_RETENTION_EVERY_MINUTES", default=60)
 # A first retention policy with a window shorter than this shows what it would delete before it can be approved.
