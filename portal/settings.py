@@ -2,7 +2,7 @@
 
 With no environment variables this is the embedded profile: SQLite, the django-q2 ORM broker,
 file-system storage under one data dir, the self-hosted extractor. Production changes
-environment variables only (see README, "Environment variables").
+environment variables only (docs/configuration.md lists them all).
 """
 
 import base64
