@@ -19,15 +19,15 @@ from audit.signing import key_id_of, public_bytes
 from audit.verify import verify_all
 from extraction.models import Bundle
 from tests.audit.test_cases import manifest  # noqa: F401 (a fixture)
-from tests.audit.test_evidence import (  # noqa: F401 (chain and out are fixtures)
+from tests.audit.test_evidence import (  # chain and out are fixtures
     AT,
-    chain,
+    chain,  # noqa: F401
     edit_index,
     export,
     failed,
     index_of,
-    out,
-    rewrite,  # noqa: F401
+    out,  # noqa: F401
+    rewrite,
     verify,
 )
 from tests.audit.test_verify import completed, kinds  # noqa: F401 (a fixture)
