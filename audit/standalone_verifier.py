@@ -706,10 +706,10 @@ def check_log(zf, index, keys, report, tsa=None):
         return None
     check_log_timestamp(log, tsa, report)
     _, size, root = head
-    proofs = {p.get("sequence"): p for p in log.get("inclusion", [])}
+    proofs, members = {p.get("sequence"): p for p in log.get("inclusion", [])}, set(zf.namelist())
     for entry in index.get("manifests", []):
         where, proof = entry.get("file") or f"manifest {entry.get('sequence')}", proofs.get(entry.get("sequence"))
-        data = zf.read(where) if where in zf.namelist() else None
+        data = zf.read(where) if where in members else None
         if proof is None or data is None:
             report.fail(where, "has no inclusion proof in the package's log checkpoint")
         elif not verify_inclusion(leaf_hash(data), proof.get("leaf_index", -1), size, decode_hashes(proof), root):

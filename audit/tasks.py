@@ -16,8 +16,8 @@ def scheduled_verification() -> str:
 
 
 def write_checkpoint() -> int | None:
-    log_checkpoints.write_log_checkpoint()  # the log's head, on the chain checkpoints' schedule
     checkpoint = checkpoints.write_checkpoint()
+    log_checkpoints.write_log_checkpoint()  # the log's head, on the chain checkpoints' schedule
     return checkpoint.chain_length if checkpoint else None
 
 
