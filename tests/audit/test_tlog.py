@@ -105,3 +105,16 @@ def test_it_signs_a_checkpoint_on_demand(completed):  # noqa: F811
     assert "Signed the checkpoint at 2." in printed.getvalue() and log_checkpoints.latest().note in printed.getvalue()
     call_command("log_checkpoint", stdout=printed)
     assert "Unchanged since the checkpoint at 2." in printed.getvalue()
+
+
+def test_the_upgrade_logs_every_manifest_written_before_the_log(completed):  # noqa: F811
+    import importlib
+
+    from django.apps import apps
+
+    before = {leaf.index: leaf.leaf_hash for leaf in LogLeaf.objects.all()}
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM audit_logleaf")  # as the database stood before the upgrade
+    importlib.import_module("audit.migrations.0015_transparency_log").log_every_manifest_so_far(apps, None)
+    assert {leaf.index: leaf.leaf_hash for leaf in LogLeaf.objects.all()} == before
+    assert kinds() == []
