@@ -1,5 +1,6 @@
 """The transparency log in a deployment: a leaf per manifest, signed checkpoints, and what verification finds."""
 
+import base64
 import hashlib
 import json
 
@@ -95,7 +96,7 @@ def test_it_finds_a_checkpoint_file_deleted(completed):  # noqa: F811
     assert kinds() == ["log_checkpoint_invalid"]
 
 
-def test_it_signs_a_checkpoint_on_demand(completed):  # noqa: F811
+def test_it_signs_a_checkpoint_on_demand(completed, settings):  # noqa: F811
     from io import StringIO
 
     from django.core.management import call_command
@@ -105,6 +106,10 @@ def test_it_signs_a_checkpoint_on_demand(completed):  # noqa: F811
     assert "Signed the checkpoint at 2." in printed.getvalue() and log_checkpoints.latest().note in printed.getvalue()
     call_command("log_checkpoint", stdout=printed)
     assert "Unchanged since the checkpoint at 2." in printed.getvalue()
+    key = printed.getvalue().rsplit("verifier key (for C2SP and Go sumdb note tools): ", 1)[1].strip()
+    name, key_hash, encoded = key.split("+", 2)  # the base64 may hold "+" too
+    assert name == settings.PAGETRAIL_LOG_ORIGIN and base64.b64decode(encoded)[1:] in trusted()
+    assert bytes.fromhex(key_hash) == signed_note.key_hash(name, base64.b64decode(encoded)[1:])
 
 
 def test_the_upgrade_logs_every_manifest_written_before_the_log(completed):  # noqa: F811

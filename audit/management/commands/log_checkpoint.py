@@ -1,6 +1,7 @@
+from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from audit import log_checkpoints
+from audit import log_checkpoints, signed_note, signing
 
 
 class Command(BaseCommand):
@@ -18,3 +19,7 @@ class Command(BaseCommand):
                 ("Signed" if checkpoint else "Unchanged since") + f" the checkpoint at {latest.tree_size}."
             )
             self.stdout.write(latest.note)
+        origin, public = settings.PAGETRAIL_LOG_ORIGIN, signing.private_key().public_key().public_bytes_raw()
+        self.stdout.write(
+            f"Note verifier key (for C2SP and Go sumdb note tools): {signed_note.verifier_key(origin, public)}"
+        )
