@@ -116,12 +116,13 @@ def test_an_upload_lands_on_its_submission_page_which_then_links_to_the_new_job(
     page = reverse("admin:extraction_submission_status", args=[submission.pk])
     assert response.status_code == 302 and response["Location"] == page and not Job.objects.exists()
     pending = admin_client.get(page).content.decode()
-    assert '<strong id="submission-state">pending</strong>' in pending and "portal/submission-status.js" in pending
+    assert '<strong id="submission-state" data-live="state">pending</strong>' in pending and "portal/live.js" in pending
 
     run_intake_tasks()
     job = Job.objects.get()
     outcome = admin_client.get(reverse("admin:extraction_submission_status_json", args=[submission.pk])).json()
-    assert (outcome["state"], outcome["link"]) == ("accepted", reverse("admin:extraction_job_change", args=[job.pk]))
+    assert (outcome["final"], outcome["text"]["state"]) == (True, "accepted")
+    assert reverse("admin:extraction_job_change", args=[job.pk]) in outcome["html"]["link"]
     assert f"Open job {job.pk}" in admin_client.get(page).content.decode()
     assert (Bundle.objects.get().submitted_by, Bundle.objects.get().case_label) == ("admin", "c-1")
 
@@ -131,7 +132,8 @@ def test_an_upload_of_known_bytes_says_it_is_the_same_job(admin_client, tmp_path
         response = upload(admin_client, pdfs.mixed(tmp_path))
         run_intake_tasks()
     page = admin_client.get(response["Location"]).content.decode()
-    assert f"Accepted: job {Job.objects.get().pk} (these bytes had been accepted before: the same job)." in page
+    assert '<strong id="submission-state" data-live="state">duplicate</strong>' in page
+    assert f"A duplicate: these bytes had been accepted before, as job {Job.objects.get().pk} (no new job)." in page
 
 
 def test_an_upload_while_submissions_are_stopped_says_its_job_waits(admin_client, tmp_path):
