@@ -77,6 +77,7 @@ def test_an_uploader_follows_an_upload_to_its_completed_job_and_its_evidence(bro
         page.click(f"#job-links >> text={label}")
         page.wait_for_url(lands_on)
         expect(page.locator("#content")).to_contain_text(shows)
+        assert clipped(page) == [], label  # long hashes and names wrap: nothing beyond 1280 px
         page.go_back()
 
     upload(page, live_server, pdfs.mixed(tmp_path))  # the same bytes again
@@ -139,6 +140,13 @@ def test_a_compliance_officer_watches_a_run_end_and_exports_the_evidence(browser
     expect(page.locator("#run-progress-findings")).to_have_text("2")
     expect(page.locator(".field-findings_link .readonly")).to_have_text("2 finding(s)")
     assert "queued" not in page.inner_text("#container").lower()
+
+    page.click(".field-findings_link a")
+    page.wait_for_url("**/admin/audit/finding/?run__id__exact=*")
+    expect(page.locator("#result_list tbody tr")).to_have_count(2)
+    expect(page.locator("#result_list")).to_contain_text("Stored bytes hash to")
+    assert clipped(page) == []  # their hashes wrap in their cells
+    page.go_back()
 
     page.click("#export-evidence")
     page.wait_for_url("**/admin/audit/manifest/")

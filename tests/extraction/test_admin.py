@@ -104,6 +104,13 @@ def test_it_shows_a_manifest_with_its_assets(admin_client, tmp_path):
     assert response.status_code == 200 and b"p00001-000.jpg" in response.content
 
 
+def test_it_shows_a_manifests_body_once_indented(admin_client, tmp_path):
+    complete_jobs(tmp_path, [1])
+    manifest = Manifest.objects.get()
+    page = admin_client.get(reverse("admin:audit_manifest_change", args=[manifest.pk])).content.decode()
+    assert 'id="manifest-body"' in page and "{&quot;assets&quot;:[{" not in page  # not also the stored one-line body
+
+
 def upload(admin_client, path, **fields):
     """POST the upload form as a browser would (the request's transaction commits: its submission is queued)."""
     with open(path, "rb") as fh, TestCase.captureOnCommitCallbacks(execute=True):
