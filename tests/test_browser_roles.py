@@ -55,6 +55,7 @@ def test_an_uploader_follows_an_upload_to_its_completed_job_and_its_evidence(bro
     expect(page.locator("#submission-state")).to_have_text("pending")
     run_intake_tasks()  # the intake worker's part, while the page polls
     expect(page.locator("#submission-state")).to_have_text("accepted")
+    expect(page.locator("#submission")).to_have_attribute("data-live-state", "final")
     job = Job.objects.get()
     expect(page.locator("#submission-text")).to_have_text(f"Accepted: job {job.pk}.")
     page.click("#submission-link a")
@@ -62,6 +63,7 @@ def test_an_uploader_follows_an_upload_to_its_completed_job_and_its_evidence(bro
     expect(page.locator("#job-status")).to_have_text("queued")
     in_a_thread(run_job, job.pk).join()  # the extraction worker's part
     expect(page.locator("#job-status")).to_have_text("completed")
+    expect(page.locator("#job-story")).to_have_attribute("data-live-state", "final")  # live.js stopped polling
     links = page.locator("#job-links")
     for label in ("bundle mixed.pdf", "download the input PDF", "manifest 1", "review page", "6 asset(s)"):
         expect(links).to_contain_text(label)
