@@ -12,6 +12,7 @@ from django.conf import settings
 from django.db import IntegrityError, models, transaction
 from django.db.models import ExpressionWrapper, F, Q
 from django.db.models.functions import Coalesce, Now
+from django.urls import reverse
 from django.utils import timezone
 
 
@@ -152,6 +153,10 @@ class Job(models.Model):
 
     def __str__(self):
         return f"job {self.pk} ({self.status})"
+
+    def admin_link(self) -> str:
+        """Where people open this job (an alert's link)."""
+        return reverse("admin:extraction_job_change", args=[self.pk])
 
     @property
     def is_terminal(self) -> bool:

@@ -26,7 +26,6 @@ from .models import (
     input_storage_name,
 )
 from .providers import get_provider
-from .runner import job_link
 from .signals import activity, alert
 
 log = logging.getLogger(__name__)
@@ -254,7 +253,7 @@ def _alert_newly_late(at=None) -> None:
             Job,
             kind="job_past_deadline",
             key=f"job-{job.pk}-late",
-            link=job_link(job.pk),
+            link=job.admin_link(),
             message=f"Job {job.pk} is {job.status} past its deadline.",
         )
 
