@@ -12,8 +12,8 @@ class AuditConfig(AppConfig):
         from extraction.signals import activity, alert
 
         from . import schedules
+        from .manifest_writing import record_completion
         from .roles import ensure_roles_after_migrate
-        from .services import record_completion
 
         activity.connect(record_activity, dispatch_uid="audit-activity")
         alert.connect(open_alert, dispatch_uid="audit-alert")

@@ -3,7 +3,7 @@
 import re
 from dataclasses import dataclass, field
 
-from extraction.services import request_reextraction as new_extraction_round
+from extraction.bundle_intake import request_reextraction as new_extraction_round
 
 from .models import ActivityEvent, Asset, Manifest, Placement, ReviewFlag
 

@@ -1,10 +1,10 @@
 """django-q2 entry points of the audit app (thin)."""
 
-from . import checkpoints, services, verify
+from . import checkpoints, manifest_writing, verify
 
 
 def sweep_outputs() -> dict:
-    return services.sweep_outputs()
+    return manifest_writing.sweep_outputs()
 
 
 def run_verification(run_id: int) -> str:

@@ -1,6 +1,6 @@
 """django-q2 entry points: thin; each takes an id, calls one service, and is harmless when repeated."""
 
-from . import runner, services, submitting
+from . import bundle_intake, runner, submitting
 
 
 def run_job(job_id: int, waking: bool = False) -> str:
@@ -18,8 +18,8 @@ def decide_submission(submission_id: int) -> str:
 
 
 def reconcile() -> dict:
-    return services.reconcile()
+    return bundle_intake.reconcile()
 
 
 def sweep() -> dict:
-    return services.sweep_temp()
+    return bundle_intake.sweep_temp()

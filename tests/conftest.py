@@ -150,8 +150,8 @@ def approved_policy(name: str = "claims", drafted_by: str = "retention-admin", *
 def three_page_manifest(tmp_path):
     """The manifest of a completed three-page bundle (one image reused on each page), uploaded by staff."""
     from audit.models import Manifest
+    from extraction.bundle_intake import submit_bundle
     from extraction.runner import run_job
-    from extraction.services import submit_bundle
     from tests import pdfs
 
     with open(pdfs.reused_on_three_pages(tmp_path), "rb") as fh:

@@ -6,8 +6,8 @@ import pytest
 from django.urls import reverse
 
 from audit.models import Manifest
+from extraction.bundle_intake import submit_bundle
 from extraction.runner import run_job
-from extraction.services import submit_bundle
 from tests import pdfs
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from django.core import checks
 
-from audit.services import record_completion
+from audit.manifest_writing import record_completion
 from extraction import completion
 from extraction.checks import completion_recorder_registered
 
@@ -40,9 +40,11 @@ def test_it_would_notice_an_import_of_audit(tmp_path):
     module = tmp_path / "runner.py"
     module.write_text(
         (EXTRACTION / "runner.py").read_text()
-        + "\nfrom audit.services import record_completion\nimport audit.metrics\nTASK = 'audit.tasks.sweep_outputs'\n"
+        + "\nfrom audit.manifest_writing import record_completion"
+        + "\nimport audit.metrics"
+        + "\nTASK = 'audit.tasks.sweep_outputs'\n"
     )
-    assert _audit_references(module) == ["audit.services", "audit.metrics", "audit.tasks.sweep_outputs"]
+    assert _audit_references(module) == ["audit.manifest_writing", "audit.metrics", "audit.tasks.sweep_outputs"]
 
 
 def test_it_has_audit_registered_as_the_completion_recorder():

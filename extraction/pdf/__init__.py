@@ -3,7 +3,7 @@
 Nothing here imports Django: the child imports this package by itself.
 """
 
-from .api import extract_images, inspect_pdf, render_pages
+from .entry_points import extract_images, inspect_pdf, render_pages
 from .errors import Refusal, SandboxError
 from .limits import ExtractedAsset, Extraction, Inspection, Limits
 from .render import RenderedPage, Rendering

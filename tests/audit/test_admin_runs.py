@@ -4,8 +4,8 @@ from django.urls import reverse
 
 from audit.models import Asset, VerificationRun
 from audit.verify import execute, start_run
+from extraction.bundle_intake import submit_bundle
 from extraction.runner import run_job
-from extraction.services import submit_bundle
 from tests import pdfs
 from tests.conftest import queued_tasks, write_stored
 

@@ -16,9 +16,9 @@ from django.utils import timezone
 from audit import alerts, retention
 from audit.models import Alert, Asset, WebhookDelivery
 from audit.verify import verify_all
+from extraction.bundle_intake import reconcile, set_submissions, submit_bundle
 from extraction.models import Job
 from extraction.runner import run_job
-from extraction.services import reconcile, set_submissions, submit_bundle
 from tests import pdfs
 from tests.conftest import approved_policy, write_stored
 

@@ -5,9 +5,9 @@ import pytest
 from django.urls import reverse
 
 from audit import metrics
+from extraction.bundle_intake import submit_bundle
 from extraction.models import Job
 from extraction.runner import run_job
-from extraction.services import submit_bundle
 from portal.percentiles import percentile
 from tests import pdfs
 

@@ -3,9 +3,9 @@ from django.contrib.auth.models import Permission, User
 from django.urls import reverse
 
 from audit.models import Asset, Manifest
+from extraction.bundle_intake import submit_bundle
 from extraction.models import Bundle
 from extraction.runner import run_job
-from extraction.services import submit_bundle
 from tests import pdfs
 from tests.conftest import read_stored
 

@@ -24,10 +24,10 @@ from audit import previews, retention, tasks
 from audit.models import ActivityEvent, Asset, Manifest, PagePreview
 from audit.verify import verify_all
 from extraction import stores
+from extraction.bundle_intake import submit_bundle
 from extraction.models import Bundle
 from extraction.pdf import Limits, SandboxError, render_pages
 from extraction.runner import run_job
-from extraction.services import submit_bundle
 from tests import pdfs
 from tests.conftest import PRODUCTION, approved_policy, read_stored, stored_names, temp_files, write_stored
 from tests.procs import Portal

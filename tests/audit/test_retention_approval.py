@@ -11,9 +11,9 @@ from django.utils import timezone
 
 from audit import retention
 from audit.models import ActivityEvent, Manifest, RetentionAssignment, RetentionPolicy
+from extraction.bundle_intake import submit_bundle
 from extraction.models import Bundle
 from extraction.runner import run_job
-from extraction.services import submit_bundle
 from tests import pdfs
 from tests.conftest import approved_policy, stored_names
 

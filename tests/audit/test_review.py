@@ -5,9 +5,9 @@ from django.urls import reverse
 
 from audit import review
 from audit.models import ActivityEvent, Manifest, ReviewFlag
+from extraction.bundle_intake import submit_bundle
 from extraction.models import Job
 from extraction.runner import run_job
-from extraction.services import submit_bundle
 from tests import pdfs
 
 pytestmark = pytest.mark.django_db

@@ -8,9 +8,9 @@ from django.utils import timezone
 from audit import checkpoints, manifests, signing
 from audit.models import Asset, Finding, Manifest, VerificationRun
 from audit.verify import execute, start_run, verify_all
+from extraction.bundle_intake import submit_bundle
 from extraction.models import Bundle, Job
 from extraction.runner import run_job
-from extraction.services import submit_bundle
 from tests import pdfs
 from tests.conftest import read_stored, write_stored
 

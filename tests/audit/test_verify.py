@@ -11,8 +11,8 @@ from audit import signing
 from audit.models import Asset, Manifest, SigningKey
 from audit.signing import public_bytes
 from audit.verify import verify_all
+from extraction.bundle_intake import submit_bundle
 from extraction.runner import run_job
-from extraction.services import submit_bundle
 from tests import pdfs
 from tests.conftest import delete_stored, read_stored, write_stored
 
