@@ -19,8 +19,10 @@ from . import (
     submitting,
 )
 from .admin_accounts import BundleAccessInline  # and registers service accounts and their tokens
-from .bundle_intake import refuse_oversized_upload, replay_unknown, set_submissions
+from .bundle_intake import refuse_oversized_upload
+from .kill_switch import set_submissions
 from .models import Attempt, Bundle, Job, Rejection, SubmissionSwitch, WorkerVersions
+from .reconciler import replay_unknown
 
 
 class UploadForm(forms.Form):

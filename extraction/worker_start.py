@@ -8,7 +8,7 @@ log = logging.getLogger(__name__)
 
 
 def sweep_on_worker_start(proc_name=None, **kwargs):
-    from .bundle_intake import sweep_temp
+    from .temp_sweep import sweep_temp
 
     try:
         log.info("worker %s started; swept temp: %s", proc_name, sweep_temp())

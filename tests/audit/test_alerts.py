@@ -16,8 +16,10 @@ from django.utils import timezone
 from audit import alerts, retention
 from audit.models import Alert, Asset, WebhookDelivery
 from audit.verify import verify_all
-from extraction.bundle_intake import reconcile, set_submissions, submit_bundle
+from extraction.bundle_intake import submit_bundle
+from extraction.kill_switch import set_submissions
 from extraction.models import Job
+from extraction.reconciler import reconcile
 from extraction.runner import run_job
 from tests import pdfs
 from tests.conftest import approved_policy, write_stored
