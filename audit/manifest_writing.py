@@ -195,7 +195,7 @@ def sweep_outputs(at=None) -> dict:
     jobs = Job.objects.filter(status__in=Job.TERMINAL, outputs_swept_at__isnull=True).select_related("bundle")
     for job in jobs.iterator(chunk_size=200):
         removed += _sweep_job_outputs(job)
-        Job.objects.filter(pk=job.pk).update(outputs_swept_at=at)
+        job.mark_outputs_swept(at)
     return {"removed": removed}
 
 

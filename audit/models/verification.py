@@ -1,7 +1,11 @@
 """Verification runs: one re-verification pass each, and its progress (the findings are evidence rows)."""
 
 from django.db import models
+from django.db.models import Q
+from django.db.models.functions import Now
 from django.utils import timezone
+
+from portal.guarded import update_if
 
 
 class VerificationRun(models.Model):
@@ -48,3 +52,17 @@ class VerificationRun(models.Model):
     @property
     def is_whole_deployment(self) -> bool:
         return not (self.scope_bundle_id or self.scope_from or self.scope_to)
+
+    def mark_running(self) -> bool:
+        """Only a queued run: a redelivered task finds it taken."""
+        return update_if(self, Q(status=self.Status.QUEUED), status=self.Status.RUNNING, started_at=Now())
+
+    def mark_error(self, error: str) -> bool:
+        """The run could not finish (not a finding: the checks themselves failed)."""
+        return update_if(self, Q(status=self.Status.RUNNING), status=self.Status.ERROR, error=error, finished_at=Now())
+
+    def mark_finished(self, findings_count: int) -> bool:
+        """Passed when nothing was found, failed otherwise."""
+        status = self.Status.FAILED if findings_count else self.Status.PASSED
+        changes = dict(status=status, findings_count=findings_count, finished_at=Now())
+        return update_if(self, Q(status=self.Status.RUNNING), **changes)

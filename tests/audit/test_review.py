@@ -85,6 +85,18 @@ def test_a_flag_goes_through_its_lifecycle_with_who_and_when(tmp_path):
     assert not review.close(flag, "dismissed", "sam")  # a closed flag stays closed
 
 
+def test_a_duplicate_re_extraction_request_makes_only_one_extraction_round(tmp_path):
+    manifest = completed(with_blank_pages(tmp_path))
+    flag = review.raise_flag(manifest, [2], "missing_page", "", "rita")
+    same_flag_in_another_tab = ReviewFlag.objects.get(pk=flag.pk)  # still open when its request is sent
+    review.request_reextraction(flag, "rita")
+    review.request_reextraction(same_flag_in_another_tab, "sam")
+    assert Job.objects.filter(bundle=manifest.job.bundle).count() == 2  # the first round and one re-extraction
+    flag.refresh_from_db()
+    assert (flag.requested_by, flag.reextraction_job.generation) == ("rita", 1)
+    assert ActivityEvent.objects.filter(action="reextraction_requested").count() == 1
+
+
 def test_re_extraction_makes_a_new_job_for_the_same_bundle_and_compares_manifests(tmp_path):
     manifest = completed(with_blank_pages(tmp_path))
     flag = review.raise_flag(manifest, [2], "missing_page", "", "rita")
