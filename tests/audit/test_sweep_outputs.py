@@ -1,7 +1,7 @@
 import pytest
 
-from audit.manifest_writing import sweep_outputs
 from audit.models import Manifest
+from audit.output_sweep import sweep_outputs
 from extraction.bundle_intake import submit_bundle
 from extraction.models import Job
 from extraction.runner import run_job
