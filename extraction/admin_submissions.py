@@ -7,7 +7,8 @@ from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
-from .admin_base import ReadOnlyAdmin
+from portal.admin_base import ReadOnlyAdmin
+
 from .models import SubmissionSwitch
 from .submissions import Submission
 
