@@ -8,7 +8,8 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from .admin_base import ReadOnlyAdmin
+from portal.admin_base import ReadOnlyAdmin
+
 from .models import SubmissionSwitch
 from .submissions import Submission
 

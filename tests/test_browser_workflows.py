@@ -22,8 +22,8 @@ pytestmark = [
 
 
 def completed_job(tmp_path, make=pdfs.mixed, **fields):
+    from extraction.bundle_intake import submit_bundle
     from extraction.runner import run_job
-    from extraction.services import submit_bundle
 
     with open(make(tmp_path), "rb") as fh:
         job_id = submit_bundle(
@@ -139,8 +139,8 @@ def test_the_job_page_moves_from_queued_to_completed_by_itself_and_links_its_evi
     from django_q.conf import Conf
     from playwright.sync_api import expect
 
+    from extraction.bundle_intake import submit_bundle
     from extraction.runner import run_job
-    from extraction.services import submit_bundle
 
     monkeypatch.setattr(Conf, "SYNC", False)  # the job waits in the queue until this test runs it
     with open(pdfs.mixed(tmp_path), "rb") as fh:

@@ -7,10 +7,10 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from audit.models import Asset, Manifest
+from extraction.bundle_intake import submit_bundle
 from extraction.models import Bundle, Job, Rejection, Submission, SubmissionSwitch
 from extraction.pdf.sandbox import stop_idle_children
 from extraction.runner import run_job
-from extraction.services import submit_bundle
 from tests import pdfs, pdfs_intake
 from tests.conftest import everything_stored, run_intake_tasks
 

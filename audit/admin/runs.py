@@ -9,11 +9,11 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 from django_q.tasks import async_task
 
-from extraction.admin import ReadOnlyAdmin
 from portal import display
+from portal.admin_base import ReadOnlyAdmin
 
-from . import verify
-from .models import ActivityEvent, VerificationRun
+from .. import verify
+from ..models import ActivityEvent, VerificationRun
 
 
 @admin.register(VerificationRun)
