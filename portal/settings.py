@@ -361,7 +361,8 @@ Q_CLUSTER = {
     "ack_failures": True,
     "catch_up": False,
     # Successful tasks are not saved: the Job and its Attempts are the record. django-q2 also prunes
-    # saved successes by reading up to save_limit rows on every save, a cost on every task. Failed tasks are always saved (admin "Failed tasks").
+    # saved successes by reading up to save_limit rows on every save, a cost on every task. Failed tasks
+    # are always saved (admin "Failed tasks").
     "save_limit": -1,
     "label": "Task queue",
 }

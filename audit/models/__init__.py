@@ -11,7 +11,6 @@ from .evidence import (
     Manifest,
     ManifestChain,
     Placement,
-    VerificationRun,
     WriteOnceModel,
 )
 from .keys import SigningKey
@@ -19,6 +18,7 @@ from .previews import PagePreview
 from .retention import RetentionAssignment, RetentionEvent, RetentionPolicy
 from .review import ReviewFlag
 from .tlog import LogCheckpoint, LogLeaf
+from .verification import VerificationRun
 
 __all__ = [
     "GENESIS",

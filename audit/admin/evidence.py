@@ -10,14 +10,14 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django_q.tasks import async_task
 
-from extraction.admin import ReadOnlyAdmin, ReadOnlyInline
 from extraction.models import Bundle
 from portal import display
+from portal.admin_base import ReadOnlyAdmin, ReadOnlyInline
 
-from . import admin_jobs, admin_people, admin_retention, admin_runs, verify  # noqa: F401  (they register their pages)
-from .admin_actions import export_evidence_action, export_evidence_with_assets_action
-from .models import ActivityEvent, Asset, Checkpoint, Finding, Manifest, RetentionEvent, ReviewFlag, SigningKey
-from .views import REVIEW_PAGE_PERMISSIONS
+from .. import verify  # noqa: F401  (it registers its pages)
+from ..models import ActivityEvent, Asset, Checkpoint, Finding, Manifest, RetentionEvent, ReviewFlag, SigningKey
+from ..views import REVIEW_PAGE_PERMISSIONS
+from .actions import export_evidence_action, export_evidence_with_assets_action
 
 
 class RetentionEventInline(ReadOnlyInline):
@@ -155,6 +155,9 @@ class ManifestAdmin(ReadOnlyAdmin):
         "download",
         "review_link",
     )
+    # The body is shown indented (body_indented): Django's view-only copy of the field was a second, one-line
+    # body that pushed the page far wider than the window.
+    exclude = ("body",)
     inlines = [AssetInline, RetentionEventInline]
     actions = ["verify_selected", export_evidence_action, export_evidence_with_assets_action]
 
