@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from extraction import stores
 
-from . import merkle, signed_note, signing, timestamps, tlog
+from . import merkle, signed_note, signing, timestamps, tlog, worm
 from .models import LogCheckpoint
 
 PREFIX = "tlog"
@@ -41,9 +41,9 @@ def _signed(size: int, root: bytes, at) -> LogCheckpoint | None:
     signing.cover(at)  # the key is published before anything it signs
     note = signed_note.sign(text, settings.PAGETRAIL_LOG_ORIGIN, signing.private_key())
     name, token = storage_name(size), _timestamp(note.encode())
-    _store_once(name, note.encode())
+    _store_once(name, note.encode(), at)
     if token:
-        _store_once(name + TOKEN, token)
+        _store_once(name + TOKEN, token, at)
     try:
         with transaction.atomic():
             return LogCheckpoint.objects.create(
@@ -53,9 +53,10 @@ def _signed(size: int, root: bytes, at) -> LogCheckpoint | None:
         return None
 
 
-def _store_once(name: str, data: bytes) -> None:
+def _store_once(name: str, data: bytes, at) -> None:
     if not stores.outputs().exists(name):
         stores.outputs().save(name, ContentFile(data))
+        worm.lock_for_default_days(name, at)
 
 
 def _timestamp(note: bytes) -> bytes:

@@ -1,14 +1,16 @@
 """The transparency log's leaves: appending a manifest, and the tree they form (proofs: merkle.py)."""
 
+from django.db import transaction
 from django.db.models import Max
 
-from . import merkle
+from . import merkle, worm
 from .models import LogLeaf, Manifest
 
 
 def append_manifest(manifest: Manifest) -> LogLeaf:
     """The next leaf, for a manifest being appended to the chain: the caller holds the chain's row lock."""
     last = LogLeaf.objects.aggregate(last=Max("index"))["last"]
+    transaction.on_commit(lambda: worm.lock_manifest(manifest))
     return LogLeaf.objects.create(
         index=0 if last is None else last + 1,
         manifest=manifest,
