@@ -11,7 +11,7 @@ from .encode import Encoded, encode
 from .errors import raise_if_out_of_memory, reason
 from .limits import ExtractedAsset, Extraction, Limits
 from .protocol import PARTIAL
-from .validate import opened, unreadable
+from .validate import opened, page_tree, unreadable
 from .versions import libraries
 
 # A hostile file can draw a broken image a million times; the report stays readable.
@@ -23,7 +23,7 @@ def extract(path: str | Path, out_dir: str | Path, limits: Limits) -> Extraction
     warnings: list[str] = []
     with opened(path) as source:
         try:
-            pages = list(source.pdf.pages)
+            pages = page_tree(source, limits)
         except pikepdf.PdfError as exc:
             raise unreadable(exc) from None
         drawing = Drawing(source.pdf, warnings)

@@ -13,6 +13,7 @@ import pikepdf
 from . import streams
 from .errors import Refusal, raise_if_out_of_memory, reason
 from .limits import STANDARD_FILTERS, Inspection, Limits
+from .pagetree import PageTree
 from .sniff import leading_bytes
 
 HEAD_CHUNK = 4096  # most object dictionaries fit in one read
@@ -26,6 +27,8 @@ IDENTITY = {key: re.compile(rb"/%s\s*/Identity\b" % key) for key in (b"StmF", b"
 DICTIONARY_REACH = 2048  # an encryption dictionary's entries lie within this of each other
 # What qpdf says when it works around damage: a rebuilt cross-reference table, a stream length found anew.
 REPAIR_WARNING = re.compile(r"reconstruct|recover", re.IGNORECASE)
+# What qpdf says of a page tree it will not walk (a loop, too deep, /Kids not an array).
+PAGE_TREE_ERROR = re.compile(r"/Pages structure|pages tree|/Kids", re.IGNORECASE)
 ACTIVE = "Pagetrail does not accept PDFs with active content."
 ATTACHMENTS_ENCRYPTED = (
     f"The file's encryption is for embedded files (attachments), which have a password of their own; {ACTIVE}"
@@ -71,7 +74,18 @@ def open_pdf(path: str | Path) -> pikepdf.Pdf:
             raise Refusal("active_content", ATTACHMENTS_ENCRYPTED) from None
         raise Refusal("encrypted", ENCRYPTED) from None
     except pikepdf.PdfError as exc:
+        if PAGE_TREE_ERROR.search(str(exc)):
+            return _opened_without_inheritance(path, exc)
         raise unreadable(exc) from None
+
+
+def _opened_without_inheritance(path: str | Path, error: pikepdf.PdfError) -> pikepdf.Pdf:
+    """qpdf walks the page tree at open to push inherited attributes onto the pages, and gives up on a
+    tree viewers read (see pagetree.py); opened without that walk, the pages are found as they find them."""
+    try:
+        return pikepdf.open(path, attempt_recovery=True, inherit_page_attributes=False)
+    except pikepdf.PdfError:
+        raise unreadable(error) from None
 
 
 def protects_only_attachments(path: str | Path) -> bool:
@@ -123,7 +137,7 @@ def inspect(path: str | Path, limits: Limits) -> Inspection:
         pdf = source.pdf
         try:
             check_declared_lengths(path, source, limits)
-            pages = count_pages(pdf, limits)
+            pages = count_pages(source, limits)
             for obj in pdf.objects:
                 check_object(obj, limits)
             if source.repaired():
@@ -178,18 +192,26 @@ def too_large_stream(what: str, limits: Limits) -> Refusal:
     )
 
 
-def count_pages(pdf: pikepdf.Pdf, limits: Limits) -> int:
+def count_pages(source: Source, limits: Limits) -> int:
     # The declared count is checked first: it is free, and refuses before a huge tree is walked.
+    pdf = source.pdf
     tree = pdf.Root.get("/Pages")
     declared = tree.get("/Count") if isinstance(tree, pikepdf.Dictionary) else None
     if isinstance(declared, int) and declared > limits.max_pages:
         raise too_many_pages("declares", declared, limits)
-    pages = len(pdf.pages)
+    pages = len(page_tree(source, limits))
     if pages == 0:
         raise Refusal("no_pages", "The PDF has no pages.")
     if pages > limits.max_pages:
         raise too_many_pages("has", pages, limits)
     return pages
+
+
+def page_tree(source: Source, limits: Limits) -> list[pikepdf.Page]:
+    """The pages; a tree qpdf refuses is read as viewers read it, and the file counts as repaired."""
+    tree = PageTree(source.pdf, limits)
+    source.was_repaired = source.was_repaired or tree.recovered
+    return tree.pages
 
 
 def too_many_pages(verb: str, pages: int, limits: Limits) -> Refusal:
