@@ -14,6 +14,7 @@ from . import streams
 from .errors import Refusal, raise_if_out_of_memory, reason
 from .limits import STANDARD_FILTERS, Inspection, Limits
 from .pagetree import PageTree
+from .reopen import reopened
 from .sniff import leading_bytes
 
 HEAD_CHUNK = 4096  # most object dictionaries fit in one read
@@ -27,8 +28,6 @@ IDENTITY = {key: re.compile(rb"/%s\s*/Identity\b" % key) for key in (b"StmF", b"
 DICTIONARY_REACH = 2048  # an encryption dictionary's entries lie within this of each other
 # What qpdf says when it works around damage: a rebuilt cross-reference table, a stream length found anew.
 REPAIR_WARNING = re.compile(r"reconstruct|recover", re.IGNORECASE)
-# What qpdf says of a page tree it will not walk (a loop, too deep, /Kids not an array).
-PAGE_TREE_ERROR = re.compile(r"/Pages structure|pages tree|/Kids", re.IGNORECASE)
 ACTIVE = "Pagetrail does not accept PDFs with active content."
 ATTACHMENTS_ENCRYPTED = (
     f"The file's encryption is for embedded files (attachments), which have a password of their own; {ACTIVE}"
@@ -60,32 +59,25 @@ ACTIVE_NAMES = re.compile(
 )
 
 
-def open_pdf(path: str | Path) -> pikepdf.Pdf:
-    """Open as a viewer would: with the empty user password, and repaired by qpdf if it must.
+def open_pdf(path: str | Path) -> tuple[pikepdf.Pdf, bool]:
+    """Open as a viewer would: with the empty user password, and repaired by qpdf if it must; also whether
+    it was opened only past damage qpdf refuses (reopen.py), which counts as a repair.
 
     qpdf reads strictly and reconstructs the cross-reference table only when that fails (at
     open, or later when an object is not where the table says); it then leaves a warning,
     which is how `repaired` knows. A file that needs a real password is refused.
     """
     try:
-        return pikepdf.open(path, attempt_recovery=True)
+        return pikepdf.open(path, attempt_recovery=True), False
     except pikepdf.PasswordError:
         if protects_only_attachments(path):
             raise Refusal("active_content", ATTACHMENTS_ENCRYPTED) from None
         raise Refusal("encrypted", ENCRYPTED) from None
     except pikepdf.PdfError as exc:
-        if PAGE_TREE_ERROR.search(str(exc)):
-            return _opened_without_inheritance(path, exc)
-        raise unreadable(exc) from None
-
-
-def _opened_without_inheritance(path: str | Path, error: pikepdf.PdfError) -> pikepdf.Pdf:
-    """qpdf walks the page tree at open to push inherited attributes onto the pages, and gives up on a
-    tree viewers read (see pagetree.py); opened without that walk, the pages are found as they find them."""
-    try:
-        return pikepdf.open(path, attempt_recovery=True, inherit_page_attributes=False)
-    except pikepdf.PdfError:
-        raise unreadable(error) from None
+        pdf = reopened(path, exc)
+        if pdf is None:
+            raise unreadable(exc) from None
+        return pdf, True
 
 
 def protects_only_attachments(path: str | Path) -> bool:
@@ -123,8 +115,9 @@ class Source:
 
 @contextmanager
 def opened(path: str | Path) -> Iterator[Source]:
-    with open_pdf(path) as pdf:
-        yield Source(pdf=pdf, encrypted=pdf.is_encrypted, leading_bytes=leading_bytes(path))
+    pdf, past_damage = open_pdf(path)
+    with pdf:
+        yield Source(pdf=pdf, encrypted=pdf.is_encrypted, leading_bytes=leading_bytes(path), was_repaired=past_damage)
 
 
 def unreadable(exc: Exception) -> Refusal:
