@@ -318,3 +318,12 @@ def drawn_by_pdfium(image: pikepdf.Stream) -> Image.Image:
         return document[0].render(scale=1 / k).to_pil().convert("RGB")
     finally:
         document.close()
+
+
+def short_data_page(d: Path) -> Path:
+    """A 1-bit grey image whose Flate data stops part-way through a row (qpdf `unsupported-optimization.pdf`)."""
+    doc = pdfs.Doc()
+    picture = pdfs.bilevel_picture(20, 12)  # rows of 3 bytes, 4 bits of them padding
+    image = doc.image(zlib.compress(picture.tobytes()[: 3 * 7 + 1]), picture, "/FlateDecode")
+    doc.page(image)
+    return doc.save(d / "short_data.pdf")

@@ -119,6 +119,14 @@ def test_it_classes_kept_separation_tints_as_by_design_not_as_equal_or_wrong(tmp
     assert (summary["by_design"], summary["pixel_equal"]) == (1, 0)
 
 
+def test_it_classes_short_data_padded_with_zeros_as_by_design_only_when_ours_holds_the_stored_bytes(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    pdfs_pixels.short_data_page(corpus)  # poppler pads with ones, MuPDF drops the partial row
+    records = fidelity.run(sorted(corpus.iterdir()), corpus, jobs=1, timeout=120)
+    assert [output["result"] for output in records[0]["outputs"]] == ["by-design:short data padded with zeros"]
+
+
 def test_it_classes_16_bits_as_by_design_only_when_their_high_bytes_are_the_8_bit_samples(tmp_path):
     from extraction.pdf import containers
 
