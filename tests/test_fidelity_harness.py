@@ -127,6 +127,14 @@ def test_it_classes_short_data_padded_with_zeros_as_by_design_only_when_ours_hol
     assert [output["result"] for output in records[0]["outputs"]] == ["by-design:short data padded with zeros"]
 
 
+def test_it_classes_a_jpeg_at_its_own_size_as_by_design_where_poppler_writes_the_dictionarys(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    pdfs_pixels.jpeg_size_unlike_its_dictionary_page(corpus)
+    records = fidelity.run(sorted(corpus.iterdir()), corpus, jobs=1, timeout=120)
+    assert [output["result"] for output in records[0]["outputs"]] == ["by-design:the JPEG's own size"]
+
+
 def test_it_classes_16_bits_as_by_design_only_when_their_high_bytes_are_the_8_bit_samples(tmp_path):
     from extraction.pdf import containers
 
