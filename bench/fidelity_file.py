@@ -192,6 +192,8 @@ def _outputs(path: Path, extraction, rows: list, agreeing: set[int], work: Path,
             continue
         place = next(((p, i) for p, i in asset.placements if p in agreeing and i < len(by_page[p])), None)
         row = by_page[place[0]][place[1]] if place else by_stream(path, rows).get(asset.stream_sha256 or asset.sha256)
+        if not place and row is not None and (row.type in STENCILS) != (asset.colorspace == "ImageMask"):
+            row = None  # one stream under two dictionaries, a stencil and an image: not this output's row
         if row is None:
             result["result"] = "unmatched"
             continue

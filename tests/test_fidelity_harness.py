@@ -109,6 +109,15 @@ def test_it_judges_stencils_by_what_they_paint_whatever_the_reference_writes(tmp
     assert [output["result"] for output in records[0]["outputs"]] == ["equal", "equal"]
 
 
+def test_it_matches_an_output_to_a_row_by_its_stream_only_when_both_are_stencils_or_both_images(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    pdfs_draws.one_stream_stencil_and_image(corpus)  # poppler lists the stencil alone
+    records = fidelity.run(sorted(corpus.iterdir()), corpus, jobs=1, timeout=120)
+    results = {output["colorspace"]: output["result"] for output in records[0]["outputs"]}
+    assert results == {"DeviceGray": "unmatched", "ImageMask": "equal"}
+
+
 def test_it_classes_kept_separation_tints_as_by_design_not_as_equal_or_wrong(tmp_path):
     corpus = tmp_path / "corpus"
     corpus.mkdir()
