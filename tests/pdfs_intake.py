@@ -249,3 +249,9 @@ def page_tree_too_deep(d: Path, depth: int = 100) -> Path:
 def no_catalog(d: Path) -> Path:
     """The trailer's /Root names a null: there is no document to read (pdf.js `issue4573.pdf`)."""
     return write(d / "no_catalog.pdf", raw_pdf([b"null", *ONE_PAGE[1:], raw_stream(b"0 0 m")]))
+
+
+def encrypt_not_a_dictionary(d: Path) -> Path:
+    """A trailer whose /Encrypt is a string (PDFBox `PDFBOX-4352-0.pdf`): poppler reads the file as not encrypted."""
+    objects = [*ONE_PAGE[:2], IMAGE_PAGE, raw_stream(b"q 2 0 0 2 0 0 cm /Im0 Do Q"), GRAY_IMAGE]
+    return write(d / "encrypt_not_a_dictionary.pdf", raw_pdf(objects, trailer=b"/Encrypt (none)"))

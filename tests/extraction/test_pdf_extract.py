@@ -217,8 +217,10 @@ def test_it_stops_at_a_form_that_draws_itself(tmp_path, out):
     assert len(result.warnings) == 1
 
 
-@pytest.mark.parametrize("factory", [pdfs_intake.page_tree_loop, pdfs_intake.page_tree_too_deep])
-def test_it_extracts_the_image_of_a_page_in_a_tree_that_loops_or_nests_too_deeply(tmp_path, out, factory):
+@pytest.mark.parametrize(
+    "factory", [pdfs_intake.page_tree_loop, pdfs_intake.page_tree_too_deep, pdfs_intake.encrypt_not_a_dictionary]
+)
+def test_it_extracts_the_image_of_a_file_qpdf_opens_only_past_its_damage(tmp_path, out, factory):
     result = extract_images(factory(tmp_path), out)
 
     assert (result.pages, result.repaired, [a.placements for a in result.assets]) == (1, True, [[(1, 0)]])

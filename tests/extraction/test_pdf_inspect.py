@@ -220,6 +220,12 @@ def test_it_does_not_leak_the_file_path_into_messages(tmp_path):
     assert str(tmp_path) not in refusal(pdfs_intake.no_catalog(tmp_path)).message
 
 
+def test_it_reads_a_file_whose_encryption_entry_is_no_dictionary_as_not_encrypted_and_repaired(tmp_path):
+    inspection = inspect_pdf(pdfs_intake.encrypt_not_a_dictionary(tmp_path))
+
+    assert (inspection.pages, inspection.encrypted, inspection.repaired) == (1, False, True)
+
+
 @pytest.mark.parametrize("factory", [pdfs.page_tree_cycle, pdfs_intake.page_tree_loop, pdfs_intake.page_tree_too_deep])
 def test_it_reads_a_page_tree_qpdf_refuses_as_viewers_do_and_records_it_as_repaired(tmp_path, factory):
     inspection = inspect_pdf(factory(tmp_path))
