@@ -14,7 +14,7 @@ from django.db.models.functions import Now
 from extraction import stores
 from extraction.models import Bundle, Job
 
-from . import checkpoints, integrity, previews, retention, retention_events, signing
+from . import checkpoints, integrity, log_checkpoints, log_checks, previews, retention, retention_events, signing
 from .alerts import raise_alert
 from .models import GENESIS, Asset, Finding, Manifest, PagePreview, VerificationRun
 
@@ -36,19 +36,18 @@ def verify_all(by: str = "verify_all") -> tuple[list[Finding], dict]:
 
 def execute(run_id: int) -> VerificationRun:
     """Carry out a queued run (a redelivered task finds it taken and does nothing)."""
-    if not VerificationRun.objects.filter(pk=run_id, status="queued").update(status="running", started_at=Now()):
-        return VerificationRun.objects.get(pk=run_id)
     run = VerificationRun.objects.select_related("scope_bundle").get(pk=run_id)
+    if not run.mark_running():
+        return run
     try:
         findings = _check_everything(run)
     except Exception as exc:
-        VerificationRun.objects.filter(pk=run_id).update(status="error", error=repr(exc), finished_at=Now())
+        run.mark_error(repr(exc))
         raise
     for finding in findings:
         finding.run = run
     Finding.objects.bulk_create(findings, batch_size=1000)
-    status = "failed" if findings else "passed"
-    VerificationRun.objects.filter(pk=run_id).update(status=status, findings_count=len(findings), finished_at=Now())
+    run.mark_finished(len(findings))
     if findings:
         raise_alert(
             "verification_findings",
@@ -85,7 +84,7 @@ def _check_everything(run: VerificationRun) -> list[Finding]:
     findings += about_events + integrity.check_signing_keys(trusted)
     findings += integrity.check_inputs(Bundle.objects.all(), excused["inputs"]) + integrity.check_input_store()
     findings += integrity.check_activity() + integrity.check_chain_head() + checkpoints.check_all(trusted)
-    findings += integrity.check_previews(excused["outputs"])
+    findings += integrity.check_previews(excused["outputs"]) + log_checks.check_all()
     return findings + _check_store() + _jobs_past_deadline() + _inputs_kept_too_long()
 
 
@@ -167,7 +166,7 @@ def _check_store() -> list[Finding]:
     """Files in the output store that no manifest or checkpoint names."""
     expected = set(Asset.objects.values_list("name", flat=True))
     expected |= set(Manifest.objects.values_list("storage_name", flat=True))
-    expected |= set(checkpoints.stored_names())
+    expected |= set(checkpoints.stored_names()) | set(log_checkpoints.stored_names())
     expected |= set(PagePreview.objects.values_list("storage_name", flat=True))
     rendering = _previews_in_progress()
     found = []

@@ -2,7 +2,7 @@
 
 With no environment variables this is the embedded profile: SQLite, the django-q2 ORM broker,
 file-system storage under one data dir, the self-hosted extractor. Production changes
-environment variables only (see README, "Environment variables").
+environment variables only (docs/configuration.md lists them all).
 """
 
 import base64
@@ -284,6 +284,16 @@ PAGETRAIL_JOB_DEADLINE_SECONDS = env.int("PAGETRAIL_JOB_DEADLINE_SECONDS", defau
 PAGETRAIL_REQUEUE_AFTER_SECONDS = env.int("PAGETRAIL_REQUEUE_AFTER_SECONDS", default=120)
 PAGETRAIL_RECONCILE_EVERY_MINUTES = env.int("PAGETRAIL_RECONCILE_EVERY_MINUTES", default=1)
 PAGETRAIL_CHECKPOINT_EVERY_MINUTES = env.int("PAGETRAIL_CHECKPOINT_EVERY_MINUTES", default=60)
+# The transparency log's name in its signed checkpoints (docs/transparency-log.md): unique per deployment.
+PAGETRAIL_LOG_ORIGIN = env.str("PAGETRAIL_LOG_ORIGIN", default="pagetrail.invalid/evidence-log")
+# An RFC 3161 Time-Stamping Authority for each log checkpoint; unset: no timestamps.
+PAGETRAIL_TSA_URL = env.str("PAGETRAIL_TSA_URL", default="")
+# The TSA's certificate (a PEM file) that verification runs check the timestamps against; unset: not checked.
+PAGETRAIL_TSA_CERTIFICATE = env.str("PAGETRAIL_TSA_CERTIFICATE", default="")
+# S3 Object Lock on manifests, log checkpoints and timestamps (GOVERNANCE or COMPLIANCE; unset: none), and how
+# long to lock what no retention window bounds (docs/transparency-log.md).
+PAGETRAIL_OBJECT_LOCK_MODE = env.str("PAGETRAIL_OBJECT_LOCK_MODE", default="")
+PAGETRAIL_OBJECT_LOCK_DAYS = env.int("PAGETRAIL_OBJECT_LOCK_DAYS", default=3650)
 PAGETRAIL_VERIFY_EVERY_MINUTES = env.int("PAGETRAIL_VERIFY_EVERY_MINUTES", default=24 * 60)
 PAGETRAIL_RETENTION_EVERY_MINUTES = env.int("PAGETRAIL_RETENTION_EVERY_MINUTES", default=60)
 # A first retention policy with a window shorter than this shows what it would delete before it can be approved.
@@ -355,8 +365,8 @@ Q_CLUSTER = {
     "ack_failures": True,
     "catch_up": False,
     # Successful tasks are not saved: the Job and its Attempts are the record. django-q2 also prunes
-    # saved successes by reading up to save_limit rows on every save, which took a quarter of the
-    # pipeline's time. Failed tasks are always saved (admin "Failed tasks").
+    # saved successes by reading up to save_limit rows on every save, a cost on every task. Failed tasks
+    # are always saved (admin "Failed tasks").
     "save_limit": -1,
     "label": "Task queue",
 }

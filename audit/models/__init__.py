@@ -11,16 +11,19 @@ from .evidence import (
     Manifest,
     ManifestChain,
     Placement,
-    VerificationRun,
     WriteOnceModel,
 )
 from .keys import SigningKey
 from .previews import PagePreview
 from .retention import RetentionAssignment, RetentionEvent, RetentionPolicy
 from .review import ReviewFlag
+from .tlog import LogCheckpoint, LogLeaf
+from .verification import VerificationRun
 
 __all__ = [
     "GENESIS",
+    "LogCheckpoint",
+    "LogLeaf",
     "ActivityEvent",
     "Alert",
     "WebhookDelivery",

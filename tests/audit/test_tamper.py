@@ -19,13 +19,15 @@ from audit.signing import key_id_of, public_bytes
 from audit.verify import verify_all
 from extraction.models import Bundle
 from tests.audit.test_cases import manifest  # noqa: F401 (a fixture)
-from tests.audit.test_evidence import (
+from tests.audit.test_evidence import (  # chain and out are fixtures
     AT,
+    chain,  # noqa: F401
     edit_index,
     export,
     failed,
     index_of,
-    rewrite,  # noqa: F401
+    out,  # noqa: F401
+    rewrite,
     verify,
 )
 from tests.audit.test_verify import completed, kinds  # noqa: F401 (a fixture)
@@ -91,6 +93,7 @@ def test_it_finds_the_newest_manifest_deleted_with_its_rows_and_files(completed)
     with connection.cursor() as cursor:
         for table, column, value in (
             ("audit_placement", "manifest_id", newest.pk),
+            ("audit_logleaf", "manifest_id", newest.pk),  # and its log leaf, which no signed checkpoint holds yet
             ("audit_asset", "manifest_id", newest.pk),
             ("audit_manifest", "id", newest.pk),
             ("extraction_attempt", "job_id", job.pk),
