@@ -120,3 +120,23 @@ def qpdf_samples(path: Path, number: int) -> bytes | None:
     """The samples of an image object as qpdf decodes its stream (not image codecs), None when it cannot."""
     done = _run(["qpdf", f"--show-object={number}", "--filtered-stream-data", "--decode-level=specialized", str(path)])
     return done.stdout if done is not None and done.returncode in (0, 3) else None
+
+
+def jpeg_data(path: Path, number: int) -> bytes | None:
+    """A DCT image object's JPEG data, the filters before DCTDecode (ASCIIHex, Flate) undone; None else.
+    (qpdf's `--filtered-stream-data` decodes the JPEG too, at every decode level.)"""
+    import pikepdf
+
+    try:
+        with pikepdf.open(path) as pdf:
+            image = pdf.get_object(number, 0)
+            filters = image.get("/Filter")
+            filters = list(filters) if isinstance(filters, pikepdf.Array) else [filters]
+            if not filters or filters[-1] != "/DCTDecode":
+                return None
+            before = pikepdf.Stream(pdf, image.read_raw_bytes())
+            if filters[:-1]:
+                before.Filter = pikepdf.Array(filters[:-1])
+            return before.read_bytes()
+    except Exception:  # a reference lookup only
+        return None

@@ -189,3 +189,24 @@ def optional_content(d: Path) -> Path:
     _page_with(doc, b"/Hidden Do /Shown Do\n", XObject=Dictionary(Hidden=hidden, Shown=shown))
     doc.pdf.Root.OCProperties = Dictionary(OCGs=Array([on, off]), D=Dictionary(OFF=Array([off])))
     return doc.save(d / "optional_content.pdf")
+
+
+def one_stream_stencil_and_image(d: Path) -> Path:
+    """One bilevel stream under two dictionaries (pdf.js `bug1795263.pdf`): a grey image drawn in a tiling
+    pattern, which `pdfimages -list` does not list, and a stencil painting its 1 samples on the page."""
+    doc = Doc()
+    picture = bilevel_picture()
+    image = flate(doc, picture)
+    stencil = doc.pdf.make_stream(image.read_raw_bytes())
+    stencil.Type, stencil.Subtype, stencil.Filter = Name.XObject, Name.Image, Name.FlateDecode
+    stencil.Width, stencil.Height = picture.size
+    stencil.ImageMask, stencil.Decode = True, Array([1, 0])
+    cell = doc.form(b"q 64 0 0 40 0 0 cm /Im Do Q", Dictionary(XObject=Dictionary(Im=image)))
+    del cell.Type, cell.Subtype
+    for key, value in dict(PatternType=1, PaintType=1, TilingType=1, XStep=64, YStep=40).items():
+        cell[f"/{key}"] = value
+    doc.page(
+        content=b"/Pattern cs /P0 scn 0 0 200 200 re f\nq 64 0 0 40 0 0 cm /St Do Q\n",
+        resources=Dictionary(XObject=Dictionary(St=stencil), Pattern=Dictionary(P0=cell)),
+    )
+    return doc.save(d / "one_stream_stencil_and_image.pdf")

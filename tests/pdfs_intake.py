@@ -203,3 +203,55 @@ def cut_after_startxref_keyword(d: Path) -> Path:
     """Hostile: a payload after the pointer's offset, no end marker: that is no lost marker but appended data."""
     data = raw_pdf(ONE_PAGE + [raw_stream(b"0 0 m")])
     return write(d / "cut_after_startxref_keyword.pdf", data[: data.rindex(b"%%EOF")] + b"<script>x</script>\n")
+
+
+GRAY_2X2 = b"\x00\x40\x80\xff"
+IMAGE_PAGE = (
+    b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Resources << /XObject << /Im0 5 0 R >> >>"
+    b" /Contents 4 0 R >>"
+)
+GRAY_IMAGE = raw_stream(
+    GRAY_2X2, b"/Type /XObject /Subtype /Image /Width 2 /Height 2 /ColorSpace /DeviceGray /BitsPerComponent 8"
+)
+
+
+def page_tree_loop(d: Path) -> Path:
+    """The root's second kid is a /Pages node whose /Kids name the root again (pdf.js `Pages-tree-refs.pdf`,
+    qpdf `pages-loop.pdf`): qpdf refuses the tree, viewers show the page it does lead to."""
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R 6 0 R] /Count 2 >>",
+        IMAGE_PAGE,
+        raw_stream(b"q 2 0 0 2 0 0 cm /Im0 Do Q"),
+        GRAY_IMAGE,
+        b"<< /Type /Pages /Parent 2 0 R /Kids [2 0 R] /Count 1 >>",
+    ]
+    return write(d / "page_tree_loop.pdf", raw_pdf(objects))
+
+
+def page_tree_too_deep(d: Path, depth: int = 100) -> Path:
+    """A page under `depth` nested /Pages nodes (qpdf `deep-pages.pdf`): qpdf refuses the tree as too deep."""
+    first = 7  # the nodes between the root (2) and the page (3)
+    chain = [first + i for i in range(depth)]
+    nodes = [b"<< /Type /Pages /Kids [%d 0 R] /Count 1 >>" % (n + 1 if n + 1 < first + depth else 3) for n in chain]
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [%d 0 R] /Count 1 >>" % first,
+        IMAGE_PAGE.replace(b"/Parent 2 0 R", b"/Parent %d 0 R" % chain[-1]),
+        raw_stream(b"q 2 0 0 2 0 0 cm /Im0 Do Q"),
+        GRAY_IMAGE,
+        b"null",
+        *nodes,
+    ]
+    return write(d / "page_tree_too_deep.pdf", raw_pdf(objects))
+
+
+def no_catalog(d: Path) -> Path:
+    """The trailer's /Root names a null: there is no document to read (pdf.js `issue4573.pdf`)."""
+    return write(d / "no_catalog.pdf", raw_pdf([b"null", *ONE_PAGE[1:], raw_stream(b"0 0 m")]))
+
+
+def encrypt_not_a_dictionary(d: Path) -> Path:
+    """A trailer whose /Encrypt is a string (PDFBox `PDFBOX-4352-0.pdf`): poppler reads the file as not encrypted."""
+    objects = [*ONE_PAGE[:2], IMAGE_PAGE, raw_stream(b"q 2 0 0 2 0 0 cm /Im0 Do Q"), GRAY_IMAGE]
+    return write(d / "encrypt_not_a_dictionary.pdf", raw_pdf(objects, trailer=b"/Encrypt (none)"))

@@ -318,3 +318,20 @@ def drawn_by_pdfium(image: pikepdf.Stream) -> Image.Image:
         return document[0].render(scale=1 / k).to_pil().convert("RGB")
     finally:
         document.close()
+
+
+def short_data_page(d: Path) -> Path:
+    """A 1-bit grey image whose Flate data stops part-way through a row (qpdf `unsupported-optimization.pdf`)."""
+    doc = pdfs.Doc()
+    picture = pdfs.bilevel_picture(20, 12)  # rows of 3 bytes, 4 bits of them padding
+    image = doc.image(zlib.compress(picture.tobytes()[: 3 * 7 + 1]), picture, "/FlateDecode")
+    doc.page(image)
+    return doc.save(d / "short_data.pdf")
+
+
+def jpeg_size_unlike_its_dictionary_page(d: Path) -> Path:
+    """A JPEG of 24 x 16 pixels whose dictionary says 1 x 1 (pdf.js `issue6413.pdf`)."""
+    doc = pdfs.Doc()
+    picture = pdfs.rgb_picture(24, 16)
+    doc.page(doc.image(pdfs.jpeg_bytes(picture), Image.new("RGB", (1, 1)), "/DCTDecode"))
+    return doc.save(d / "jpeg_size_unlike_its_dictionary.pdf")

@@ -109,6 +109,15 @@ def test_it_judges_stencils_by_what_they_paint_whatever_the_reference_writes(tmp
     assert [output["result"] for output in records[0]["outputs"]] == ["equal", "equal"]
 
 
+def test_it_matches_an_output_to_a_row_by_its_stream_only_when_both_are_stencils_or_both_images(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    pdfs_draws.one_stream_stencil_and_image(corpus)  # poppler lists the stencil alone
+    records = fidelity.run(sorted(corpus.iterdir()), corpus, jobs=1, timeout=120)
+    results = {output["colorspace"]: output["result"] for output in records[0]["outputs"]}
+    assert results == {"DeviceGray": "unmatched", "ImageMask": "equal"}
+
+
 def test_it_classes_kept_separation_tints_as_by_design_not_as_equal_or_wrong(tmp_path):
     corpus = tmp_path / "corpus"
     corpus.mkdir()
@@ -117,6 +126,22 @@ def test_it_classes_kept_separation_tints_as_by_design_not_as_equal_or_wrong(tmp
     summary = fidelity.summarise(records, 0)
     assert [output["result"] for output in records[0]["outputs"]] == ["by-design:Separation"]
     assert (summary["by_design"], summary["pixel_equal"]) == (1, 0)
+
+
+def test_it_classes_short_data_padded_with_zeros_as_by_design_only_when_ours_holds_the_stored_bytes(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    pdfs_pixels.short_data_page(corpus)  # poppler pads with ones, MuPDF drops the partial row
+    records = fidelity.run(sorted(corpus.iterdir()), corpus, jobs=1, timeout=120)
+    assert [output["result"] for output in records[0]["outputs"]] == ["by-design:short data padded with zeros"]
+
+
+def test_it_classes_a_jpeg_at_its_own_size_as_by_design_where_poppler_writes_the_dictionarys(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    pdfs_pixels.jpeg_size_unlike_its_dictionary_page(corpus)
+    records = fidelity.run(sorted(corpus.iterdir()), corpus, jobs=1, timeout=120)
+    assert [output["result"] for output in records[0]["outputs"]] == ["by-design:the JPEG's own size"]
 
 
 def test_it_classes_16_bits_as_by_design_only_when_their_high_bytes_are_the_8_bit_samples(tmp_path):

@@ -12,7 +12,7 @@ from .errors import raise_if_out_of_memory, reason
 from .limits import Limits
 from .protocol import PARTIAL
 from .results import ExtractedAsset, Extraction
-from .validate import opened, unreadable
+from .validate import opened, page_tree, unreadable
 from .versions import libraries
 
 # A hostile file can draw a broken image a million times; the report stays readable.
@@ -24,7 +24,7 @@ def extract(path: str | Path, out_dir: str | Path, limits: Limits) -> Extraction
     warnings: list[str] = []
     with opened(path) as source:
         try:
-            pages = list(source.pdf.pages)
+            pages = page_tree(source, limits)
         except pikepdf.PdfError as exc:
             raise unreadable(exc) from None
         drawing = Drawing(source.pdf, warnings)

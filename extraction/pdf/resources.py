@@ -25,6 +25,8 @@ class Resources:
         own = page.obj.get("/Resources")
         if not isinstance(own, pikepdf.Dictionary):  # inherited from the page tree, or none
             own = page.get_resources()
+        if not isinstance(own, pikepdf.Dictionary):  # a page outside any tree, with no resources at all
+            own = pikepdf.Dictionary()
         return cls((own,), (_key(own, page.obj),))
 
     def inside(self, owner: pikepdf.Object) -> "Resources":

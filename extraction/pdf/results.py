@@ -9,7 +9,8 @@ class Inspection:
     pdf_version: str
     mime: str
     # How the file was read, recorded in the manifest: opened with the empty user password,
-    # its cross-reference table rebuilt by qpdf, bytes before `%PDF-` skipped.
+    # its cross-reference table rebuilt by qpdf or its page tree or encryption entry read past damage as
+    # viewers read them (reopen.py, pagetree.py), bytes before `%PDF-` skipped.
     encrypted: bool = False
     repaired: bool = False
     leading_bytes: int = 0

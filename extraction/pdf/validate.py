@@ -13,6 +13,8 @@ import pikepdf
 from . import streams
 from .errors import Refusal, raise_if_out_of_memory, reason
 from .limits import STANDARD_FILTERS, Limits
+from .pagetree import PageTree
+from .reopen import reopened
 from .results import Inspection
 from .sniff import leading_bytes
 
@@ -58,21 +60,25 @@ ACTIVE_NAMES = re.compile(
 )
 
 
-def open_pdf(path: str | Path) -> pikepdf.Pdf:
-    """Open as a viewer would: with the empty user password, and repaired by qpdf if it must.
+def open_pdf(path: str | Path) -> tuple[pikepdf.Pdf, bool]:
+    """Open as a viewer would: with the empty user password, and repaired by qpdf if it must; also whether
+    it was opened only past damage qpdf refuses (reopen.py), which counts as a repair.
 
     qpdf reads strictly and reconstructs the cross-reference table only when that fails (at
     open, or later when an object is not where the table says); it then leaves a warning,
     which is how `repaired` knows. A file that needs a real password is refused.
     """
     try:
-        return pikepdf.open(path, attempt_recovery=True)
+        return pikepdf.open(path, attempt_recovery=True), False
     except pikepdf.PasswordError:
         if protects_only_attachments(path):
             raise Refusal("active_content", ATTACHMENTS_ENCRYPTED) from None
         raise Refusal("encrypted", ENCRYPTED) from None
     except pikepdf.PdfError as exc:
-        raise unreadable(exc) from None
+        pdf = reopened(path, exc)
+        if pdf is None:
+            raise unreadable(exc) from None
+        return pdf, True
 
 
 def protects_only_attachments(path: str | Path) -> bool:
@@ -110,8 +116,9 @@ class Source:
 
 @contextmanager
 def opened(path: str | Path) -> Iterator[Source]:
-    with open_pdf(path) as pdf:
-        yield Source(pdf=pdf, encrypted=pdf.is_encrypted, leading_bytes=leading_bytes(path))
+    pdf, past_damage = open_pdf(path)
+    with pdf:
+        yield Source(pdf=pdf, encrypted=pdf.is_encrypted, leading_bytes=leading_bytes(path), was_repaired=past_damage)
 
 
 def unreadable(exc: Exception) -> Refusal:
@@ -124,7 +131,7 @@ def inspect(path: str | Path, limits: Limits) -> Inspection:
         pdf = source.pdf
         try:
             check_declared_lengths(path, source, limits)
-            pages = count_pages(pdf, limits)
+            pages = count_pages(source, limits)
             for obj in pdf.objects:
                 check_object(obj, limits)
             if source.repaired():
@@ -179,18 +186,26 @@ def too_large_stream(what: str, limits: Limits) -> Refusal:
     )
 
 
-def count_pages(pdf: pikepdf.Pdf, limits: Limits) -> int:
+def count_pages(source: Source, limits: Limits) -> int:
     # The declared count is checked first: it is free, and refuses before a huge tree is walked.
+    pdf = source.pdf
     tree = pdf.Root.get("/Pages")
     declared = tree.get("/Count") if isinstance(tree, pikepdf.Dictionary) else None
     if isinstance(declared, int) and declared > limits.max_pages:
         raise too_many_pages("declares", declared, limits)
-    pages = len(pdf.pages)
+    pages = len(page_tree(source, limits))
     if pages == 0:
         raise Refusal("no_pages", "The PDF has no pages.")
     if pages > limits.max_pages:
         raise too_many_pages("has", pages, limits)
     return pages
+
+
+def page_tree(source: Source, limits: Limits) -> list[pikepdf.Page]:
+    """The pages; a tree qpdf refuses is read as viewers read it, and the file counts as repaired."""
+    tree = PageTree(source.pdf, limits)
+    source.was_repaired = source.was_repaired or tree.recovered
+    return tree.pages
 
 
 def too_many_pages(verb: str, pages: int, limits: Limits) -> Refusal:

@@ -218,6 +218,16 @@ def test_it_stops_at_a_form_that_draws_itself(tmp_path, out):
 
 
 @pytest.mark.parametrize(
+    "factory", [pdfs_intake.page_tree_loop, pdfs_intake.page_tree_too_deep, pdfs_intake.encrypt_not_a_dictionary]
+)
+def test_it_extracts_the_image_of_a_file_qpdf_opens_only_past_its_damage(tmp_path, out, factory):
+    result = extract_images(factory(tmp_path), out)
+
+    assert (result.pages, result.repaired, [a.placements for a in result.assets]) == (1, True, [[(1, 0)]])
+    assert opened(out, result.assets[0]).tobytes() == pdfs_intake.GRAY_2X2
+
+
+@pytest.mark.parametrize(
     "factory, code",
     [
         (pdfs.encrypted, "encrypted"),

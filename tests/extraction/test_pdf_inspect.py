@@ -26,7 +26,7 @@ HOSTILE = [  # factory, expected code, limits
     (pdfs.flate_bomb_in_ascii85, "stream_too_large", SMALL),
     (pdfs.huge_image, "image_too_large", Limits()),
     (pdfs.negative_dimensions, "image_too_large", Limits()),
-    (pdfs.page_tree_cycle, "unreadable", Limits()),
+    (pdfs_intake.no_catalog, "unreadable", Limits()),
     (pdfs.absurd_page_count, "too_many_pages", Limits()),
     (pdfs.five_pages, "too_many_pages", SMALL),
     (pdfs.no_pages, "no_pages", Limits()),
@@ -217,7 +217,20 @@ def test_it_still_refuses_a_length_over_the_limit_after_leading_bytes(tmp_path):
 
 
 def test_it_does_not_leak_the_file_path_into_messages(tmp_path):
-    assert str(tmp_path) not in refusal(pdfs.page_tree_cycle(tmp_path)).message
+    assert str(tmp_path) not in refusal(pdfs_intake.no_catalog(tmp_path)).message
+
+
+def test_it_reads_a_file_whose_encryption_entry_is_no_dictionary_as_not_encrypted_and_repaired(tmp_path):
+    inspection = inspect_pdf(pdfs_intake.encrypt_not_a_dictionary(tmp_path))
+
+    assert (inspection.pages, inspection.encrypted, inspection.repaired) == (1, False, True)
+
+
+@pytest.mark.parametrize("factory", [pdfs.page_tree_cycle, pdfs_intake.page_tree_loop, pdfs_intake.page_tree_too_deep])
+def test_it_reads_a_page_tree_qpdf_refuses_as_viewers_do_and_records_it_as_repaired(tmp_path, factory):
+    inspection = inspect_pdf(factory(tmp_path))
+
+    assert (inspection.pages, inspection.repaired) == (1, True)
 
 
 # ---------- active content however it is spelled or nested ----------
