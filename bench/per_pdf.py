@@ -24,7 +24,7 @@ from extraction.pdf.draws import Drawing
 from extraction.pdf.encode import encode
 from extraction.pdf.extract import extract
 from extraction.pdf.protocol import extraction_from_dict, plain
-from extraction.pdf.sandbox import idle_pids, stop_idle_children, warm_up
+from extraction.pdf.sandbox import stop_idle_children, warm_up
 from extraction.pdf.validate import opened
 
 from . import runners
@@ -32,18 +32,6 @@ from .corpus import make_corpus
 from .report import table
 
 LIMITS = Limits()
-
-
-def cpu_seconds() -> float:
-    """This process's CPU and its idle PDF child's, to the nanosecond (os.times counts 10 ms ticks)."""
-    return time.process_time() + sum(map(child_cpu, idle_pids()))
-
-
-def child_cpu(pid: int) -> float:
-    try:
-        return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e9
-    except (FileNotFoundError, ProcessLookupError):
-        return 0.0
 
 
 def drawn(source) -> list:
@@ -106,10 +94,10 @@ def measure(files: list[Path], scratch: Path, rounds: int) -> dict[str, tuple[fl
                 directory.mkdir(parents=True)
             stop_idle_children()
             warm_up(LIMITS)
-            start, cpu = time.perf_counter(), cpu_seconds()
+            start, cpu = time.perf_counter(), runners.cpu_seconds()
             for path, directory in zip(files, dirs):
                 step(path, directory)
-            wall, cpu = time.perf_counter() - start, cpu_seconds() - cpu
+            wall, cpu = time.perf_counter() - start, runners.cpu_seconds() - cpu
             old = best.get(name, (float("inf"), float("inf")))
             best[name] = (min(old[0], wall), min(old[1], cpu))
             shutil.rmtree(scratch, ignore_errors=True)
