@@ -1,7 +1,7 @@
 """Pagetrail's benchmark: prints tables of ratios against reference tools run here, now.
 
     python -m bench [--scale 1] [--seed 1] [--workers 1,2] [--out var/bench] [--no-references]
-                    [--rounds 3] [--no-pipeline] [--admin-jobs 100000] [--admin-assets 1000000]
+                    [--rounds 3] [--no-pipeline] [--production] [--admin-jobs 100000] [--admin-assets 1000000]
 
 Generates (once, then reuses) the deterministic corpus under --out, then times: the raw-copy
 floor, Pagetrail's extractor through the warm child process the product uses (and the same code
@@ -11,7 +11,8 @@ installed; the floor, Pagetrail and PyMuPDF again on each kind of bundle (legal,
 of the 240-page bundle, and refusal of hostile files. Outputs go to tmpfs when there is one.
 Exits 1 when a correctness check fails (counts against corpus.json, JPEGs passed through,
 identical outputs whatever the number of workers). Then, each in a process of its own (each sets
-Django up its own way): the whole pipeline against the extractor alone (bench/pipeline.py) and the
+Django up its own way): the whole pipeline against the extractor alone (bench/pipeline.py; with --production
+again on PostgreSQL, Redis and S3, bench/production.py) and the
 admin with --admin-jobs jobs and --admin-assets assets loaded (bench/admin_scale.py; 0 skips it).
 Last, a summary: each target beside its reference. Never a pass/fail on time:
 these figures are for reading.
@@ -74,6 +75,19 @@ def main(argv: list[str] | None = None) -> int:
             "--workers",
             str(max(options.workers)),
         )
+    if options.pipeline and options.production:
+        figures["pipeline_production"] = in_own_process(
+            "pipeline",
+            "--production",
+            "--scale",
+            f"{options.scale:g}",
+            "--seed",
+            str(options.seed),
+            "--out",
+            str(options.out.parent),
+            "--workers",
+            str(max(options.workers)),
+        )
     if options.admin_jobs:
         figures["admin"] = in_own_process(
             "admin_scale",
@@ -85,7 +99,9 @@ def main(argv: list[str] | None = None) -> int:
             str(options.out.parent / "admin"),
         )
     failures += [
-        f"{part}: {failure}" for part in ("pipeline", "admin") for failure in figures.get(part, {}).get("failures", [])
+        f"{part}: {failure}"
+        for part in ("pipeline", "pipeline_production", "admin")
+        for failure in figures.get(part, {}).get("failures", [])
     ]
     print_summary(figures)
     print("\nchecks: " + ("all passed" if not failures else "FAILED\n  " + "\n  ".join(failures)))
@@ -117,6 +133,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-references", action="store_true", help="skip PyMuPDF and pdfimages")
     parser.add_argument("--rounds", type=int, default=kinds.ROUNDS, help="rounds of the per-kind table")
     parser.add_argument("--no-pipeline", action="store_false", dest="pipeline", help="skip the pipeline benchmark")
+    parser.add_argument(
+        "--production",
+        action="store_true",
+        help="the pipeline again on PostgreSQL, Redis and S3 (moto): PAGETRAIL_TEST_DATABASE_URL's database is "
+        "dropped and created anew, PAGETRAIL_TEST_REDIS_URL",
+    )
     parser.add_argument("--admin-jobs", type=int, default=100_000, help="jobs loaded for the admin; 0 skips it")
     parser.add_argument("--admin-assets", type=int, default=1_000_000)
     options = parser.parse_args(argv)

@@ -74,8 +74,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("var/bench"), help="where the corpus is kept")
     parser.add_argument("--workers", type=int, default=2, help="qcluster workers, and the reference's threads")
     parser.add_argument("--summary", type=Path, help="also write the headline figures here, as JSON (for `-m bench`)")
+    parser.add_argument(
+        "--production",
+        action="store_true",
+        help="PostgreSQL, Redis and S3 (moto on loopback) instead of the embedded default: the database of "
+        "PAGETRAIL_TEST_DATABASE_URL (dropped and created anew) and PAGETRAIL_TEST_REDIS_URL",
+    )
     options = parser.parse_args(argv)
-    result = run(options.scale, options.seed, options.out, options.workers)
+    if options.production:
+        from .production import DEFAULTS, services
+
+        with services(*DEFAULTS) as production:
+            result = run(options.scale, options.seed, options.out, options.workers, production)
+    else:
+        result = run(options.scale, options.seed, options.out, options.workers)
     print_report(result)
     if options.summary:
         options.summary.write_text(json.dumps(summary(result)))
@@ -85,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
 def summary(result: dict) -> dict:
     return {
         "workers": result["workers"],
+        "profile": result["profile"],
+        "s3_requests": [row.get("s3_requests") for row in (result["queries"][0], result["queries"][-1])],
         "pipeline_s": result["pipeline"]["seconds"],
         "extractor_s": statistics.mean(wall for wall, _ in result["extractor"]),
         "queue_alone_s": result["queue_alone"],
@@ -96,8 +110,11 @@ def summary(result: dict) -> dict:
     }
 
 
-def run(scale: float = 1.0, seed: int = 1, out: Path = Path("var/bench"), workers: int = 2) -> dict:
-    """Measure once; returns every figure print_report shows, and the failed checks."""
+def run(
+    scale: float = 1.0, seed: int = 1, out: Path = Path("var/bench"), workers: int = 2, production: dict | None = None
+) -> dict:
+    """Measure once; returns every figure print_report shows, and the failed checks. `production`: the
+    variables of the production profile (bench/production.py), else the embedded default."""
     corpus = out / f"corpus-seed{seed}-scale{scale:g}"
     truth = make_corpus(corpus, scale, seed)
     files = [corpus / f["name"] for f in truth["files"]]
@@ -107,6 +124,9 @@ def run(scale: float = 1.0, seed: int = 1, out: Path = Path("var/bench"), worker
     result = {
         "truth": truth,
         "workers": workers,
+        "profile": "production (PostgreSQL, Redis broker, S3 via moto on loopback)"
+        if production
+        else "embedded default (SQLite, ORM broker)",
         "load": [os.getloadavg()[0]],
         "overrides": sorted(
             f"{k}={v}"
@@ -115,7 +135,7 @@ def run(scale: float = 1.0, seed: int = 1, out: Path = Path("var/bench"), worker
         ),
     }
     try:
-        env = embedded_env(data_dir, workers)
+        env = embedded_env(data_dir, workers, production or {})
         result["hashing"] = hash_inputs(files)
         result["extractor"] = [extractor_alone(files, data_dir / "reference", workers)]
         done = subprocess.run(
@@ -135,7 +155,7 @@ def run(scale: float = 1.0, seed: int = 1, out: Path = Path("var/bench"), worker
             result["stop"] = stop_cluster(cluster)
         result["extractor"].append(extractor_alone(files, data_dir / "reference", workers))
         result["failures"] = result["pipeline"]["failures"]
-        result["queries"] = per_job_queries(truth)
+        result["queries"] = per_job_queries(truth, bool(production))
         result["verdict"] = query_verdict(result["queries"])
         result["load"].append(os.getloadavg()[0])
     finally:
@@ -143,9 +163,9 @@ def run(scale: float = 1.0, seed: int = 1, out: Path = Path("var/bench"), worker
     return result
 
 
-def embedded_env(data_dir: Path, workers: int) -> dict:
+def embedded_env(data_dir: Path, workers: int, production: dict) -> dict:
     """The environment of the cluster and `manage.py migrate`; this process gets the same, quieter,
-    and sets Django up with it (settings read the environment once)."""
+    and sets Django up with it (settings read the environment once). `production` goes on top."""
     import django
 
     env = {
@@ -156,11 +176,16 @@ def embedded_env(data_dir: Path, workers: int) -> dict:
         "PYTHONUNBUFFERED": "1",
         "PAGETRAIL_LOG_LEVEL": "INFO",
         "PAGETRAIL_LOG_FORMAT": "plain",
+        **production,
     }  # readiness is read from the log
     for name in NOT_EMBEDDED:
         os.environ.pop(name, None)
     os.environ.update({**env, "PAGETRAIL_LOG_LEVEL": "WARNING"})  # no "accepted ..." line per submission here
     django.setup()
+    if production:
+        from .production import create_buckets
+
+        create_buckets()
     return env
 
 
@@ -182,7 +207,8 @@ def wait_until_ready(cluster: subprocess.Popen, log: Path, workers: int) -> None
     """Until the cluster says it serves the jobs' queue, and every worker is ready for work."""
     from django.conf import settings
 
-    running = re.compile(rf"Q Cluster \S+ \[{re.escape(settings.Q_CLUSTER['name'])}\] running")
+    # The Redis broker names its queue django_q:<name>:q, the ORM broker <name>.
+    running = re.compile(rf"Q Cluster \S+ \[(?:django_q:)?{re.escape(settings.Q_CLUSTER['name'])}(?::q)?\] running")
     deadline = time.monotonic() + READY_SECONDS
     while not (running.search(text := log.read_text()) and text.count("ready for work") >= workers):
         if cluster.poll() is not None or time.monotonic() > deadline:
@@ -368,7 +394,7 @@ def completed_jobs(
     }
 
 
-def per_job_queries(truth: dict) -> list[dict]:
+def per_job_queries(truth: dict, s3: bool = False) -> list[dict]:
     """`run_job` of a re-extraction (a new job of the bundle) in this process, for the files with the
     fewest, the median and the most images; the tasks these jobs enqueue stay in the queue. A query is
     record_completion's when that function is on the call stack."""
@@ -388,8 +414,14 @@ def per_job_queries(truth: dict) -> list[dict]:
 
     by_size = sorted(truth["files"], key=lambda f: (f["distinct_outputs"], f["name"]))
     rows = []
+    if s3:
+        from .production import S3Requests
+
+        requests = S3Requests()
     for f in (by_size[0], by_size[len(by_size) // 2], by_size[-1]):
         job, queries = request_reextraction(Bundle.objects.get(correlation_id=f["sha256"])), []
+        if s3:
+            requests.take()
         with connection.execute_wrapper(count):
             outcome = run_job(job.pk)
         inside = [sql for sql, in_record_completion in queries if in_record_completion]
@@ -402,6 +434,7 @@ def per_job_queries(truth: dict) -> list[dict]:
                 "run_job": len(queries),
                 "record_completion": len(inside),
                 "bulk_inserts": sum(sql.startswith(BULK_INSERTS) for sql in inside),
+                **({"s3_requests": requests.take(), "s3_by_operation": dict(requests.last)} if s3 else {}),
             }
         )
     return rows
@@ -440,7 +473,7 @@ def print_report(result: dict) -> None:
         f"corpus: {totals['files']} PDFs, {totals['bytes'] / 1e6:.0f} MB, {totals['pages']} pages, "
         f"{totals['distinct_outputs']} images to write; seed {truth['seed']}, scale {truth['scale']:g}; "
         f"{os.cpu_count()} CPUs, load average {result['load'][0]:.2f} at start, {result['load'][-1]:.2f} at end; "
-        f"{result['workers']} workers; embedded default (SQLite, ORM broker) in a fresh data dir"
+        f"{result['workers']} workers; {result['profile']}, in a fresh data dir"
         + (f"; overrides: {', '.join(result['overrides'])}" if result["overrides"] else "")
     )
     print(
@@ -549,9 +582,14 @@ def print_steps(pipeline: dict) -> None:
 
 def print_queries(rows: list[dict], verdict: str) -> None:
     print("\n### Queries of one job (`run_job` of a re-extraction in this process; fewest, median, most images)\n")
+    s3 = "s3_requests" in rows[0]
     table(
-        ["file", "assets", "placements", "run_job queries", "of which record_completion"],
-        [[r["name"], r["assets"], r["placements"], r["run_job"], r["record_completion"]] for r in rows],
+        ["file", "assets", "placements", "run_job queries", "of which record_completion"] + ["S3 requests"] * s3,
+        [
+            [r["name"], r["assets"], r["placements"], r["run_job"], r["record_completion"]]
+            + [f"{r['s3_requests']} ({', '.join(f'{k} {v}' for k, v in sorted(r['s3_by_operation'].items()))})"] * s3
+            for r in rows
+        ],
     )
     print(f"\nqueries per job: {verdict}")
     for r in rows:

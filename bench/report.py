@@ -143,6 +143,8 @@ def print_summary(figures: dict) -> None:
     print("\n### Summary: the targets\n")
     rows = _extraction_rows(figures["extraction"]) + summary_rows(figures.get("kinds", {}))
     rows += [_pipeline_row(figures.get("pipeline"))]
+    if "pipeline_production" in figures:
+        rows += [_pipeline_row(figures["pipeline_production"], "production (PostgreSQL, Redis, S3 on loopback)")]
     rows += [_hashing_row(figures["hashing"]), _admin_row(figures.get("admin"))] + _intake_rows(figures["intake"])
     table(["target", "measured", "reference (same run)", "ratio", "goal"], rows)
 
@@ -189,15 +191,17 @@ def _hashing_row(hashing: dict) -> list:
     ]
 
 
-def _pipeline_row(pipeline: dict | None) -> list:
+def _pipeline_row(pipeline: dict | None, label: str = "embedded") -> list:
     if not pipeline or "pipeline_s" not in pipeline:
-        return ["2. pipeline", "not run", "", "", "≤ 2× the design floor"]
+        return [f"2. pipeline, {label}", "not run", "", "", "≤ 2× the design floor"]
     queries = (
         f"; queries per job {pipeline['queries'][0]} → {pipeline['queries'][1]} for "
         f"{pipeline['assets'][0]} → {pipeline['assets'][1]} assets"
     )
+    if None not in pipeline.get("s3_requests", [None]):
+        queries += f"; S3 requests per job {pipeline['s3_requests'][0]} → {pipeline['s3_requests'][1]}"
     return [
-        f"2. pipeline, {pipeline['workers']} workers, embedded",
+        f"2. pipeline, {pipeline['workers']} workers, {label}",
         f"{pipeline['pipeline_s']:.2f} s{queries}",
         f"design floor {pipeline['floor_s']:.2f} s (extractor alone {pipeline['extractor_s']:.2f} s)",
         f"{pipeline['pipeline_s'] / pipeline['floor_s']:.2f}× floor",
