@@ -8,13 +8,18 @@ class AuditConfig(AppConfig):
     def ready(self):
         from django.db.models.signals import post_migrate
 
+        from extraction import completion
         from extraction.signals import activity, alert
 
+        from . import schedules
+        from .manifest_writing import record_completion
         from .roles import ensure_roles_after_migrate
 
         activity.connect(record_activity, dispatch_uid="audit-activity")
         alert.connect(open_alert, dispatch_uid="audit-alert")
         post_migrate.connect(ensure_roles_after_migrate, sender=self, dispatch_uid="audit-roles")
+        post_migrate.connect(schedules.ensure_schedules, sender=self, dispatch_uid="audit-schedules")
+        completion.register(record_completion)  # extraction calls it once per completed job, never imports audit
 
 
 def record_activity(sender, actor, action, obj, before=None, after=None, **kwargs):

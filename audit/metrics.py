@@ -1,6 +1,5 @@
 """Operational figures per provider over a time window: one source for the dashboard and Prometheus."""
 
-import math
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -8,16 +7,9 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from extraction.models import Attempt, Job, SubmissionSwitch
+from portal.percentiles import percentile
 
 from .models import ReviewFlag
-
-
-def percentile(values: list[float], share: float) -> float | None:
-    """Nearest-rank percentile; None for no data (a dashboard shows a dash, not a zero)."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
 
 
 @dataclass

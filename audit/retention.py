@@ -283,7 +283,7 @@ def _delete(bundle, what, files, now) -> None:
     for name, _ in files:
         store.delete(name)
     if what == RetentionEvent.What.INPUT:
-        Bundle.objects.filter(pk=bundle.pk).update(input_deleted_at=now)
+        bundle.mark_input_deleted(now)
 
 
 def overdue_inputs(now=None):

@@ -3,7 +3,9 @@
 import re
 from dataclasses import dataclass, field
 
-from extraction.services import request_reextraction as new_extraction_round
+from django.db import transaction
+
+from extraction.bundle_intake import request_reextraction as new_extraction_round
 
 from .models import ActivityEvent, Asset, Manifest, Placement, ReviewFlag
 
@@ -81,8 +83,13 @@ def flag_provider_warnings(manifest: Manifest, warnings) -> ReviewFlag | None:
 
 
 def request_reextraction(flag: ReviewFlag, by: str) -> ReviewFlag:
-    job = new_extraction_round(flag.manifest.job.bundle)
-    if flag.mark_reextraction_requested(by, job):
+    """The flag's guarded change first: a duplicate request loses it and makes no second extraction round.
+    One transaction, so a bundle whose input is gone (InputGone) leaves the flag open."""
+    with transaction.atomic():
+        if not flag.mark_reextraction_requested(by):
+            return flag
+        job = new_extraction_round(flag.manifest.job.bundle)
+        flag.attach_reextraction(job)
         ActivityEvent.record(by, "reextraction_requested", flag, after={"job": job.pk})
     return flag
 

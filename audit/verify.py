@@ -36,19 +36,18 @@ def verify_all(by: str = "verify_all") -> tuple[list[Finding], dict]:
 
 def execute(run_id: int) -> VerificationRun:
     """Carry out a queued run (a redelivered task finds it taken and does nothing)."""
-    if not VerificationRun.objects.filter(pk=run_id, status="queued").update(status="running", started_at=Now()):
-        return VerificationRun.objects.get(pk=run_id)
     run = VerificationRun.objects.select_related("scope_bundle").get(pk=run_id)
+    if not run.mark_running():
+        return run
     try:
         findings = _check_everything(run)
     except Exception as exc:
-        VerificationRun.objects.filter(pk=run_id).update(status="error", error=repr(exc), finished_at=Now())
+        run.mark_error(repr(exc))
         raise
     for finding in findings:
         finding.run = run
     Finding.objects.bulk_create(findings, batch_size=1000)
-    status = "failed" if findings else "passed"
-    VerificationRun.objects.filter(pk=run_id).update(status=status, findings_count=len(findings), finished_at=Now())
+    run.mark_finished(len(findings))
     if findings:
         raise_alert(
             "verification_findings",

@@ -1,6 +1,6 @@
 """Synthetic evidence for bench.admin_scale: bundles, jobs, manifests, assets and placements, fast.
 
-Rows look like what the product writes (audit/services.py `record_completion`): sha256 hex ids,
+Rows look like what the product writes (audit/manifest_writing.py `record_completion`): sha256 hex ids,
 deterministic asset names, canonical signed manifest bodies chained through ManifestChain. No file
 is stored: the pages measured never open one. Everything about job i (status, images, flags...)
 follows from i, so a small and a large database hold the same kinds of rows in proportion, and

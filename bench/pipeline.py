@@ -309,7 +309,7 @@ def queue_alone(count: int, cluster: subprocess.Popen) -> float:
 
 def submit_and_wait(truth: dict, corpus: Path, cluster: subprocess.Popen) -> dict:
     """Submit every file in corpus order, timing each step, then wait until every job is terminal."""
-    from extraction import intake, services, submitting
+    from extraction import bundle_intake, intake, submitting
 
     steps, results = Counter(), {}
     start, began = datetime.now(UTC), time.perf_counter()
@@ -320,7 +320,7 @@ def submit_and_wait(truth: dict, corpus: Path, cluster: subprocess.Popen) -> dic
             t1 = time.perf_counter()
             submission = submitting.receive(staged, filename=f["name"], submitted_by="bench", queued=False)
             t2 = time.perf_counter()
-            results[f["name"]] = services.result_of(submitting.decide_here(submission))
+            results[f["name"]] = bundle_intake.result_of(submitting.decide_here(submission))
             t3 = time.perf_counter()
         steps.update(stage=t1 - t0, receive=t2 - t1, decide=t3 - t2)  # a Counter: adds them up
     submitted = time.perf_counter() - began
@@ -400,10 +400,10 @@ def per_job_queries(truth: dict, s3: bool = False) -> list[dict]:
     record_completion's when that function is on the call stack."""
     from django.db import connection
 
-    from audit.services import record_completion
+    from audit.manifest_writing import record_completion
+    from extraction.bundle_intake import request_reextraction
     from extraction.models import Bundle
     from extraction.runner import run_job
-    from extraction.services import request_reextraction
 
     def count(execute, sql, params, many, context):
         frame = sys._getframe(1)

@@ -100,8 +100,8 @@ def managed_env(data_dir: Path, workers: int, port: int) -> dict:
 
 
 def measure(path: Path) -> dict:
+    from extraction.bundle_intake import submit_bundle
     from extraction.models import Job
-    from extraction.services import submit_bundle
 
     with open(path, "rb") as fh:
         result = submit_bundle(fh, filename=path.name, submitted_by="bench")

@@ -4,8 +4,9 @@ from django.contrib import admin, messages
 from django.db.models import Count, Max, Q
 from django.db.models.functions import Now
 
+from portal.admin_base import ReadOnlyAdmin, ReadOnlyInline
+
 from .accounts import BundleAccess, ServiceAccount, ServiceAccountToken
-from .admin_base import ReadOnlyAdmin, ReadOnlyInline
 
 VALID = Q(tokens__revoked_at__isnull=True, tokens__expires_at__gt=Now())
 

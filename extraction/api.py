@@ -15,7 +15,7 @@ from ninja.files import UploadedFile
 
 from extraction import pdf
 
-from . import intake, services, submitting
+from . import bundle_intake, intake, submitting
 from .accounts import IdempotencyRecord
 from .models import Job, Submission
 
@@ -83,7 +83,7 @@ def submit(request, file: File[UploadedFile] = None, case_label: str = ""):
     if unknown := unknown_parameters(request, {"case_label"}):
         return unknown
     if too_large := getattr(request, "upload_too_large", None):
-        return _refused(request, services.refuse_oversized_upload(*too_large, submitted_by=_who(request)))
+        return _refused(request, bundle_intake.refuse_oversized_upload(*too_large, submitted_by=_who(request)))
     empty = file is None and not int(request.META.get("CONTENT_LENGTH") or 0)  # refused as `empty`, whatever its type
     if file is None and not empty and request.content_type != "application/pdf":
         return error(request, 400, "bad_request", "Send a multipart 'file' part or an application/pdf body.")
@@ -92,7 +92,9 @@ def submit(request, file: File[UploadedFile] = None, case_label: str = ""):
     except pdf.Refusal as refusal:
         return _refused(
             request,
-            services.refuse_oversized_upload(getattr(file, "name", "body"), getattr(refusal, "seen", 0), _who(request)),
+            bundle_intake.refuse_oversized_upload(
+                getattr(file, "name", "body"), getattr(refusal, "seen", 0), _who(request)
+            ),
         )
     key = request.headers.get("Idempotency-Key")
     if not key:
@@ -162,7 +164,7 @@ def _received(request, staged, file, case_label):
         account=request.auth,
     )
     if submission.state == Submission.State.REFUSED:  # decided here (an empty body): an error, like too_large
-        return _refused(request, services.result_of(submission))
+        return _refused(request, bundle_intake.result_of(submission))
     return Status(202, submission_document(submission))
 
 

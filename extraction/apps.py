@@ -9,9 +9,9 @@ class ExtractionConfig(AppConfig):
         from django.db.models.signals import post_migrate
         from django_q.signals import post_spawn
 
-        from . import cluster_watch, signals, worker_versions
+        from . import checks, cluster_watch, schedules, worker_start, worker_versions  # noqa: F401  (checks registers)
 
-        post_migrate.connect(signals.ensure_schedules, sender=self)
+        post_migrate.connect(schedules.ensure_schedules, sender=self)
         post_spawn.connect(cluster_watch.watch_master)  # first: the sweep and the PDF child's start take time
         post_spawn.connect(worker_versions.record_at_worker_start)
-        post_spawn.connect(signals.sweep_on_worker_start)
+        post_spawn.connect(worker_start.sweep_on_worker_start)

@@ -12,7 +12,10 @@ from django.conf import settings
 from django.db import IntegrityError, models, transaction
 from django.db.models import ExpressionWrapper, F, Q
 from django.db.models.functions import Coalesce, Now
+from django.urls import reverse
 from django.utils import timezone
+
+from portal.guarded import update_if
 
 
 def idempotency_key(correlation_id: str, extractor: str, version: str, generation: int = 0) -> str:
@@ -51,6 +54,10 @@ class Bundle(models.Model):
 
     def __str__(self):
         return f"{self.original_filename or 'bundle'} ({self.correlation_id[:12]})"
+
+    def mark_input_deleted(self, at=None) -> bool:
+        """The input's bytes were deleted under its retention policy (the first deletion's time stands)."""
+        return update_if(self, Q(input_deleted_at__isnull=True), input_deleted_at=at or timezone.now())
 
 
 def _later(now, delta: timedelta):
@@ -153,6 +160,10 @@ class Job(models.Model):
     def __str__(self):
         return f"job {self.pk} ({self.status})"
 
+    def admin_link(self) -> str:
+        """Where people open this job (an alert's link)."""
+        return reverse("admin:extraction_job_change", args=[self.pk])
+
     @property
     def is_terminal(self) -> bool:
         return self.status in self.TERMINAL
@@ -166,22 +177,6 @@ class Job(models.Model):
         if self.submitted_at and self.provider_finished_at:
             return self.provider_finished_at - self.submitted_at
         return None
-
-    def _transition(self, from_statuses, **changes) -> bool:
-        """Compare-and-set: apply `changes` only if the row is still in one of `from_statuses`."""
-        won = Job.objects.filter(pk=self.pk, status__in=from_statuses).update(**changes) == 1
-        if won:
-            self._now_has(changes)
-        return won
-
-    def _now_has(self, changes: dict) -> None:
-        """After a won update the values this process wrote are known: no query to read them back.
-        Those the database computed become deferred fields, read from it if they are ever used."""
-        for name, value in changes.items():
-            if hasattr(value, "resolve_expression"):
-                self.__dict__.pop(name, None)
-            else:
-                setattr(self, name, value)
 
     def claim(self, worker: str, lease_seconds: int | None = None, at=None) -> uuid.UUID | None:
         """Take the job for `worker` unless another worker holds a live claim; returns the token.
@@ -199,9 +194,8 @@ class Job(models.Model):
             "claimed_until": _later(now, lease),
             "picked_up_at": Coalesce("picked_up_at", now if at is None else models.Value(at)),
         }
-        if not Job.objects.filter(free, pk=self.pk, status__in=self.ACTIVE).update(**changes):
+        if not update_if(self, free & Q(status__in=self.ACTIVE), **changes):
             return None
-        self._now_has(changes)
         return token
 
     def release(self, token, hold_for: timedelta | None = timedelta(0)) -> bool:
@@ -225,29 +219,26 @@ class Job(models.Model):
 
     def mark_submitted(self, provider_job_id: str, at=None) -> bool:
         # From unknown too: a submit that timed out is retried with the same key.
-        return self._transition(
-            [self.Status.QUEUED, self.Status.UNKNOWN],
+        return update_if(
+            self,
+            Q(status__in=[self.Status.QUEUED, self.Status.UNKNOWN]),
             status=self.Status.SUBMITTED,
             provider_job_id=provider_job_id,
             submitted_at=at or timezone.now(),
         )
 
     def mark_running(self) -> bool:
-        return self._transition([self.Status.SUBMITTED], status=self.Status.RUNNING)
+        return update_if(self, Q(status__in=[self.Status.SUBMITTED]), status=self.Status.RUNNING)
 
     def mark_provider_finished(self, at=None) -> bool:
         """Record when the provider's work ended (kept separate from manifest durability)."""
-        return (
-            Job.objects.filter(pk=self.pk, provider_finished_at__isnull=True).update(
-                provider_finished_at=at or timezone.now()
-            )
-            == 1
-        )
+        return update_if(self, Q(provider_finished_at__isnull=True), provider_finished_at=at or timezone.now())
 
     def mark_completed(self, at=None) -> bool:
         active = [self.Status.SUBMITTED, self.Status.RUNNING, self.Status.UNKNOWN]
-        return self._transition(
-            active,
+        return update_if(
+            self,
+            Q(status__in=active),
             status=self.Status.COMPLETED,
             manifest_durable_at=at or timezone.now(),
             claim_token=None,
@@ -257,8 +248,9 @@ class Job(models.Model):
         )
 
     def mark_failed(self, code: str, message: str) -> bool:
-        return self._transition(
-            self.ACTIVE,
+        return update_if(
+            self,
+            Q(status__in=self.ACTIVE),
             status=self.Status.FAILED,
             error_code=code[:50],
             error_message=message,
@@ -268,15 +260,23 @@ class Job(models.Model):
 
     def mark_held(self, code: str, message: str) -> bool:
         """A fault on our side (a store) stops the job for now: its code shows while it waits to retry."""
-        return self._transition(self.ACTIVE, error_code=code[:50], error_message=message)
+        return update_if(self, Q(status__in=self.ACTIVE), error_code=code[:50], error_message=message)
 
     def mark_unknown(self, code: str, message: str) -> bool:
         """The provider's outcome is not known (deadline passed): never `failed` by guess."""
         active = [self.Status.QUEUED, self.Status.SUBMITTED, self.Status.RUNNING]
-        return self._transition(active, status=self.Status.UNKNOWN, error_code=code[:50], error_message=message)
+        return update_if(
+            self, Q(status__in=active), status=self.Status.UNKNOWN, error_code=code[:50], error_message=message
+        )
+
+    def mark_outputs_swept(self, at=None) -> bool:
+        """Stored outputs no manifest names were removed; each terminal job is swept once."""
+        return update_if(self, Q(outputs_swept_at__isnull=True), outputs_swept_at=at or timezone.now())
 
     def mark_cancelled(self) -> bool:
-        return self._transition(self.ACTIVE, status=self.Status.CANCELLED, claim_token=None, claimed_until=None)
+        return update_if(
+            self, Q(status__in=self.ACTIVE), status=self.Status.CANCELLED, claim_token=None, claimed_until=None
+        )
 
     def mark_woken(self, at=None) -> bool:
         """Guarded, so two reconcilers passing at once enqueue one wake-up call, not two."""

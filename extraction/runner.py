@@ -19,7 +19,7 @@ from requests import RequestException
 
 from portal.logs import job_context
 
-from . import stores
+from . import completion, stores
 from .models import Attempt, Job, SubmissionSwitch
 from .providers import ProviderError, get_provider
 from .providers.base import load_report, save_report
@@ -147,8 +147,6 @@ def _poll(job: Job, provider, worker: str, token, sleep, rng) -> str:
 
 
 def _finish(job: Job, provider, worker: str, report, work_dir) -> str:
-    from audit.services import record_completion  # the one call from extraction into audit
-
     if report.state != "completed":
         return _fail(
             job,
@@ -158,7 +156,7 @@ def _finish(job: Job, provider, worker: str, report, work_dir) -> str:
     job.mark_provider_finished()
     files = {asset.key: _fetched(job, provider, worker, asset, work_dir) for asset in report.assets}
     Job.objects.filter(pk=job.pk).update(temp_peak_bytes=stores.bytes_under(work_dir))  # all there, at its largest
-    record_completion(job, report, files, attempt_number=job.attempts.count())
+    completion.record(job, report, files, attempt_number=job.attempts.count())
     stores.remove_job_work_dir(job.pk)
     return "completed"
 
@@ -223,7 +221,7 @@ def _hold_for_storage(job: Job, token, worker: str, exc: stores.StorageUnavailab
         Job,
         kind=STORAGE_UNAVAILABLE,
         key=f"storage-unavailable-{exc.store}",
-        link=job_link(job.pk),
+        link=job.admin_link(),
         message=f"Job {job.pk} is held: {exc.message}",
     )
     if job.past_deadline():
@@ -263,13 +261,9 @@ def _mark_unknown(job: Job, code: str, message: str) -> None:
             Job,
             kind="job_unknown",
             key=f"job-{job.pk}-unknown",
-            link=job_link(job.pk),
+            link=job.admin_link(),
             message=f"Job {job.pk} ({job.provider}) is unknown: {message}",
         )
-
-
-def job_link(job_id: int) -> str:
-    return f"/admin/extraction/job/{job_id}/change/"
 
 
 def _fail(job: Job, code: str, message: str) -> str:

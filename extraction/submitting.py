@@ -12,7 +12,7 @@ from django.utils import timezone
 from extraction import pdf
 from portal.logs import job_context
 
-from . import intake, services, stores
+from . import bundle_intake, intake, stores
 from .submissions import MAX_TRIES, Submission
 
 log = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ def receive(
         queue=settings.PAGETRAIL_INTAKE_QUEUE,
         size=staged.size,
         sha256=staged.sha256,
-        original_filename=services.display_name(filename),
+        original_filename=bundle_intake.display_name(filename),
         submitted_by=submitted_by[:150],
         case_label=case_label,
         account=account,
@@ -98,7 +98,7 @@ def decide(submission_id: int, at=None) -> str:
 def _validate_and_decide(submission: Submission, staged: intake.StagedUpload, at) -> str:
     try:
         accepted = intake.validate(staged)
-        services.accept(accepted, submission, at or timezone.now())
+        bundle_intake.accept(accepted, submission, at or timezone.now())
     except pdf.Refusal as refusal:
         return refuse(submission, refusal.code, refusal.message, at=at)
     except pdf.SandboxError as exc:
@@ -123,7 +123,7 @@ def refuse(submission: Submission, code: str, message: str, retryable: bool = Fa
     """Refuse with a code and a sentence, record the Rejection, and delete the staged bytes."""
     with transaction.atomic():
         if submission.mark_refused(code, message, retryable, at):
-            services.record_rejection(
+            bundle_intake.record_rejection(
                 code,
                 message,
                 size=submission.size,

@@ -1,6 +1,6 @@
 """django-q2 entry points: thin; each takes an id, calls one service, and is harmless when repeated."""
 
-from . import runner, services, submitting
+from . import reconciler, runner, submitting, temp_sweep
 
 
 def run_job(job_id: int, waking: bool = False) -> str:
@@ -18,8 +18,8 @@ def decide_submission(submission_id: int) -> str:
 
 
 def reconcile() -> dict:
-    return services.reconcile()
+    return reconciler.reconcile()
 
 
 def sweep() -> dict:
-    return services.sweep_temp()
+    return temp_sweep.sweep_temp()

@@ -14,8 +14,8 @@ from django.shortcuts import render
 from django.urls import Resolver404, resolve
 
 from extraction.accounts import ServiceAccount
+from extraction.bundle_intake import refuse_oversized_upload
 from extraction.intake import TooLarge
-from extraction.services import refuse_oversized_upload
 from portal.errors import api_error, is_api
 
 FILE_ROUTES = {"api:submit": "api", "admin:extraction_bundle_add": "admin"}

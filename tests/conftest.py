@@ -146,14 +146,28 @@ def approved_policy(name: str = "claims", drafted_by: str = "retention-admin", *
     return draft
 
 
+def complete(path, **fields):
+    """Submit one PDF and run its job through the real PDF child; returns the newest manifest."""
+    from audit.models import Manifest
+    from extraction.bundle_intake import submit_bundle
+    from extraction.runner import run_job
+
+    with open(path, "rb") as fh:
+        run_job(submit_bundle(fh, filename=fields.pop("filename", path.name), submitted_by="t", **fields).job_id)
+    return Manifest.objects.order_by("-sequence").first()
+
+
+@pytest.fixture
+def completed(tmp_path):
+    """The manifest of a completed job of the mixed bundle (JPEG, PNG, TIFF and JPEG 2000 images)."""
+    from tests import pdfs
+
+    return complete(pdfs.mixed(tmp_path), filename="x.pdf")
+
+
 @pytest.fixture
 def three_page_manifest(tmp_path):
     """The manifest of a completed three-page bundle (one image reused on each page), uploaded by staff."""
-    from audit.models import Manifest
-    from extraction.runner import run_job
-    from extraction.services import submit_bundle
     from tests import pdfs
 
-    with open(pdfs.reused_on_three_pages(tmp_path), "rb") as fh:
-        run_job(submit_bundle(fh, filename="three.pdf", submitted_by="t").job_id)
-    return Manifest.objects.get()
+    return complete(pdfs.reused_on_three_pages(tmp_path), filename="three.pdf")

@@ -6,9 +6,6 @@ import pytest
 from django.urls import reverse
 
 from audit.models import Manifest
-from extraction.runner import run_job
-from extraction.services import submit_bundle
-from tests import pdfs
 
 pytestmark = pytest.mark.django_db
 
@@ -19,10 +16,8 @@ def script_sources(response) -> list[str]:
 
 
 @pytest.fixture
-def manifest(tmp_path) -> Manifest:
-    with open(pdfs.mixed(tmp_path), "rb") as fh:
-        run_job(submit_bundle(fh, filename="x.pdf", submitted_by="t").job_id)
-    return Manifest.objects.get()
+def manifest(completed) -> Manifest:
+    return completed
 
 
 @pytest.mark.parametrize("page", ["admin-index", "job", "review", "verification-run"])

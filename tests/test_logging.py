@@ -7,8 +7,8 @@ import logging
 import pytest
 from pythonjsonlogger.json import JsonFormatter
 
+from extraction.bundle_intake import submit_bundle
 from extraction.runner import run_job
-from extraction.services import submit_bundle
 from portal.logs import ContextFilter, job_context, scrub
 from tests import pdfs
 

@@ -79,13 +79,18 @@ def counts(portal) -> dict:
     return {state: sum(r["state"] == state for r in rows) for state in {r["state"] for r in rows}}
 
 
-def wait_until_all_completed(portal, total, timeout):
+def wait_until(condition, timeout: float, what, interval: float = 1.0) -> None:
+    """Poll `condition` until it holds; past `timeout` seconds, fail saying what did not happen (`what()`)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if counts(portal).get("completed") == total:
+        if condition():
             return
-        time.sleep(3)
-    raise AssertionError(f"not all jobs completed in {timeout}s: {counts(portal)}")
+        time.sleep(interval)
+    raise AssertionError(f"after {timeout}s: {what()}")
+
+
+def files_in(directory) -> list:
+    return [p for p in directory.rglob("*") if p.is_file()]
 
 
 def test_two_hosts_finish_every_job_once_after_one_is_killed(tmp_path, scale_database):
@@ -97,13 +102,20 @@ def test_two_hosts_finish_every_job_once_after_one_is_killed(tmp_path, scale_dat
     try:
         killed = a.portal.start_worker()
         b.portal.start_worker()
-        while counts(a.portal).get("completed", 0) < BUNDLES // 4:
-            time.sleep(0.5)
+        wait_until(
+            lambda: counts(a.portal).get("completed", 0) >= BUNDLES // 4,
+            timeout=600,
+            what=lambda: f"not a quarter of the jobs completed: {counts(a.portal)}",
+        )
         a.portal.kill_worker(killed)  # host A dies with claimed and prefetched tasks that Redis forgets
         # No manual step: host B's scheduled reconciler must re-drive what host A held.
-        wait_until_all_completed(b.portal, BUNDLES, timeout=600)
+        wait_until(
+            lambda: counts(b.portal).get("completed") == BUNDLES,
+            timeout=600,
+            what=lambda: f"not all jobs completed: {counts(b.portal)}",
+        )
         a.portal.start_worker()  # host A comes back; its worker start sweeps its temp dir
-        time.sleep(8)
+        wait_until(lambda: not files_in(a.temp), timeout=120, what=lambda: f"host A's temp holds {files_in(a.temp)}")
     finally:
         a.portal.stop(), b.portal.stop()
 
@@ -118,4 +130,4 @@ def test_two_hosts_finish_every_job_once_after_one_is_killed(tmp_path, scale_dat
     report = json.loads(verify.stdout)
     assert verify.returncode == 0 and report["manifests"] == BUNDLES, report["findings"]
     for host in (a, b):
-        assert [p for p in host.temp.rglob("*") if p.is_file()] == []
+        assert files_in(host.temp) == []

@@ -11,13 +11,13 @@ from .evidence import (
     Manifest,
     ManifestChain,
     Placement,
-    VerificationRun,
     WriteOnceModel,
 )
 from .keys import SigningKey
 from .previews import PagePreview
 from .retention import RetentionAssignment, RetentionEvent, RetentionPolicy
 from .review import ReviewFlag
+from .verification import VerificationRun
 
 __all__ = [
     "GENESIS",

@@ -1,7 +1,10 @@
 """Alerts: one open alert per problem until someone acknowledges it, and the webhook delivery log."""
 
 from django.db import models
+from django.db.models import Q
 from django.utils import timezone
+
+from portal.guarded import update_if
 
 
 class Alert(models.Model):
@@ -41,13 +44,9 @@ class Alert(models.Model):
         return f"{self.get_kind_display()}: {self.message[:80]}"
 
     def acknowledge(self, by: str, at=None) -> bool:
-        won = (
-            Alert.objects.filter(pk=self.pk, status=self.Status.OPEN).update(
-                status=self.Status.ACKNOWLEDGED, acknowledged_by=by[:150], acknowledged_at=at or timezone.now()
-            )
-            == 1
-        )
-        self.refresh_from_db()
+        changes = dict(status=self.Status.ACKNOWLEDGED, acknowledged_by=by[:150], acknowledged_at=at or timezone.now())
+        won = update_if(self, Q(status=self.Status.OPEN), **changes)
+        self.refresh_from_db()  # a lost race shows who acknowledged it first
         return won
 
 

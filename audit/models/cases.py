@@ -1,7 +1,10 @@
 """Splitting a bundle into cases: a signed case map that refers to a manifest by hash, never changing it."""
 
 from django.db import models
+from django.db.models import Q
 from django.utils import timezone
+
+from portal.guarded import update_if
 
 from .evidence import Manifest, WriteOnceModel
 
@@ -50,9 +53,6 @@ class Case(models.Model):
         return f"{self.name} (pages {self.first_page}-{self.last_page})"
 
     def mark_reviewed(self, status: str, by: str, at=None) -> bool:
-        return (
-            Case.objects.filter(pk=self.pk)
-            .exclude(review_status=status)
-            .update(review_status=status, reviewed_by=by[:150], reviewed_at=at or timezone.now())
-            == 1
+        return update_if(
+            self, ~Q(review_status=status), review_status=status, reviewed_by=by[:150], reviewed_at=at or timezone.now()
         )

@@ -1,9 +1,11 @@
-"""Manifests and the assets they vouch for. Rows here are written once and never changed."""
+"""Manifests and the assets they vouch for, checkpoints and findings: rows written once and never changed."""
 
 from django.db import models
 from django.utils import timezone
 
 from extraction.models import Job
+
+from .verification import VerificationRun
 
 GENESIS = "0" * 64
 
@@ -119,52 +121,6 @@ class Checkpoint(WriteOnceModel):
 
     def __str__(self):
         return f"checkpoint at {self.chain_length} manifests"
-
-
-class VerificationRun(models.Model):
-    """One re-verification pass; progress fields move while it runs, then the row is final."""
-
-    class Status(models.TextChoices):
-        QUEUED = "queued"
-        RUNNING = "running"
-        PASSED = "passed"
-        FAILED = "failed"
-        ERROR = "error"
-
-    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED, db_index=True)
-    started_by = models.CharField(max_length=150)
-    scope_bundle = models.ForeignKey("extraction.Bundle", null=True, blank=True, on_delete=models.PROTECT)
-    scope_from = models.DateTimeField(null=True, blank=True, help_text="Manifests created from")
-    scope_to = models.DateTimeField(null=True, blank=True, help_text="Manifests created before")
-    manifests_total = models.PositiveIntegerField(default=0)
-    manifests_done = models.PositiveIntegerField(default=0)
-    assets_total = models.PositiveIntegerField(default=0)
-    assets_done = models.PositiveIntegerField(default=0)
-    bytes_done = models.PositiveBigIntegerField(default=0)
-    findings_count = models.PositiveIntegerField(default=0)
-    error = models.TextField(blank=True)
-    created_at = models.DateTimeField(default=timezone.now)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at"]
-        permissions = [("run_verification", "Can start verification runs")]
-
-    def __str__(self):
-        return f"verification run {self.pk} ({self.status})"
-
-    @property
-    def scope(self) -> str:
-        if self.scope_bundle_id:
-            return f"bundle {self.scope_bundle_id}"
-        if self.scope_from or self.scope_to:
-            return f"manifests {self.scope_from or '…'} to {self.scope_to or '…'}"
-        return "everything"
-
-    @property
-    def is_whole_deployment(self) -> bool:
-        return not (self.scope_bundle_id or self.scope_from or self.scope_to)
 
 
 class Finding(WriteOnceModel):

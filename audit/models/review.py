@@ -1,9 +1,11 @@
 """Reviewers' findings on a manifest, with who and when for each step of their lifecycle."""
 
 from django.db import models
+from django.db.models import Q
 from django.utils import timezone
 
 from extraction.models import Job
+from portal.guarded import update_if
 
 from .evidence import Manifest
 
@@ -43,22 +45,22 @@ class ReviewFlag(models.Model):
 
         return f"{self.get_kind_display()} on pages {page_ranges(self.pages)} ({self.status})"
 
-    def _step(self, from_statuses, **changes) -> bool:
-        won = ReviewFlag.objects.filter(pk=self.pk, status__in=from_statuses).update(**changes) == 1
-        if won:
-            self.refresh_from_db()
-        return won
-
     def mark_closed(self, status: str, by: str, at=None) -> bool:
         """Resolve or dismiss: only an open flag or one waiting for its re-extraction."""
         active = [self.Status.OPEN, self.Status.REEXTRACTION_REQUESTED]
-        return self._step(active, status=status, closed_by=by[:150], closed_at=at or timezone.now())
+        return update_if(self, Q(status__in=active), status=status, closed_by=by[:150], closed_at=at or timezone.now())
 
-    def mark_reextraction_requested(self, by: str, job: Job, at=None) -> bool:
-        return self._step(
-            [self.Status.OPEN],
+    def mark_reextraction_requested(self, by: str, at=None) -> bool:
+        """Only an open flag: the winner alone makes the new extraction round (attach_reextraction)."""
+        return update_if(
+            self,
+            Q(status=self.Status.OPEN),
             status=self.Status.REEXTRACTION_REQUESTED,
             requested_by=by[:150],
             requested_at=at or timezone.now(),
-            reextraction_job=job,
         )
+
+    def attach_reextraction(self, job: Job) -> bool:
+        """The round made for this request, once."""
+        condition = Q(status=self.Status.REEXTRACTION_REQUESTED, reextraction_job__isnull=True)
+        return update_if(self, condition, reextraction_job=job)

@@ -3,10 +3,11 @@
 Nothing here imports Django: the child imports this package by itself.
 """
 
-from .api import extract_images, inspect_pdf, render_pages
+from .entry_points import extract_images, inspect_pdf, render_pages
 from .errors import Refusal, SandboxError
-from .limits import ExtractedAsset, Extraction, Inspection, Limits
+from .limits import Limits
 from .render import RenderedPage, Rendering
+from .results import ExtractedAsset, Extraction, Inspection
 
 __all__ = [
     "Limits",

@@ -9,8 +9,9 @@ import pikepdf
 from .draws import Draw, Drawing
 from .encode import Encoded, encode
 from .errors import raise_if_out_of_memory, reason
-from .limits import ExtractedAsset, Extraction, Limits
+from .limits import Limits
 from .protocol import PARTIAL
+from .results import ExtractedAsset, Extraction
 from .validate import opened, unreadable
 from .versions import libraries
 

@@ -4,7 +4,8 @@ import json
 from dataclasses import asdict, is_dataclass
 from functools import lru_cache
 
-from .limits import ExtractedAsset, Extraction, Limits
+from .limits import Limits
+from .results import ExtractedAsset, Extraction
 
 MODULE = "extraction.pdf.child"
 # A child out of memory may not manage to print anything, so it says so by exit status.

@@ -12,7 +12,8 @@ import pikepdf
 
 from . import streams
 from .errors import Refusal, raise_if_out_of_memory, reason
-from .limits import STANDARD_FILTERS, Inspection, Limits
+from .limits import STANDARD_FILTERS, Limits
+from .results import Inspection
 from .sniff import leading_bytes
 
 HEAD_CHUNK = 4096  # most object dictionaries fit in one read

@@ -4,18 +4,9 @@ from django.urls import reverse
 
 from audit.models import Asset, VerificationRun
 from audit.verify import execute, start_run
-from extraction.runner import run_job
-from extraction.services import submit_bundle
-from tests import pdfs
 from tests.conftest import queued_tasks, write_stored
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def completed(tmp_path):
-    with open(pdfs.mixed(tmp_path), "rb") as fh:
-        run_job(submit_bundle(fh, filename="x.pdf", submitted_by="t").job_id)
 
 
 def test_it_starts_a_run_in_the_background_from_the_admin(admin_client, completed, django_capture_on_commit_callbacks):

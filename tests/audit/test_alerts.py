@@ -16,9 +16,10 @@ from django.utils import timezone
 from audit import alerts, retention
 from audit.models import Alert, Asset, WebhookDelivery
 from audit.verify import verify_all
+from extraction.bundle_intake import submit_bundle
+from extraction.kill_switch import set_submissions
 from extraction.models import Job
-from extraction.runner import run_job
-from extraction.services import reconcile, set_submissions, submit_bundle
+from extraction.reconciler import reconcile
 from tests import pdfs
 from tests.conftest import approved_policy, write_stored
 
@@ -29,12 +30,6 @@ pytestmark = pytest.mark.django_db
 def recipients(settings):
     settings.PAGETRAIL_ALERT_DEFAULT_EMAILS = ["oncall@example.org"]
     settings.PAGETRAIL_ALERT_EMAILS = {"verification_findings": "dpo@example.org;audit@example.org"}
-
-
-@pytest.fixture
-def completed(tmp_path):
-    with open(pdfs.mixed(tmp_path), "rb") as fh:
-        run_job(submit_bundle(fh, filename="x.pdf", submitted_by="t").job_id)
 
 
 class Receiver(BaseHTTPRequestHandler):

@@ -8,8 +8,8 @@ from django.urls import reverse
 
 from audit import cases, signing
 from audit.models import Case, CaseMap, Manifest
+from extraction.bundle_intake import submit_bundle
 from extraction.runner import run_job
-from extraction.services import submit_bundle
 from tests import pdfs
 from tests.audit.test_evidence import rewrite, verify
 

@@ -4,18 +4,9 @@ from django.urls import reverse
 
 from audit.models import Asset, Manifest
 from extraction.models import Bundle
-from extraction.runner import run_job
-from extraction.services import submit_bundle
-from tests import pdfs
 from tests.conftest import read_stored
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def completed(tmp_path):
-    with open(pdfs.mixed(tmp_path), "rb") as fh:
-        run_job(submit_bundle(fh, filename="x.pdf", submitted_by="t").job_id)
 
 
 def staff(client, *perms):

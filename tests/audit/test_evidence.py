@@ -17,15 +17,15 @@ from django.test import RequestFactory
 from django.utils import timezone
 
 from audit import retention, signing
-from audit.admin_actions import export_evidence_action
+from audit.admin.actions import export_evidence_action
 from audit.checkpoints import write_checkpoint
 from audit.evidence import build_evidence
 from audit.manifests import canonical_bytes
 from audit.models import Asset, Checkpoint, Finding, Manifest, ManifestChain, VerificationRun
 from audit.signing import hmac_sign
 from extraction import stores
+from extraction.bundle_intake import submit_bundle
 from extraction.runner import run_job
-from extraction.services import submit_bundle
 from tests import pdfs
 from tests.conftest import approved_policy, delete_stored, read_stored, temp_files, write_stored
 

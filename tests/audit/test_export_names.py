@@ -5,8 +5,8 @@ from django.urls import reverse
 
 from audit import cases
 from audit.models import Case, Manifest
+from extraction.bundle_intake import submit_bundle
 from extraction.runner import run_job
-from extraction.services import submit_bundle
 from tests import pdfs
 
 pytestmark = pytest.mark.django_db

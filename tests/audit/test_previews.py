@@ -26,24 +26,16 @@ from audit.verify import verify_all
 from extraction import stores
 from extraction.models import Bundle
 from extraction.pdf import Limits, SandboxError, render_pages
-from extraction.runner import run_job
-from extraction.services import submit_bundle
 from tests import pdfs
-from tests.conftest import PRODUCTION, approved_policy, read_stored, stored_names, temp_files, write_stored
+from tests.conftest import PRODUCTION, approved_policy, complete, read_stored, stored_names, temp_files, write_stored
 from tests.procs import Portal
 from tests.test_browser import CHROMIUM, browser, log_in, user  # noqa: F401 (browser is a fixture)
 
 pytestmark = pytest.mark.django_db
 
 
-def completed(path) -> Manifest:
-    with open(path, "rb") as fh:
-        run_job(submit_bundle(fh, filename=path.name, submitted_by="t").job_id)
-    return Manifest.objects.order_by("-sequence").first()
-
-
 def previewed(path) -> Manifest:
-    manifest = completed(path)
+    manifest = complete(path)
     assert "error" not in tasks.generate_previews(manifest.pk)
     return manifest
 
@@ -147,7 +139,7 @@ def test_a_task_redelivered_after_a_crash_finds_the_same_bytes_and_writes_the_ro
 
 
 def test_a_pdf_too_costly_to_render_fails_the_task_cleanly_and_the_worker_carries_on(tmp_path, settings, caplog):
-    hostile, good = completed(costly_to_render(tmp_path)), completed(pdfs.reused_on_three_pages(tmp_path))
+    hostile, good = complete(costly_to_render(tmp_path)), complete(pdfs.reused_on_three_pages(tmp_path))
     settings.PAGETRAIL_CHILD_CPU_SECONDS = 1  # the same limit as in production, lowered to end the test sooner
     assert tasks.generate_previews(hostile.pk) == {"rendered": 0, "error": "resource_limit"}
     event = ActivityEvent.objects.get(action="previews_failed")
@@ -158,14 +150,14 @@ def test_a_pdf_too_costly_to_render_fails_the_task_cleanly_and_the_worker_carrie
 
 
 def test_it_renders_nothing_from_an_input_whose_bytes_changed(tmp_path):
-    manifest = completed(pdfs.reused_on_three_pages(tmp_path))
+    manifest = complete(pdfs.reused_on_three_pages(tmp_path))
     write_stored("inputs", manifest.job.bundle.input_name, pdfs.mixed(tmp_path).read_bytes())
     assert tasks.generate_previews(manifest.pk)["error"] == "input_changed"
     assert not manifest.previews.exists()
 
 
 def test_it_skips_a_bundle_whose_input_was_deleted_under_retention(tmp_path):
-    manifest = completed(pdfs.reused_on_three_pages(tmp_path))
+    manifest = complete(pdfs.reused_on_three_pages(tmp_path))
     Bundle.objects.update(input_deleted_at=timezone.now())
     assert tasks.generate_previews(manifest.pk) == {"rendered": 0} and not manifest.previews.exists()
 
@@ -174,7 +166,7 @@ def test_completing_a_job_queues_its_previews_when_the_transaction_commits(
     tmp_path, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
-        manifest = completed(pdfs.reused_on_three_pages(tmp_path))
+        manifest = complete(pdfs.reused_on_three_pages(tmp_path))
     assert not manifest.previews.exists()  # the request (here, the runner) renders nothing itself
     assert [(t["func"], t["args"]) for t in queued(settings.PAGETRAIL_PREVIEW_QUEUE)] == [
         ("audit.tasks.generate_previews", (manifest.pk,))
@@ -207,7 +199,7 @@ def test_the_review_page_shows_each_pages_preview_lazily_beside_its_assets(admin
 
 
 def test_the_review_page_says_when_a_page_has_no_preview_yet(admin_client, tmp_path):
-    manifest = completed(pdfs.reused_on_three_pages(tmp_path))
+    manifest = complete(pdfs.reused_on_three_pages(tmp_path))
     page = admin_client.get(reverse("review-manifest", args=[manifest.pk])).content.decode()
     assert page.count("Preview being made…") == 3 and "0 of 3 pages have a preview, more are being made" in page
 

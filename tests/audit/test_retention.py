@@ -7,9 +7,8 @@ from django.utils import timezone
 from audit import retention
 from audit.models import ActivityEvent, Asset, Manifest, RetentionAssignment, RetentionEvent, RetentionPolicy
 from audit.verify import verify_all
+from extraction.bundle_intake import submit_bundle
 from extraction.models import Bundle
-from extraction.runner import run_job
-from extraction.services import submit_bundle
 from tests import pdfs
 from tests.conftest import approved_policy, stored_names
 
@@ -31,9 +30,8 @@ def policy(**fields):
 
 
 @pytest.fixture
-def completed(tmp_path):
-    with open(pdfs.mixed(tmp_path), "rb") as fh:
-        run_job(submit_bundle(fh, filename="x.pdf", submitted_by="t").job_id)
+def completed(completed):
+    """The bundle of the shared completed job (tests/conftest.py)."""
     return Bundle.objects.get()
 
 

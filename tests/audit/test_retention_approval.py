@@ -12,9 +12,6 @@ from django.utils import timezone
 from audit import retention
 from audit.models import ActivityEvent, Manifest, RetentionAssignment, RetentionPolicy
 from extraction.models import Bundle
-from extraction.runner import run_job
-from extraction.services import submit_bundle
-from tests import pdfs
 from tests.conftest import approved_policy, stored_names
 
 pytestmark = pytest.mark.django_db
@@ -30,11 +27,9 @@ WINDOWS = dict(
 
 
 @pytest.fixture
-def completed(tmp_path):
+def completed(completed):
     """A bundle extracted ten days ago: due under any window shorter than that, whatever the database's clock
     says inside a test transaction (PostgreSQL's stands still at the transaction's start)."""
-    with open(pdfs.mixed(tmp_path), "rb") as fh:
-        run_job(submit_bundle(fh, filename="x.pdf", submitted_by="t").job_id)
     Bundle.objects.update(created_at=timezone.now() - timedelta(days=10))
     Manifest.objects.update(created_at=timezone.now() - timedelta(days=10))
     return Bundle.objects.get()

@@ -15,9 +15,9 @@ from django.urls import reverse
 from audit import retention
 from audit.models import Asset, Manifest
 from extraction.accounts import BundleAccess, ServiceAccount
+from extraction.bundle_intake import submit_bundle
 from extraction.models import Bundle, Job
 from extraction.runner import run_job
-from extraction.services import submit_bundle
 from tests import pdfs
 from tests.conftest import run_intake_tasks
 

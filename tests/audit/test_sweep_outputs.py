@@ -1,10 +1,10 @@
 import pytest
 
 from audit.models import Manifest
-from audit.services import sweep_outputs
+from audit.output_sweep import sweep_outputs
+from extraction.bundle_intake import submit_bundle
 from extraction.models import Job
 from extraction.runner import run_job
-from extraction.services import submit_bundle
 from tests import pdfs
 from tests.conftest import stored_names, write_stored
 

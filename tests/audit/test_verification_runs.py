@@ -8,11 +8,10 @@ from django.utils import timezone
 from audit import checkpoints, manifests, signing
 from audit.models import Asset, Finding, Manifest, VerificationRun
 from audit.verify import execute, start_run, verify_all
+from extraction.bundle_intake import submit_bundle
 from extraction.models import Bundle, Job
-from extraction.runner import run_job
-from extraction.services import submit_bundle
 from tests import pdfs
-from tests.conftest import read_stored, write_stored
+from tests.conftest import complete, read_stored, write_stored
 
 pytestmark = pytest.mark.django_db
 
@@ -20,8 +19,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def completed(tmp_path):
     for factory in (pdfs.mixed, pdfs.reused_on_three_pages, pdfs.jpeg_rgb):
-        with open(factory(tmp_path), "rb") as fh:
-            run_job(submit_bundle(fh, filename="x.pdf", submitted_by="t").job_id)
+        complete(factory(tmp_path), filename="x.pdf")
     return Manifest.objects.order_by("sequence")
 
 

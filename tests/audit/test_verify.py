@@ -11,10 +11,10 @@ from audit import signing
 from audit.models import Asset, Manifest, SigningKey
 from audit.signing import public_bytes
 from audit.verify import verify_all
+from extraction.bundle_intake import submit_bundle
 from extraction.runner import run_job
-from extraction.services import submit_bundle
 from tests import pdfs
-from tests.conftest import delete_stored, read_stored, write_stored
+from tests.conftest import complete, delete_stored, read_stored, write_stored
 
 pytestmark = pytest.mark.django_db
 
@@ -23,8 +23,7 @@ pytestmark = pytest.mark.django_db
 def completed(tmp_path):
     """Two completed jobs (a chain of two manifests)."""
     for factory in (pdfs.mixed, pdfs.reused_on_three_pages):
-        with open(factory(tmp_path), "rb") as fh:
-            run_job(submit_bundle(fh, filename="x.pdf", submitted_by="t").job_id)
+        complete(factory(tmp_path), filename="x.pdf")
     return Manifest.objects.order_by("sequence")
 
 

@@ -10,11 +10,13 @@ from django.utils import timezone
 
 from audit.models import Asset, Manifest
 from audit.verify import verify_all
+from extraction.bundle_intake import submit_bundle
+from extraction.kill_switch import set_submissions
 from extraction.models import Attempt, Job
 from extraction.providers import infrai
 from extraction.providers.simulator import Simulator
+from extraction.reconciler import reconcile, replay_unknown
 from extraction.runner import run_job
-from extraction.services import reconcile, replay_unknown, set_submissions, submit_bundle
 from tests import pdfs
 from tests.conftest import temp_files
 

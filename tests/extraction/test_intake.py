@@ -7,9 +7,9 @@ from django.core.management import call_command
 from django.db import connections
 
 from extraction import intake, submitting
+from extraction.bundle_intake import submit_bundle
 from extraction.models import Bundle, Job, Rejection, Submission
 from extraction.pdf.sandbox import stop_idle_children
-from extraction.services import submit_bundle
 from tests import pdfs, pdfs_intake
 from tests.conftest import everything_stored, queued_tasks, read_stored, stored_names, temp_files
 

@@ -8,13 +8,14 @@ from django.db import connections
 
 from audit.models import Asset, Manifest, Placement, ReviewFlag
 from audit.verify import verify_all
+from extraction.bundle_intake import submit_bundle
 from extraction.models import Attempt, Job, idempotency_key
 from extraction.pdf import versions
 from extraction.pdf.sandbox import stop_idle_children
 from extraction.providers.local import EXTRACTOR_VERSION
 from extraction.runner import run_job
-from extraction.services import submit_bundle, sweep_temp
 from extraction.stores import job_work_dir
+from extraction.temp_sweep import sweep_temp
 from tests import pdfs, pdfs_intake
 from tests.conftest import read_stored, stored_names, temp_files, write_stored
 
@@ -137,7 +138,7 @@ def test_it_fails_a_job_whose_output_name_holds_other_bytes(tmp_path):
 
 
 def test_it_reuses_the_assets_a_crashed_try_stored_and_writes_no_duplicates(tmp_path, monkeypatch):
-    import audit.services
+    import audit.manifest_writing
 
     job = accepted_job(pdfs.mixed(tmp_path))
 
@@ -145,7 +146,7 @@ def test_it_reuses_the_assets_a_crashed_try_stored_and_writes_no_duplicates(tmp_
         raise RuntimeError("worker died after storing assets, before the manifest")
 
     with monkeypatch.context() as patch:
-        patch.setattr(audit.services, "_write", crash)
+        patch.setattr(audit.manifest_writing, "_write", crash)
         with pytest.raises(RuntimeError):
             run_job(job.pk)
     stored_by_crash = stored_names("outputs")
@@ -209,7 +210,7 @@ def test_it_stores_each_output_once_and_its_bytes_hash_as_the_manifest_says(tmp_
 
 
 def test_it_never_manifests_a_file_that_is_not_the_size_the_provider_reported(tmp_path):
-    from audit.services import record_completion
+    from audit.manifest_writing import record_completion
     from extraction.providers import JobReport, ProviderError, RemoteAsset
 
     job = accepted_job(pdfs.jpeg_rgb(tmp_path))

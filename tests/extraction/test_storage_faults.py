@@ -13,9 +13,9 @@ from django.urls import reverse
 from audit.models import Alert
 from audit.verify import verify_all
 from extraction.api import job_document
+from extraction.bundle_intake import submit_bundle
 from extraction.models import Job
 from extraction.runner import run_job
-from extraction.services import submit_bundle
 from tests import pdfs
 from tests.conftest import PRODUCTION, stored_names, temp_files
 

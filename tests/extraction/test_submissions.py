@@ -11,7 +11,8 @@ from django.utils import timezone
 from extraction import intake, stores, submitting
 from extraction.models import Bundle, Job, Rejection, Submission
 from extraction.pdf.sandbox import stop_idle_children
-from extraction.services import reconcile, sweep_temp
+from extraction.reconciler import reconcile
+from extraction.temp_sweep import sweep_temp
 from tests import pdfs
 from tests.conftest import PRODUCTION, run_intake_tasks, temp_files
 

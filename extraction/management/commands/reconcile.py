@@ -2,7 +2,7 @@ import json
 
 from django.core.management.base import BaseCommand
 
-from extraction.services import reconcile
+from extraction.reconciler import reconcile
 
 
 class Command(BaseCommand):

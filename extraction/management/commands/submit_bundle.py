@@ -5,7 +5,7 @@ import time
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from extraction import intake, pdf, services, submitting
+from extraction import bundle_intake, intake, pdf, submitting
 from extraction.models import Submission
 
 log = logging.getLogger(__name__)
@@ -75,11 +75,11 @@ class Command(BaseCommand):
     def submit_open(self, fh, path: str, options) -> "Submission | dict":
         who, label = options["submitted_by"], options["case_label"]
         if options["here"]:
-            return services.submit_bundle(fh, filename=path, submitted_by=who, case_label=label).as_dict()
+            return bundle_intake.submit_bundle(fh, filename=path, submitted_by=who, case_label=label).as_dict()
         try:
             staged = intake.stage(fh)
         except pdf.Refusal as refusal:  # too large: decided before any submission
-            return services.refuse_oversized_upload(path, getattr(refusal, "seen", 0), who).as_dict()
+            return bundle_intake.refuse_oversized_upload(path, getattr(refusal, "seen", 0), who).as_dict()
         return submitting.receive(staged, filename=path, submitted_by=who, case_label=label)
 
     def wait(self, submissions: list[Submission], timeout: float, sleep=time.sleep, clock=time.monotonic) -> None:
@@ -99,7 +99,7 @@ def failed(path: str, code: str, message: str, retryable: bool = True) -> dict:
 
 def row_of(submission: Submission, path: str, waited: float | None) -> dict:
     if submission.is_decided:
-        return {**services.result_of(submission).as_dict(), "path": path, "submission_id": submission.pk}
+        return {**bundle_intake.result_of(submission).as_dict(), "path": path, "submission_id": submission.pk}
     message = (
         NO_WORKER.format(timeout=waited, queue=settings.PAGETRAIL_INTAKE_QUEUE)
         if waited is not None

@@ -2,7 +2,7 @@ import json
 
 from django.core.management.base import BaseCommand
 
-from extraction.services import sweep_temp
+from extraction.temp_sweep import sweep_temp
 
 
 class Command(BaseCommand):

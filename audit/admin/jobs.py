@@ -13,7 +13,7 @@ from django.urls import path, reverse
 from extraction.admin import JobAdmin
 from extraction.models import Job
 
-from . import job_page
+from .. import job_page
 
 admin.site.unregister(Job)
 

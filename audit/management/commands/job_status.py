@@ -3,14 +3,12 @@ import json
 from django.core.management.base import BaseCommand
 from django.db.models import Count, IntegerField, OuterRef, Q, Subquery
 
+from audit.models import Asset, Placement, ReviewFlag
 from extraction.models import Job
 
 
-def _count(model_path: str):
+def _count(model):
     """A correlated count, so two counts over different joins do not multiply each other."""
-    from django.apps import apps
-
-    model = apps.get_model(model_path)
     counted = model.objects.filter(manifest__job=OuterRef("pk")).values("manifest").annotate(n=Count("pk"))
     return Subquery(counted.values("n")[:1], output_field=IntegerField())
 
@@ -30,9 +28,9 @@ class Command(BaseCommand):
         jobs = (
             Job.objects.select_related("bundle")
             .annotate(
-                n_assets=_count("audit.Asset"),
-                n_placements=_count("audit.Placement"),
-                n_flags=_count("audit.ReviewFlag"),
+                n_assets=_count(Asset),
+                n_placements=_count(Placement),
+                n_flags=_count(ReviewFlag),
                 n_retries=Count("attempts", filter=Q(attempts__outcome="retry"), distinct=True),
                 n_submits=Count("attempts", filter=Q(attempts__kind="submit", attempts__outcome="ok"), distinct=True),
             )

@@ -183,30 +183,3 @@ def _write(job, document, ordered, names, chain, attempt_number, at, written: li
     )
     ManifestChain.objects.filter(pk=chain.pk).update(head_sha256=sha256, length=chain.length + 1)
     return manifest
-
-
-def sweep_outputs(at=None) -> dict:
-    """Delete stored outputs that no manifest names, for jobs that have reached a terminal state.
-
-    They come from a try that stored assets and then failed, or wrote its manifest and lost
-    its commit. Each terminal job is swept once.
-    """
-    at, removed = at or timezone.now(), 0
-    jobs = Job.objects.filter(status__in=Job.TERMINAL, outputs_swept_at__isnull=True).select_related("bundle")
-    for job in jobs.iterator(chunk_size=200):
-        removed += _sweep_job_outputs(job)
-        Job.objects.filter(pk=job.pk).update(outputs_swept_at=at)
-    return {"removed": removed}
-
-
-def _sweep_job_outputs(job: Job) -> int:
-    storage, prefix = stores.outputs(), manifests.output_prefix(job)
-    try:
-        names = {f"{prefix}/{name}" for name in storage.listdir(prefix)[1]}
-    except FileNotFoundError:
-        return 0
-    manifest = Manifest.objects.filter(job=job).first()
-    keep = set(manifest.assets.values_list("name", flat=True)) | {manifest.storage_name} if manifest else set()
-    for name in names - keep:
-        storage.delete(name)
-    return len(names - keep)

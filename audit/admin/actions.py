@@ -9,8 +9,8 @@ from django.utils.text import slugify
 from extraction import stores
 from extraction.models import Bundle
 
-from .evidence import build_evidence
-from .models import ActivityEvent
+from ..evidence import build_evidence
+from ..models import ActivityEvent
 
 
 def evidence_download(queryset, user, include_assets: bool, case=None) -> FileResponse:

@@ -4,9 +4,10 @@ import os
 from pathlib import Path
 
 from .errors import Refusal, SandboxError
-from .limits import Extraction, Inspection, Limits
+from .limits import Limits
 from .protocol import PARTIAL, extraction_from_dict
 from .render import RenderedPage, Rendering
+from .results import Extraction, Inspection
 from .sandbox import ChildStopped, run_child
 from .sniff import precheck
 

@@ -1,19 +1,19 @@
 """Admin for the people workflows: the review queue, retention events, the activity record.
 
-Retention policies have their own module, admin_retention.
+Retention policies have their own module, audit.admin.retention.
 """
 
 from django.contrib import admin, messages
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from extraction.admin import ReadOnlyAdmin, ReadOnlyInline
-from extraction.services import InputGone
+from extraction.bundle_intake import InputGone
 from portal import display
+from portal.admin_base import ReadOnlyAdmin, ReadOnlyInline
 
-from . import review
-from .admin_actions import export_case_evidence_action
-from .models import ActivityEvent, Alert, Case, CaseMap, RetentionEvent, ReviewFlag, WebhookDelivery
+from .. import review
+from ..models import ActivityEvent, Alert, Case, CaseMap, RetentionEvent, ReviewFlag, WebhookDelivery
+from .actions import export_case_evidence_action
 
 
 def activity_of(obj):

@@ -9,10 +9,10 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.http import urlencode
 
-from . import retention, retention_approval
-from .admin_people import activity_of
-from .models import RetentionPolicy
-from .retention import Refused
+from .. import retention, retention_approval
+from ..models import RetentionPolicy
+from ..retention import Refused
+from .people import activity_of
 
 
 @admin.register(RetentionPolicy)

@@ -1,8 +1,7 @@
-"""Workflows that span bundles, jobs, storage and the queue."""
+"""Taking a bundle in: accepted (with a round of jobs for it) or refused, and its further rounds."""
 
 import logging
 import os
-import time
 from dataclasses import asdict, dataclass
 from datetime import timedelta
 
@@ -15,19 +14,16 @@ from extraction import pdf
 
 from . import intake, stores
 from .models import (
-    Attempt,
     Bundle,
     BundleAccess,
     Job,
     Rejection,
     Submission,
-    SubmissionSwitch,
     idempotency_key,
     input_storage_name,
 )
 from .providers import get_provider
-from .runner import job_link
-from .signals import activity, alert
+from .reconciler import enqueue_job
 
 log = logging.getLogger(__name__)
 
@@ -213,105 +209,3 @@ def request_reextraction(bundle: Bundle, at=None) -> Job:
         job = Job.objects.create(idempotency_key=key, **_job_fields(bundle, provider, at, generation))
         transaction.on_commit(lambda: enqueue_job(job.pk))
     return job
-
-
-def enqueue_job(job_id: int) -> None:
-    from django_q.tasks import async_task
-
-    # Named: called from the intake worker too, whose own queue would otherwise be the default.
-    async_task(
-        "extraction.tasks.run_job",
-        job_id,
-        task_name=f"job-{job_id}-{time.time_ns()}",
-        cluster=settings.Q_CLUSTER["name"],
-    )
-
-
-def reconcile(at=None) -> dict:
-    """Re-drive jobs from database state: the queue is only a wake-up call.
-
-    Expired claims (a killed worker, a lost wake-up), queued jobs whose task was lost, and
-    `unknown` jobs (re-polled with the same provider job id; never resubmitted under a new key).
-    Times are the database's clock unless a test passes `at`.
-    """
-    quiet = timedelta(seconds=settings.PAGETRAIL_REQUEUE_AFTER_SECONDS)
-    abandoned = Attempt.close_abandoned(at)
-    _alert_newly_late(at)
-    due = Job.objects.with_claim_expired(at) | Job.objects.unknown_and_quiet(quiet, at)
-    if SubmissionSwitch.submissions_open():
-        due = due | Job.objects.never_picked_up(quiet, at)
-    from .submitting import redrive
-
-    return {"woken": wake(due, at), "abandoned_attempts": abandoned, "submissions_woken": redrive(at)}
-
-
-def _alert_newly_late(at=None) -> None:
-    """Jobs whose deadline passed since about the last pass (so each is reported once, not every minute)."""
-    now = at or timezone.now()
-    window = timedelta(minutes=2 * settings.PAGETRAIL_RECONCILE_EVERY_MINUTES)
-    for job in Job.objects.active().filter(deadline__lt=now, deadline__gte=now - window):
-        alert.send(
-            Job,
-            kind="job_past_deadline",
-            key=f"job-{job.pk}-late",
-            link=job_link(job.pk),
-            message=f"Job {job.pk} is {job.status} past its deadline.",
-        )
-
-
-def wake(jobs, at=None) -> int:
-    """Enqueue one wake-up call per job (guarded, so concurrent reconcilers do not double up)."""
-    woken = 0
-    for job in jobs.distinct():
-        if job.mark_woken(at):
-            enqueue_job(job.pk)
-            woken += 1
-    return woken
-
-
-def set_submissions(is_open: bool, by: str, reason: str = "") -> bool:
-    """The kill switch. Reopening wakes the jobs that waited."""
-    changed = SubmissionSwitch.set(is_open, by, reason)
-    if changed:
-        activity.send(
-            SubmissionSwitch,
-            actor=by,
-            action="kill_switch_changed",
-            obj=SubmissionSwitch.current(),
-            before={"is_open": not is_open},
-            after={"is_open": is_open, "reason": reason},
-        )
-        state = "reopened" if is_open else "stopped"
-        alert.send(
-            SubmissionSwitch,
-            kind="kill_switch",
-            key="kill-switch",
-            link="/admin/extraction/submissionswitch/",
-            message=f"Submissions {state} by {by}: {reason or 'no reason given'}",
-        )
-    if changed and is_open:
-        wake(Job.objects.filter(status=Job.Status.QUEUED, provider_job_id=""))
-    log.warning("submissions %s by %s: %s", "reopened" if is_open else "stopped", by, reason)
-    return changed
-
-
-def replay_unknown(jobs) -> int:
-    """Re-drive only `unknown` jobs, with their provider job id and idempotency key."""
-    return wake(jobs.filter(status=Job.Status.UNKNOWN))
-
-
-def sweep_temp() -> dict:
-    """Remove temp dirs of jobs that are terminal or unknown to the database, and staged uploads no pending
-    submission owns (after a grace period: a request may still be writing one)."""
-    removed = 0
-    root = stores.jobs_dir()
-    names = [p.name for p in root.iterdir()] if root.exists() else []
-    ids = {int(n) for n in names if n.isdigit()}
-    live = set(Job.objects.filter(pk__in=ids).exclude(status__in=Job.TERMINAL).values_list("pk", flat=True))
-    for name in names:
-        if not name.isdigit() or int(name) not in live:
-            stores.remove_job_work_dir(name)
-            removed += 1
-    from .submitting import sweep_staged
-
-    return {"removed": removed + sweep_staged()}

@@ -10,14 +10,14 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django_q.tasks import async_task
 
-from extraction.admin import ReadOnlyAdmin, ReadOnlyInline
 from extraction.models import Bundle
 from portal import display
+from portal.admin_base import ReadOnlyAdmin, ReadOnlyInline
 
-from . import admin_jobs, admin_people, admin_retention, admin_runs, verify  # noqa: F401  (they register their pages)
-from .admin_actions import export_evidence_action, export_evidence_with_assets_action
-from .models import ActivityEvent, Asset, Checkpoint, Finding, Manifest, RetentionEvent, ReviewFlag, SigningKey
-from .views import REVIEW_PAGE_PERMISSIONS
+from .. import verify  # noqa: F401  (it registers its pages)
+from ..models import ActivityEvent, Asset, Checkpoint, Finding, Manifest, RetentionEvent, ReviewFlag, SigningKey
+from ..views import REVIEW_PAGE_PERMISSIONS
+from .actions import export_evidence_action, export_evidence_with_assets_action
 
 
 class RetentionEventInline(ReadOnlyInline):
@@ -90,7 +90,7 @@ class AssetAdmin(ReadOnlyAdmin):
 
     def get_search_results(self, request, queryset, search_term):
         """The same exact matches as search_fields, written as two index lookups: Django's OR across
-        the join to Manifest made the database scan every asset (0.45-0.95 s at a million)."""
+        the join to Manifest makes the database scan every asset."""
         term = search_term.strip()
         if not term:
             return queryset, False
@@ -155,6 +155,9 @@ class ManifestAdmin(ReadOnlyAdmin):
         "download",
         "review_link",
     )
+    # The body is shown indented (body_indented): Django's view-only copy of the field was a second, one-line
+    # body that pushed the page far wider than the window.
+    exclude = ("body",)
     inlines = [AssetInline, RetentionEventInline]
     actions = ["verify_selected", export_evidence_action, export_evidence_with_assets_action]
 
@@ -188,7 +191,7 @@ class ManifestAdmin(ReadOnlyAdmin):
 
     def get_queryset(self, request):
         # A correlated count, not Count("assets"): the admin runs this queryset for its filters
-        # too, and a join with GROUP BY over a million assets took 18 s there (bench.admin_scale).
+        # too, and a join with GROUP BY reads every asset (bench.admin_scale measures it).
         per_manifest = (
             Asset.objects.filter(manifest=OuterRef("pk"))
             .order_by()

@@ -1,0 +1,68 @@
+"""Verification runs: one re-verification pass each, and its progress (the findings are evidence rows)."""
+
+from django.db import models
+from django.db.models import Q
+from django.db.models.functions import Now
+from django.utils import timezone
+
+from portal.guarded import update_if
+
+
+class VerificationRun(models.Model):
+    """One re-verification pass; progress fields move while it runs, then the row is final."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        PASSED = "passed"
+        FAILED = "failed"
+        ERROR = "error"
+
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    started_by = models.CharField(max_length=150)
+    scope_bundle = models.ForeignKey("extraction.Bundle", null=True, blank=True, on_delete=models.PROTECT)
+    scope_from = models.DateTimeField(null=True, blank=True, help_text="Manifests created from")
+    scope_to = models.DateTimeField(null=True, blank=True, help_text="Manifests created before")
+    manifests_total = models.PositiveIntegerField(default=0)
+    manifests_done = models.PositiveIntegerField(default=0)
+    assets_total = models.PositiveIntegerField(default=0)
+    assets_done = models.PositiveIntegerField(default=0)
+    bytes_done = models.PositiveBigIntegerField(default=0)
+    findings_count = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        permissions = [("run_verification", "Can start verification runs")]
+
+    def __str__(self):
+        return f"verification run {self.pk} ({self.status})"
+
+    @property
+    def scope(self) -> str:
+        if self.scope_bundle_id:
+            return f"bundle {self.scope_bundle_id}"
+        if self.scope_from or self.scope_to:
+            return f"manifests {self.scope_from or '…'} to {self.scope_to or '…'}"
+        return "everything"
+
+    @property
+    def is_whole_deployment(self) -> bool:
+        return not (self.scope_bundle_id or self.scope_from or self.scope_to)
+
+    def mark_running(self) -> bool:
+        """Only a queued run: a redelivered task finds it taken."""
+        return update_if(self, Q(status=self.Status.QUEUED), status=self.Status.RUNNING, started_at=Now())
+
+    def mark_error(self, error: str) -> bool:
+        """The run could not finish (not a finding: the checks themselves failed)."""
+        return update_if(self, Q(status=self.Status.RUNNING), status=self.Status.ERROR, error=error, finished_at=Now())
+
+    def mark_finished(self, findings_count: int) -> bool:
+        """Passed when nothing was found, failed otherwise."""
+        status = self.Status.FAILED if findings_count else self.Status.PASSED
+        changes = dict(status=status, findings_count=findings_count, finished_at=Now())
+        return update_if(self, Q(status=self.Status.RUNNING), **changes)

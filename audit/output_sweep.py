@@ -1,0 +1,36 @@
+"""Removing stored outputs that no manifest names, once their job is terminal."""
+
+from django.utils import timezone
+
+from extraction import stores
+from extraction.models import Job
+
+from . import manifests
+from .models import Manifest
+
+
+def sweep_outputs(at=None) -> dict:
+    """Delete stored outputs that no manifest names, for jobs that have reached a terminal state.
+
+    They come from a try that stored assets and then failed, or wrote its manifest and lost
+    its commit. Each terminal job is swept once.
+    """
+    at, removed = at or timezone.now(), 0
+    jobs = Job.objects.filter(status__in=Job.TERMINAL, outputs_swept_at__isnull=True).select_related("bundle")
+    for job in jobs.iterator(chunk_size=200):
+        removed += _sweep_job_outputs(job)
+        job.mark_outputs_swept(at)
+    return {"removed": removed}
+
+
+def _sweep_job_outputs(job: Job) -> int:
+    storage, prefix = stores.outputs(), manifests.output_prefix(job)
+    try:
+        names = {f"{prefix}/{name}" for name in storage.listdir(prefix)[1]}
+    except FileNotFoundError:
+        return 0
+    manifest = Manifest.objects.filter(job=job).first()
+    keep = set(manifest.assets.values_list("name", flat=True)) | {manifest.storage_name} if manifest else set()
+    for name in names - keep:
+        storage.delete(name)
+    return len(names - keep)

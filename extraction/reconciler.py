@@ -1,0 +1,69 @@
+"""Re-driving jobs from database state (the queue is only a wake-up call), and enqueueing one."""
+
+import time
+from datetime import timedelta
+
+from django.conf import settings
+from django.utils import timezone
+
+from .models import Attempt, Job, SubmissionSwitch
+from .signals import alert
+
+
+def enqueue_job(job_id: int) -> None:
+    from django_q.tasks import async_task
+
+    # Named: called from the intake worker too, whose own queue would otherwise be the default.
+    async_task(
+        "extraction.tasks.run_job",
+        job_id,
+        task_name=f"job-{job_id}-{time.time_ns()}",
+        cluster=settings.Q_CLUSTER["name"],
+    )
+
+
+def reconcile(at=None) -> dict:
+    """Re-drive jobs from database state: the queue is only a wake-up call.
+
+    Expired claims (a killed worker, a lost wake-up), queued jobs whose task was lost, and
+    `unknown` jobs (re-polled with the same provider job id; never resubmitted under a new key).
+    Times are the database's clock unless a test passes `at`.
+    """
+    quiet = timedelta(seconds=settings.PAGETRAIL_REQUEUE_AFTER_SECONDS)
+    abandoned = Attempt.close_abandoned(at)
+    _alert_newly_late(at)
+    due = Job.objects.with_claim_expired(at) | Job.objects.unknown_and_quiet(quiet, at)
+    if SubmissionSwitch.submissions_open():
+        due = due | Job.objects.never_picked_up(quiet, at)
+    from .submitting import redrive
+
+    return {"woken": wake(due, at), "abandoned_attempts": abandoned, "submissions_woken": redrive(at)}
+
+
+def _alert_newly_late(at=None) -> None:
+    """Jobs whose deadline passed since about the last pass (so each is reported once, not every minute)."""
+    now = at or timezone.now()
+    window = timedelta(minutes=2 * settings.PAGETRAIL_RECONCILE_EVERY_MINUTES)
+    for job in Job.objects.active().filter(deadline__lt=now, deadline__gte=now - window):
+        alert.send(
+            Job,
+            kind="job_past_deadline",
+            key=f"job-{job.pk}-late",
+            link=job.admin_link(),
+            message=f"Job {job.pk} is {job.status} past its deadline.",
+        )
+
+
+def wake(jobs, at=None) -> int:
+    """Enqueue one wake-up call per job (guarded, so concurrent reconcilers do not double up)."""
+    woken = 0
+    for job in jobs.distinct():
+        if job.mark_woken(at):
+            enqueue_job(job.pk)
+            woken += 1
+    return woken
+
+
+def replay_unknown(jobs) -> int:
+    """Re-drive only `unknown` jobs, with their provider job id and idempotency key."""
+    return wake(jobs.filter(status=Job.Status.UNKNOWN))
