@@ -587,7 +587,11 @@ def print_queries(rows: list[dict], verdict: str) -> None:
         ["file", "assets", "placements", "run_job queries", "of which record_completion"] + ["S3 requests"] * s3,
         [
             [r["name"], r["assets"], r["placements"], r["run_job"], r["record_completion"]]
-            + [f"{r['s3_requests']} ({', '.join(f'{k} {v}' for k, v in sorted(r['s3_by_operation'].items()))})"] * s3
+            + (
+                [f"{r['s3_requests']} ({', '.join(f'{k} {v}' for k, v in sorted(r['s3_by_operation'].items()))})"]
+                if s3
+                else []
+            )
             for r in rows
         ],
     )
