@@ -31,7 +31,7 @@ def record_completion(job: Job, report: JobReport, files: dict[str, Path], attem
     written: list[str] = []
     try:
         for asset in ordered:
-            if stores.store_once(stores.outputs(), names[asset.key], files[asset.key], asset.sha256):
+            if stores.store_once(stores.outputs(), names[asset.key], files[asset.key], asset.sha256, expect_new=True):
                 written.append(names[asset.key])
         return _commit(job, report, ordered, names, attempt_number, at, written)
     except stores.STORAGE_ERRORS as exc:

@@ -1,18 +1,20 @@
 """Pagetrail's benchmark: prints tables of ratios against reference tools run here, now.
 
     python -m bench [--scale 1] [--seed 1] [--workers 1,2] [--out var/bench] [--no-references]
-                    [--no-pipeline] [--admin-jobs 100000] [--admin-assets 1000000]
+                    [--rounds 3] [--no-pipeline] [--production] [--admin-jobs 100000] [--admin-assets 1000000]
 
 Generates (once, then reuses) the deterministic corpus under --out, then times: the raw-copy
 floor, Pagetrail's extractor through the warm child process the product uses (and the same code
 in this process, and with a fresh child per PDF, to show what the child costs), PyMuPDF and poppler's pdfimages when
-installed; hashing of the outputs the way verification does it; validation against extraction
+installed; the floor, Pagetrail and PyMuPDF again on each kind of bundle (legal, clinical, forms: bench/kinds.py,
+--rounds turns each, in turn); hashing of the outputs the way verification does it; validation against extraction
 of the 240-page bundle, and refusal of hostile files. Outputs go to tmpfs when there is one.
 Exits 1 when a correctness check fails (counts against corpus.json, JPEGs passed through,
 identical outputs whatever the number of workers). Then, each in a process of its own (each sets
-Django up its own way): the whole pipeline against the extractor alone (bench/pipeline.py) and the
+Django up its own way): the whole pipeline against the extractor alone (bench/pipeline.py; with --production
+again on PostgreSQL, Redis and S3, bench/production.py) and the
 admin with --admin-jobs jobs and --admin-assets assets loaded (bench/admin_scale.py; 0 skips it).
-Last, a summary: each of the issue's five targets beside its reference. Never a pass/fail on time:
+Last, a summary: each target beside its reference. Never a pass/fail on time:
 these figures are for reading.
 """
 
@@ -25,7 +27,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import checks, runners
+from . import checks, kinds, runners
 from .corpus import make_corpus
 from .report import print_extraction, print_hashing, print_intake, print_summary
 
@@ -52,6 +54,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         runs = extraction_runs(files, scratch, options.workers, options.references)
         figures["extraction"] = print_extraction(runs, truth)
+        by_kind = kinds.files_by_kind(truth, options.out)
+        figures["kinds"] = kinds.print_kinds(
+            kinds.per_kind(by_kind, scratch, options.references, options.rounds), by_kind, options.rounds
+        )
         figures["hashing"] = print_hashing(runs[1].directory)
         figures["intake"] = print_intake(truth, options.out, scratch)
     finally:
@@ -60,6 +66,19 @@ def main(argv: list[str] | None = None) -> int:
     if options.pipeline:
         figures["pipeline"] = in_own_process(
             "pipeline",
+            "--scale",
+            f"{options.scale:g}",
+            "--seed",
+            str(options.seed),
+            "--out",
+            str(options.out.parent),
+            "--workers",
+            str(max(options.workers)),
+        )
+    if options.pipeline and options.production:
+        figures["pipeline_production"] = in_own_process(
+            "pipeline",
+            "--production",
             "--scale",
             f"{options.scale:g}",
             "--seed",
@@ -80,7 +99,9 @@ def main(argv: list[str] | None = None) -> int:
             str(options.out.parent / "admin"),
         )
     failures += [
-        f"{part}: {failure}" for part in ("pipeline", "admin") for failure in figures.get(part, {}).get("failures", [])
+        f"{part}: {failure}"
+        for part in ("pipeline", "pipeline_production", "admin")
+        for failure in figures.get(part, {}).get("failures", [])
     ]
     print_summary(figures)
     print("\nchecks: " + ("all passed" if not failures else "FAILED\n  " + "\n  ".join(failures)))
@@ -110,7 +131,14 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--workers", default="1,2", help="comma-separated worker counts for Pagetrail's extractor")
     parser.add_argument("--out", type=Path, default=Path("var/bench"), help="where the corpus is kept")
     parser.add_argument("--no-references", action="store_true", help="skip PyMuPDF and pdfimages")
+    parser.add_argument("--rounds", type=int, default=kinds.ROUNDS, help="rounds of the per-kind table")
     parser.add_argument("--no-pipeline", action="store_false", dest="pipeline", help="skip the pipeline benchmark")
+    parser.add_argument(
+        "--production",
+        action="store_true",
+        help="the pipeline again on PostgreSQL, Redis and S3 (moto): PAGETRAIL_TEST_DATABASE_URL's database is "
+        "dropped and created anew, PAGETRAIL_TEST_REDIS_URL",
+    )
     parser.add_argument("--admin-jobs", type=int, default=100_000, help="jobs loaded for the admin; 0 skips it")
     parser.add_argument("--admin-assets", type=int, default=1_000_000)
     options = parser.parse_args(argv)

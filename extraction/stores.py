@@ -43,13 +43,16 @@ def sha256_of(storage: Storage, name: str) -> str:
         return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
-def store_once(storage: Storage, name: str, path: Path, sha256: str) -> bool:
+def store_once(storage: Storage, name: str, path: Path, sha256: str, expect_new: bool = False) -> bool:
     """Put the file at `name` unless that name exists; returns True if this call stored it.
 
     An existing name with the same bytes is a harmless repeat (a redelivered task); with other
     bytes it is a conflict. Two racing writers: the backend renames the loser's copy, which we drop.
+    `expect_new` (a job's own outputs, taken only by a redelivered task): no exists() first; a link fails
+    on a taken name and the backend's save asks again anyway (on S3 each question is a request), so a
+    rare repeat finds out after writing, as a race does. Without it a repeat costs one question, no write.
     """
-    if storage.exists(name):
+    if not expect_new and storage.exists(name):
         _check_same(storage, name, sha256)
         return False
     if (linked := _link(storage, name, path)) is not None:

@@ -15,6 +15,7 @@ and answers each with one JSON line on stdout: {"ok": true, "result": {...}} or
 first gets its own CPU budget: the soft RLIMIT_CPU is raised to the time used so far plus cpu_seconds.
 """
 
+import gc
 import json
 import math
 import os
@@ -58,6 +59,8 @@ def main(argv: list[str]) -> int:
 
 def serve(answer) -> None:
     threading.Thread(target=exit_when_orphaned, args=(os.getppid(),), daemon=True).start()
+    # What the imports made lives as long as the child: the collector need not walk it after every command.
+    gc.freeze()
     answer.write(READY.decode())
     answer.flush()
     for line in sys.stdin.buffer:

@@ -69,12 +69,14 @@ def render_pages(
 
 def _produce(args: list[str], out_dir: str | Path, limits: Limits) -> dict:
     """Run a child command that writes files into out_dir; a stopped child leaves no partial file."""
+    reply = None
     try:
         reply = run_child(args, limits)
     except ChildStopped as exc:
         raise SandboxError(exc.code, exc.message, permanent=True) from None
     finally:
-        remove_partial_files(Path(out_dir))
+        if reply is None or not reply["ok"]:  # a child that answered success renamed every file it wrote
+            remove_partial_files(Path(out_dir))
     if not reply["ok"]:
         raise SandboxError(reply["code"], reply["message"], permanent=reply["permanent"])
     return reply["result"]

@@ -99,8 +99,15 @@ class AssetStore:
 
 
 def write_atomically(target: Path, data: bytes) -> None:
-    """Write then rename, so a child killed mid-write never leaves a torn file under a final name."""
-    partial = target.with_name(f".{target.name}{PARTIAL}")
-    with open(partial, "wb") as f:
-        f.write(data)
+    """Write then rename, so a child killed mid-write never leaves a torn file under a final name.
+    Unbuffered: a buffered file object costs three more system calls a file, and the data is written whole."""
+    directory, name = os.path.split(target)
+    partial = os.path.join(directory, f".{name}{PARTIAL}")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
     os.replace(partial, target)

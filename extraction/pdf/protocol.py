@@ -2,6 +2,7 @@
 
 import json
 from dataclasses import asdict, is_dataclass
+from functools import lru_cache
 
 from .limits import Limits
 from .results import ExtractedAsset, Extraction
@@ -15,10 +16,13 @@ PARTIAL = ".partial"
 READY = b'{"ready": true}\n'
 
 
+# A worker sends the same limits with every command: they are written, and read back, once (Limits is frozen).
+@lru_cache(maxsize=16)
 def limits_to_json(limits: Limits) -> str:
     return json.dumps(asdict(limits))
 
 
+@lru_cache(maxsize=16)
 def limits_from_json(text: str) -> Limits:
     fields = json.loads(text)
     fields["allowed_filters"] = tuple(fields["allowed_filters"])

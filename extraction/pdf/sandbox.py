@@ -85,6 +85,9 @@ class Child:
             ) from None
         self.pid = self.process.pid
         self.ready = False
+        # One selector for the child's life: making one per reply cost three system calls a command.
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(self.process.stdout, selectors.EVENT_READ)
 
     def wait_ready(self, timeout: float) -> bytes | None:
         """READY once the child has imported everything (at once if it said so before); b"" when
@@ -122,16 +125,14 @@ class Child:
         deadline = time.monotonic() + timeout
         out = self.process.stdout
         received = b""
-        with selectors.DefaultSelector() as selector:
-            selector.register(out, selectors.EVENT_READ)
-            while not received.endswith(b"\n"):
-                left = deadline - time.monotonic()
-                if left <= 0 or not selector.select(left):
-                    return None
-                chunk = os.read(out.fileno(), 1 << 16)
-                if not chunk:
-                    return b""
-                received += chunk
+        while not received.endswith(b"\n"):
+            left = deadline - time.monotonic()
+            if left <= 0 or not self.selector.select(left):
+                return None
+            chunk = os.read(out.fileno(), 1 << 16)
+            if not chunk:
+                return b""
+            received += chunk
         return received
 
     def _exit_status(self) -> int:
@@ -163,6 +164,7 @@ class Child:
             except (OSError, subprocess.TimeoutExpired):
                 self.process.kill()
                 self.process.wait()
+        self.selector.close()
         self.process.stdout.close()
         if not self.process.stdin.closed:
             self.process.stdin.close()
@@ -171,7 +173,7 @@ class Child:
     def forget(self) -> None:
         """In a forked copy of the parent: drop the inherited pipes without touching the child,
         which belongs to the parent (a kept copy of its stdin would keep it alive)."""
-        for stream in (self.process.stdin, self.process.stdout, self.stderr):
+        for stream in (self.process.stdin, self.process.stdout, self.stderr, self.selector):
             try:
                 os.close(stream.fileno())
             except (OSError, ValueError):

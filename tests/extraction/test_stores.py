@@ -70,3 +70,15 @@ def test_bytes_under_counts_every_file_below_once_and_follows_no_link(tmp_path):
 
     assert stores.bytes_under(tmp_path / "job") == sum(sizes.values())
     assert stores.bytes_under(tmp_path / "gone") == 0
+
+
+def test_a_job_output_expected_new_is_still_a_harmless_repeat_or_a_conflict(tmp_path, store):
+    first, sha256 = written(tmp_path, b"image bytes")
+    assert stores.store_once(store, "x.png", first, sha256, expect_new=True) is True
+    again, _ = written(tmp_path, b"image bytes")
+    other, other_sha256 = written(tmp_path, b"other bytes")
+
+    assert stores.store_once(store, "x.png", again, sha256, expect_new=True) is False
+    with pytest.raises(stores.OutputConflict):
+        stores.store_once(store, "x.png", other, other_sha256, expect_new=True)
+    assert store.open("x.png").read() == b"image bytes" and sorted(os.listdir(tmp_path / "store")) == ["x.png"]
