@@ -255,3 +255,20 @@ def encrypt_not_a_dictionary(d: Path) -> Path:
     """A trailer whose /Encrypt is a string (PDFBox `PDFBOX-4352-0.pdf`): poppler reads the file as not encrypted."""
     objects = [*ONE_PAGE[:2], IMAGE_PAGE, raw_stream(b"q 2 0 0 2 0 0 cm /Im0 Do Q"), GRAY_IMAGE]
     return write(d / "encrypt_not_a_dictionary.pdf", raw_pdf(objects, trailer=b"/Encrypt (none)"))
+
+
+def catalog_numbered_high(d: Path, number: int = 4000) -> Path:
+    """A sound file whose catalog is object `number`, more than a third of the file's length (pdf.js `bug1011159`:
+    catalog 6374 in 18 KiB): qpdf 12 reads no object numbered that high in so short a file, and finds no /Root."""
+    objects = {number: b"<< /Type /Catalog /Pages 2 0 R >>", 2: ONE_PAGE[1], 3: IMAGE_PAGE}
+    objects |= {4: raw_stream(b"q 2 0 0 2 0 0 cm /Im0 Do Q"), 5: GRAY_IMAGE}
+    out = bytearray(b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
+    offsets = {}
+    for n, body in sorted(objects.items()):
+        offsets[n] = len(out)
+        out += b"%d 0 obj\n%s\nendobj\n" % (n, body)
+    xref = len(out)
+    out += b"xref\n0 1\n0000000000 65535 f \n"
+    out += b"".join(b"%d 1\n%010d 00000 n \n" % (n, offset) for n, offset in sorted(offsets.items()))
+    out += b"trailer\n<< /Size %d /Root %d 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (number + 1, number, xref)
+    return write(d / "catalog_numbered_high.pdf", bytes(out))

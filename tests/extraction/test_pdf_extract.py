@@ -218,7 +218,13 @@ def test_it_stops_at_a_form_that_draws_itself(tmp_path, out):
 
 
 @pytest.mark.parametrize(
-    "factory", [pdfs_intake.page_tree_loop, pdfs_intake.page_tree_too_deep, pdfs_intake.encrypt_not_a_dictionary]
+    "factory",
+    [
+        pdfs_intake.page_tree_loop,
+        pdfs_intake.page_tree_too_deep,
+        pdfs_intake.encrypt_not_a_dictionary,
+        pdfs_intake.catalog_numbered_high,
+    ],
 )
 def test_it_extracts_the_image_of_a_file_qpdf_opens_only_past_its_damage(tmp_path, out, factory):
     result = extract_images(factory(tmp_path), out)

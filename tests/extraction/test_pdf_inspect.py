@@ -226,6 +226,12 @@ def test_it_reads_a_file_whose_encryption_entry_is_no_dictionary_as_not_encrypte
     assert (inspection.pages, inspection.encrypted, inspection.repaired) == (1, False, True)
 
 
+def test_it_reads_a_file_whose_object_numbers_qpdf_finds_too_high_for_its_length_and_records_it(tmp_path):
+    inspection = inspect_pdf(pdfs_intake.catalog_numbered_high(tmp_path))
+
+    assert (inspection.pages, inspection.repaired) == (1, True)
+
+
 @pytest.mark.parametrize("factory", [pdfs.page_tree_cycle, pdfs_intake.page_tree_loop, pdfs_intake.page_tree_too_deep])
 def test_it_reads_a_page_tree_qpdf_refuses_as_viewers_do_and_records_it_as_repaired(tmp_path, factory):
     inspection = inspect_pdf(factory(tmp_path))
