@@ -27,7 +27,7 @@ from extraction.pdf import Limits, Refusal, SandboxError, extract_images, inspec
 from . import fidelity_oracle as oracle
 from .fidelity_pixels import compare, is_cmyk, opens_in_pillow
 
-# Refusals a policy asks for; `encrypted` only when poppler, too, needs a password.
+# Refusals a policy asks for; `encrypted` only when poppler or MuPDF, too, needs a password.
 POLICY = {
     "active_content",
     "encrypted",
@@ -81,7 +81,7 @@ def _intake(path: Path, opens: bool, why: str, disagreements: list) -> dict:
         if exc.code in CRASH_CODES:
             disagreements.append(("crash:intake", exc.message))
             return {"outcome": "crash", "code": exc.code, "message": exc.message}
-        policy = exc.code in POLICY and (exc.code != "encrypted" or oracle.needs_password(why))
+        policy = exc.code in POLICY and (exc.code != "encrypted" or oracle.needs_password(path, why))
         if opens and not policy:
             disagreements.append((f"refused:{exc.code}", exc.message))
         return {"outcome": "refused", "code": exc.code, "message": exc.message, "policy": policy}

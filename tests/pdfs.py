@@ -414,6 +414,21 @@ def encrypted(d: Path) -> Path:
     return doc.save(d / "encrypted.pdf", encryption=pikepdf.Encryption(owner="owner", user="user"))
 
 
+def encrypted_where_poppler_cannot_check(d: Path) -> Path:
+    """A real user password ("Hello") under revision 4 with AES and /StrF /Identity (pdf.js `bug1782186`): poppler 22
+    says it does not support the revision and reads the file as not encrypted; MuPDF and qpdf ask for the password."""
+    doc = Doc()
+    doc.page(jpeg(doc, rgb_picture()))
+    encryption = pikepdf.Encryption(owner="owner", user="Hello", R=4, aes=True, metadata=False)
+    path = doc.save(d / "encrypted_r4_identity_strings.pdf", encryption=encryption)
+    data = path.read_bytes()
+    # The same length, so no offset moves: /StrF named Identity, two spaces fewer elsewhere in the dictionary.
+    spaced = b"/AuthEvent /DocOpen /CFM /AESV2"
+    changed = data.replace(b"/StrF /StdCF", b"/StrF /Identity").replace(spaced, spaced.replace(b" /", b"/"))
+    assert len(changed) == len(data) and changed != data
+    return write(path, changed)
+
+
 def encrypted_without_user_password(d: Path) -> Path:
     doc = Doc()
     doc.page(jpeg(doc, rgb_picture()))

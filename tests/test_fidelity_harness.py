@@ -178,3 +178,12 @@ def test_it_checks_only_the_files_named_and_keeps_an_earlier_runs_records_for_th
     assert len(again) == 3 and '"files": 3' in (tmp_path / "again" / "summary.json").read_text()
     fidelity.main([str(corpus), "--jobs", "1", "--out", str(tmp_path / "alone"), "--only", str(tmp_path / "only.txt")])
     assert len((tmp_path / "alone" / "records.jsonl").read_text().splitlines()) == 1
+
+
+@pytest.mark.skipif(not shutil.which("mutool"), reason="mupdf-tools (mutool) is not installed")
+def test_it_counts_a_real_password_as_policy_where_poppler_reads_the_file_as_not_encrypted(tmp_path):
+    path = pdfs.encrypted_where_poppler_cannot_check(tmp_path)
+
+    (record,) = fidelity.run([path], tmp_path, jobs=1, timeout=120)
+
+    assert (record["poppler_opens"], record["intake"]["code"], record["intake"]["policy"]) == (True, "encrypted", True)
