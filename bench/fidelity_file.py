@@ -38,6 +38,7 @@ POLICY = {
     "timeout",
     "resource_limit",
     "polyglot",
+    "no_pdf_header",
 }
 # Codes that mean our own code failed, not the input: the child crashed or died in Python.
 CRASH_CODES = {"crashed", "child_failed", "validator_crashed", "extractor_crashed"}

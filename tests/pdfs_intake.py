@@ -52,6 +52,12 @@ def junk_past_slack(d: Path) -> Path:
     return junk_before_header(d, 1024)
 
 
+def header_missing(d: Path) -> Path:
+    """A PDF without its `%PDF-` line (pdf.js `bug1606566`, which starts at its binary comment): poppler reads it."""
+    data = raw_pdf([*ONE_PAGE, raw_stream(b"0 0 m")])
+    return write(d / "header_missing.pdf", data.removeprefix(b"%PDF-1.7\n"))
+
+
 # ---------- children that fail: a machine fault, and a library that fails inside the child ----------
 def child_cannot_start(monkeypatch) -> None:
     """This machine cannot start the PDF child (a missing interpreter): intake cannot check anything."""

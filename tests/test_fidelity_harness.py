@@ -10,7 +10,7 @@ from PIL import Image
 
 from bench import fidelity
 from bench.fidelity_pixels import compare
-from tests import pdfs, pdfs_draws, pdfs_pixels
+from tests import pdfs, pdfs_draws, pdfs_intake, pdfs_pixels
 
 pytestmark = [
     pytest.mark.slow,
@@ -187,3 +187,13 @@ def test_it_counts_a_real_password_as_policy_where_poppler_reads_the_file_as_not
     (record,) = fidelity.run([path], tmp_path, jobs=1, timeout=120)
 
     assert (record["poppler_opens"], record["intake"]["code"], record["intake"]["policy"]) == (True, "encrypted", True)
+
+
+def test_it_counts_a_missing_header_as_a_policy_refusal_though_poppler_opens_the_file(tmp_path):
+    (record,) = fidelity.run([pdfs_intake.header_missing(tmp_path)], tmp_path, jobs=1, timeout=120)
+
+    assert (record["poppler_opens"], record["intake"]["code"], record["intake"]["policy"]) == (
+        True,
+        "no_pdf_header",
+        True,
+    )

@@ -34,6 +34,8 @@ ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08")
 PADDING = b" \t\r\n\f\x00"
 # A file that ends with its startxref pointer but lost the `%%EOF` after it (or kept only its `%`): poppler
 # and qpdf read it, and nothing follows the pointer, so it is accepted; a cut anywhere else is `truncated`.
+# What tells a PDF body without its header from other data: an object's header, `1 0 obj`.
+OBJECT_HEADER = re.compile(rb"(?<![0-9])[0-9]{1,10}[\0\t\n\f\r ]+[0-9]{1,5}[\0\t\n\f\r ]+obj(?![A-Za-z])")
 MARKER_MISSING = re.compile(rb"(startxref[ \t\r\n\f]*\d{0,15}[ \t\r\n\f]*)%?[ \t\r\n\f\x00]*\Z")
 
 
@@ -92,9 +94,29 @@ def precheck(path: str | Path, limits: Limits) -> None:
         tail = f.read()
     start = head.find(PDF_HEADER, 0, limits.head_slack + len(PDF_HEADER))
     if start < 0 or (start > 0 and other_format(head)):
-        raise Refusal("not_pdf", f"The file is not a PDF; it looks like {describe(head)}.")
+        raise header_refusal(head, limits)
     check_last_revision(path, tail_start + _check_tail(tail, limits), header=start)
     _check_not_zip(path)
+
+
+def header_refusal(head: bytes, limits: Limits) -> Refusal:
+    """`not_pdf` for other data; `no_pdf_header` for a PDF whose `%PDF-` header is missing or late. Acrobat
+    looks for the header within the first KiB and so does Pagetrail, by policy: it is what tells a PDF from
+    other data that holds PDF-like text (poppler, MuPDF and pdf.js read such a file by scanning for objects)."""
+    if not other_format(head):
+        if PDF_HEADER in head:
+            return Refusal(
+                "no_pdf_header",
+                f"The file's `%PDF-` header comes after {head.index(PDF_HEADER)} bytes of other data; "
+                f"Pagetrail accepts at most {limits.head_slack} bytes before it.",
+            )
+        if OBJECT_HEADER.search(head):
+            return Refusal(
+                "no_pdf_header",
+                f"The file holds PDF objects but has no `%PDF-` header in its first {limits.head_slack + 1} bytes; "
+                "Pagetrail accepts only files that start as a PDF.",
+            )
+    return Refusal("not_pdf", f"The file is not a PDF; it looks like {describe(head)}.")
 
 
 def leading_bytes(path: str | Path) -> int:

@@ -18,7 +18,8 @@ HOSTILE = [  # factory, expected code, limits
     (pdfs.html_renamed, "not_pdf", Limits()),
     (pdfs.elf_renamed, "not_pdf", Limits()),
     (pdfs.text_renamed, "not_pdf", Limits()),
-    (pdfs_intake.junk_past_slack, "not_pdf", Limits()),
+    (pdfs_intake.junk_past_slack, "no_pdf_header", Limits()),
+    (pdfs_intake.header_missing, "no_pdf_header", Limits()),
     (pdfs.zip_appended, "trailing_data", Limits()),
     (pdfs.garbage_after_eof, "trailing_data", Limits()),
     (pdfs.encrypted, "encrypted", Limits()),
@@ -68,11 +69,29 @@ def test_it_accepts_a_good_file_with_its_page_count(tmp_path, factory, pages):
         (pdfs.html_renamed, "an HTML document"),
         (pdfs.elf_renamed, "an ELF executable"),
         (pdfs.text_renamed, "plain text"),
-        (pdfs_intake.junk_past_slack, "a PDF preceded by 1024 bytes of other data"),
     ],
 )
 def test_it_names_what_a_file_that_is_not_a_pdf_looks_like(tmp_path, factory, kind):
     assert refusal(factory(tmp_path)).message == f"The file is not a PDF; it looks like {kind}."
+
+
+@pytest.mark.parametrize(
+    "factory, message",
+    [
+        (
+            pdfs_intake.junk_past_slack,
+            "The file's `%PDF-` header comes after 1024 bytes of other data; "
+            "Pagetrail accepts at most 1023 bytes before it.",
+        ),
+        (
+            pdfs_intake.header_missing,
+            "The file holds PDF objects but has no `%PDF-` header in its first 1024 bytes; "
+            "Pagetrail accepts only files that start as a PDF.",
+        ),
+    ],
+)
+def test_it_says_a_pdf_whose_header_is_missing_or_late_is_refused_for_that(tmp_path, factory, message):
+    assert refusal(factory(tmp_path)).message == message
 
 
 def test_it_judges_by_content_not_by_file_name(tmp_path):
