@@ -1,4 +1,4 @@
-"""The benchmark's printed tables: Markdown, so the README can quote them as they are."""
+"""The benchmark's printed tables: Markdown, so docs/performance.md can quote them as they are."""
 
 import hashlib
 import time

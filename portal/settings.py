@@ -2,7 +2,7 @@
 
 With no environment variables this is the embedded profile: SQLite, the django-q2 ORM broker,
 file-system storage under one data dir, the self-hosted extractor. Production changes
-environment variables only (see README, "Environment variables").
+environment variables only (docs/configuration.md lists them all).
 """
 
 import base64
@@ -355,8 +355,8 @@ Q_CLUSTER = {
     "ack_failures": True,
     "catch_up": False,
     # Successful tasks are not saved: the Job and its Attempts are the record. django-q2 also prunes
-    # saved successes by reading up to save_limit rows on every save, which took a quarter of the
-    # pipeline's time. Failed tasks are always saved (admin "Failed tasks").
+    # saved successes by reading up to save_limit rows on every save, a cost on every task. Failed tasks
+    # are always saved (admin "Failed tasks").
     "save_limit": -1,
     "label": "Task queue",
 }

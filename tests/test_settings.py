@@ -53,13 +53,13 @@ def test_inputs_and_outputs_can_never_share_a_store(tmp_path):
     assert done.returncode != 0 and "must not share a store" in done.stderr
 
 
-def test_the_readme_documents_every_environment_variable_the_settings_read():
+def test_the_configuration_reference_documents_every_environment_variable_the_settings_read():
     root = Path(__file__).resolve().parent.parent
     settings_text = (root / "portal" / "settings.py").read_text()
     read = set(re.findall(r"""env(?:\.\w+)?\(\s*["']([A-Z][A-Z0-9_]+)["']""", settings_text))
-    readme = (root / "README.md").read_text()
+    reference = (root / "docs" / "configuration.md").read_text()
 
-    assert len(read) > 40 and sorted(name for name in read if f"`{name}`" not in readme) == []
+    assert len(read) > 40 and sorted(name for name in read if f"`{name}`" not in reference) == []
 
 
 def test_a_shared_deployment_refuses_to_start_without_the_secrets_every_host_must_share(tmp_path):

@@ -90,7 +90,7 @@ class AssetAdmin(ReadOnlyAdmin):
 
     def get_search_results(self, request, queryset, search_term):
         """The same exact matches as search_fields, written as two index lookups: Django's OR across
-        the join to Manifest made the database scan every asset (0.45-0.95 s at a million)."""
+        the join to Manifest makes the database scan every asset."""
         term = search_term.strip()
         if not term:
             return queryset, False
@@ -188,7 +188,7 @@ class ManifestAdmin(ReadOnlyAdmin):
 
     def get_queryset(self, request):
         # A correlated count, not Count("assets"): the admin runs this queryset for its filters
-        # too, and a join with GROUP BY over a million assets took 18 s there (bench.admin_scale).
+        # too, and a join with GROUP BY reads every asset (bench.admin_scale measures it).
         per_manifest = (
             Asset.objects.filter(manifest=OuterRef("pk"))
             .order_by()

@@ -19,13 +19,15 @@ from audit.signing import key_id_of, public_bytes
 from audit.verify import verify_all
 from extraction.models import Bundle
 from tests.audit.test_cases import manifest  # noqa: F401 (a fixture)
-from tests.audit.test_evidence import (
+from tests.audit.test_evidence import (  # chain and out are fixtures
     AT,
+    chain,  # noqa: F401
     edit_index,
     export,
     failed,
     index_of,
-    rewrite,  # noqa: F401
+    out,  # noqa: F401
+    rewrite,
     verify,
 )
 from tests.audit.test_verify import completed, kinds  # noqa: F401 (a fixture)
