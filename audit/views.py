@@ -101,15 +101,16 @@ def review_page(request, manifest_id: int):
             raise PermissionDenied
         if form.is_valid():
             try:
-                review.raise_flag(
+                flag = review.raise_flag(
                     manifest,
                     form.cleaned_data["pages"],
                     form.cleaned_data["kind"],
                     form.cleaned_data["note"],
                     request.user.get_username(),
                 )
-                messages.success(request, "Flag raised.")
-                return redirect(request.path)
+                messages.success(request, f"Flag raised on page(s) {display.page_ranges(flag.pages)}.")
+                # Back at the flagged page, now marked: on a long bundle the top of the page is far from it.
+                return redirect(f"{request.path}#page-{flag.pages[0]}")
             except review.FlagRefused as exc:
                 form.add_error("pages", str(exc))
     pages, flags = review.pages_of(manifest), list(manifest.review_flags.all())

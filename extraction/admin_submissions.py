@@ -6,6 +6,7 @@ from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils.html import format_html
 
 from portal.admin_base import ReadOnlyAdmin
 
@@ -14,29 +15,35 @@ from .submissions import Submission
 
 
 def outcome_of(submission: Submission) -> dict:
-    """What the status page shows, also as the JSON its script polls."""
+    """What the status page shows, also as the JSON that static/portal/live.js polls until it is final."""
     if submission.state == Submission.State.ACCEPTED:
-        known = "" if submission.created else " (these bytes had been accepted before: the same job)"
-        return {
-            "state": submission.state,
-            "text": f"Accepted: job {submission.job_id}{known}.{_switch_note()}",
-            "link": reverse("admin:extraction_job_change", args=[submission.job_id]),
-            "link_text": f"Open job {submission.job_id}",
-        }
+        return _outcome(submission, _accepted_text(submission), _job_link(submission.job_id))
     if submission.state == Submission.State.REFUSED:
         again = " You may send it again later." if submission.retryable else ""
-        return {
-            "state": submission.state,
-            "link": None,
-            "link_text": "",
-            "text": f"Refused ({submission.error_code}): {submission.error_message}{again}",
-        }
+        return _outcome(submission, f"Refused ({submission.error_code}): {submission.error_message}{again}")
+    return _outcome(submission, "Waiting for the intake worker to check the file. This page updates by itself.")
+
+
+def _outcome(submission: Submission, text: str, link: str = "") -> dict:
+    shown = "duplicate" if submission.state == Submission.State.ACCEPTED and not submission.created else None
     return {
-        "state": submission.state,
-        "link": None,
-        "link_text": "",
-        "text": "Waiting for the intake worker to check the file. This page updates by itself.",
+        "final": submission.state != Submission.State.PENDING,
+        "text": {"state": shown or submission.state, "text": text},
+        "html": {"link": link},
     }
+
+
+def _accepted_text(submission: Submission) -> str:
+    if submission.created:
+        return f"Accepted: job {submission.job_id}.{_switch_note()}"
+    # The same bytes again: no new job, and the uploader must not think a second extraction started.
+    return (
+        f"A duplicate: these bytes had been accepted before, as job {submission.job_id} (no new job).{_switch_note()}"
+    )
+
+
+def _job_link(job_id: int) -> str:
+    return format_html('<a href="{}">Open job {}</a>', reverse("admin:extraction_job_change", args=[job_id]), job_id)
 
 
 def _switch_note() -> str:

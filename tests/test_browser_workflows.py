@@ -53,6 +53,33 @@ def wide(page, width=1280):
     return page
 
 
+# What sticks out of a 1280 px viewport: elements whose box ends right of it (a table pushed wide, a long id),
+# and SVG bars drawn outside their chart (an SVG shorter than its rows hides the last ones). Playwright runs
+# this in its own isolated world, which the page's Content-Security-Policy does not govern.
+CLIPPED = """() => {
+  const width = document.documentElement.clientWidth, found = [];
+  for (const el of document.querySelectorAll("body *")) {
+    const box = el.getBoundingClientRect();
+    const name = `${el.tagName.toLowerCase()}#${el.id}.${el.className}`;
+    if (box.width && box.right > width + 1) found.push(`${name} ends at ${Math.round(box.right)}`);
+  }
+  for (const svg of document.querySelectorAll("svg")) {
+    const frame = svg.getBoundingClientRect();
+    for (const shape of svg.querySelectorAll("rect, text")) {
+      const box = shape.getBoundingClientRect();
+      const outside = box.bottom > frame.bottom + 1 || box.right > frame.right + 1;
+      if (outside) found.push(`${svg.id}: a ${shape.tagName} outside`);
+    }
+  }
+  return found;
+}"""
+
+
+def clipped(page) -> list[str]:
+    """Everything that does not fit the page's viewport (empty when nothing is clipped)."""
+    return page.evaluate(CLIPPED)
+
+
 def in_a_thread(work, *args):
     """Work the server does while the page is open (the page must see it without a reload)."""
     thread = threading.Thread(target=work, args=args)
@@ -86,6 +113,7 @@ def test_a_verification_run_page_shows_one_status_everywhere_as_the_run_ends(bro
     assert "(failed)" in page.title()
     assert "queued" not in page.inner_text("#container").lower()  # nothing on the page still says so
     snap(wide(page), "verification-run")
+    assert clipped(page) == []
 
 
 @pytest.mark.parametrize("changelist", ["extraction/job", "audit/manifest", "audit/reviewflag", "extraction/bundle"])
@@ -142,6 +170,7 @@ def test_the_job_page_moves_from_queued_to_completed_by_itself_and_links_its_evi
     assert "extract" in page.inner_text("#job-timeline")
     assert "Claim token" not in page.inner_text("#content")
     snap(wide(page), "job")
+    assert clipped(page) == []
     page.click("#job-links >> text=6 asset(s)")
     page.wait_for_url("**/admin/audit/asset/?manifest__id__exact=*")
     assert "6 assets" in page.inner_text("#changelist")
@@ -170,6 +199,7 @@ def test_the_dashboard_draws_every_bar_of_two_providers(browser, live_server, tm
     last = bars.nth(11).bounding_box()
     assert last["y"] + last["height"] <= chart["y"] + chart["height"]
     snap(page, "dashboard")
+    assert clipped(page) == []
 
 
 def test_the_api_docs_render_with_no_internet(browser, live_server):
@@ -221,6 +251,7 @@ def test_a_240_page_review_indexes_its_pages_and_shows_previews_as_they_are_made
     expect(page.locator("#preview-count")).to_have_text("240 of 240 pages have a preview")
     expect(page.locator(".review-page .preview-open")).to_have_count(240)
     snap(page, "review-240")
+    assert clipped(page) == []
     page.click("#page-5 .preview-open")  # a preview that arrived while the page was open opens large
     expect(page.locator("#preview-title")).to_have_text("Page 5 of 240")
     page.keyboard.press("j")

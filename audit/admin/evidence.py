@@ -155,6 +155,9 @@ class ManifestAdmin(ReadOnlyAdmin):
         "download",
         "review_link",
     )
+    # The body is shown indented (body_indented): Django's view-only copy of the field was a second, one-line
+    # body that pushed the page far wider than the window.
+    exclude = ("body",)
     inlines = [AssetInline, RetentionEventInline]
     actions = ["verify_selected", export_evidence_action, export_evidence_with_assets_action]
 

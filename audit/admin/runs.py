@@ -62,8 +62,11 @@ class VerificationRunAdmin(ReadOnlyAdmin):
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         run = VerificationRun.objects.filter(pk=object_id).first()
-        state = progress_of(run)["text"] if run else {}
-        return super().change_view(request, object_id, form_url, {**(extra_context or {}), "run_state": state})
+        extra = {**(extra_context or {}), "run_state": progress_of(run)["text"] if run else {}}
+        if request.user.has_perm("audit.export_evidence"):
+            # The next step after a run: its evidence, exported from the manifests (an action there).
+            extra["evidence_url"] = reverse("admin:audit_manifest_changelist")
+        return super().change_view(request, object_id, form_url, extra)
 
     def progress_view(self, request, run_id):
         if not self.has_view_permission(request):

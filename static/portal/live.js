@@ -1,12 +1,15 @@
 (function () {
-  // Plain polling of a small JSON endpoint, so a page never contradicts itself while its object moves:
-  // the element with data-live-url names the endpoint; every element marked data-live="name" shows
-  // text[name], every element marked data-live-html="name" is replaced by html[name] (fragments the
-  // server rendered and escaped). Polling stops once the endpoint says the object is final.
+  // The one live-update script of every page whose object moves on the server (an upload, a job, a
+  // verification run, the review page's previews): plain polling of a small JSON endpoint, so a page never
+  // contradicts itself. The element with data-live-url names the endpoint; every element marked
+  // data-live="name" shows text[name], every element marked data-live-html="name" is replaced by html[name]
+  // (fragments the server rendered and escaped). Polling stops once the endpoint says the object is final.
   // No inline script and no eval: the Content-Security-Policy allows neither.
   var root = document.querySelector("[data-live-url]");
   if (!root) return;
   var every = Number(root.dataset.liveEvery || 1000);
+  var PATIENT_POLLS = 60;  // then less often: a job waiting for a worker or a provider may wait a long while
+  var polls = 0;
   var title = document.title;
   var shown = {};  // the fragments last written: the browser rewrites innerHTML, so compare with what came
 
@@ -32,6 +35,10 @@
     root.dataset.liveState = state.final ? "final" : "live";
     document.dispatchEvent(new CustomEvent("live:update", {detail: state}));
   }
+  function later(delay) {
+    polls += 1;
+    setTimeout(refresh, polls < PATIENT_POLLS ? delay : delay * 5);
+  }
   function refresh() {
     fetch(root.dataset.liveUrl, {credentials: "same-origin", headers: {Accept: "application/json"}})
       .then(function (response) {
@@ -40,9 +47,9 @@
       })
       .then(function (state) {
         apply(state);
-        if (!state.final) setTimeout(refresh, every);
+        if (!state.final) later(every);
       })
-      .catch(function () { setTimeout(refresh, every * 5); });  // a restart or a blip: keep trying, slower
+      .catch(function () { later(every * 5); });  // a restart or a blip: keep trying, slower
   }
-  refresh();
+  if (root.dataset.liveState !== "final") refresh();
 })();

@@ -104,6 +104,13 @@ def test_it_shows_a_manifest_with_its_assets(admin_client, tmp_path):
     assert response.status_code == 200 and b"p00001-000.jpg" in response.content
 
 
+def test_it_shows_a_manifests_body_once_indented(admin_client, tmp_path):
+    complete_jobs(tmp_path, [1])
+    manifest = Manifest.objects.get()
+    page = admin_client.get(reverse("admin:audit_manifest_change", args=[manifest.pk])).content.decode()
+    assert 'id="manifest-body"' in page and "{&quot;assets&quot;:[{" not in page  # not also the stored one-line body
+
+
 def upload(admin_client, path, **fields):
     """POST the upload form as a browser would (the request's transaction commits: its submission is queued)."""
     with open(path, "rb") as fh, TestCase.captureOnCommitCallbacks(execute=True):
@@ -116,12 +123,13 @@ def test_an_upload_lands_on_its_submission_page_which_then_links_to_the_new_job(
     page = reverse("admin:extraction_submission_status", args=[submission.pk])
     assert response.status_code == 302 and response["Location"] == page and not Job.objects.exists()
     pending = admin_client.get(page).content.decode()
-    assert '<strong id="submission-state">pending</strong>' in pending and "portal/submission-status.js" in pending
+    assert '<strong id="submission-state" data-live="state">pending</strong>' in pending and "portal/live.js" in pending
 
     run_intake_tasks()
     job = Job.objects.get()
     outcome = admin_client.get(reverse("admin:extraction_submission_status_json", args=[submission.pk])).json()
-    assert (outcome["state"], outcome["link"]) == ("accepted", reverse("admin:extraction_job_change", args=[job.pk]))
+    assert (outcome["final"], outcome["text"]["state"]) == (True, "accepted")
+    assert reverse("admin:extraction_job_change", args=[job.pk]) in outcome["html"]["link"]
     assert f"Open job {job.pk}" in admin_client.get(page).content.decode()
     assert (Bundle.objects.get().submitted_by, Bundle.objects.get().case_label) == ("admin", "c-1")
 
@@ -131,7 +139,8 @@ def test_an_upload_of_known_bytes_says_it_is_the_same_job(admin_client, tmp_path
         response = upload(admin_client, pdfs.mixed(tmp_path))
         run_intake_tasks()
     page = admin_client.get(response["Location"]).content.decode()
-    assert f"Accepted: job {Job.objects.get().pk} (these bytes had been accepted before: the same job)." in page
+    assert '<strong id="submission-state" data-live="state">duplicate</strong>' in page
+    assert f"A duplicate: these bytes had been accepted before, as job {Job.objects.get().pk} (no new job)." in page
 
 
 def test_an_upload_while_submissions_are_stopped_says_its_job_waits(admin_client, tmp_path):
