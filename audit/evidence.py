@@ -23,12 +23,12 @@ from extraction import stores
 from extraction.models import Bundle
 
 from . import evidence_sections as sections
-from . import signing
+from . import log_evidence, signing
 from .evidence_readme import README
 from .manifests import timestamp
 from .models import Asset, Manifest
 
-FORMAT_VERSION = 2  # 2: keys.json covered by the index, signed retention events, the chain head
+FORMAT_VERSION = 3  # 2: keys.json covered by the index, signed retention events, the chain head; 3: log proofs
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)  # the earliest time a zip can hold; real times would make every export differ
 VERIFIER = Path(__file__).with_name("standalone_verifier.py")
 
@@ -298,6 +298,7 @@ def _index(scope, manifests, assets, include_assets, exported_by, at) -> dict:
         "verification_runs": sections.verification_runs(scope.manifests),
         "retention_events": sections.retention_events(scope.manifests),
         "assets": assets,
+        "log": log_evidence.section(scope.manifests, at),  # a signed log checkpoint and each manifest's proof
     }
 
 

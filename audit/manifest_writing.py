@@ -11,7 +11,7 @@ from extraction import stores
 from extraction.models import Job
 from extraction.providers import JobReport, ProviderError, RemoteAsset
 
-from . import manifests, previews, signing
+from . import manifests, previews, signing, tlog
 from .models import Asset, Manifest, ManifestChain, Placement
 from .review import flag_provider_warnings
 
@@ -156,6 +156,7 @@ def _write(job, document, ordered, names, chain, attempt_number, at, written: li
         storage_name=storage_name,
         created_at=at,
     )
+    tlog.append_manifest(manifest)  # under the chain's lock, in its transaction: the log and the chain agree
     assets = Asset.objects.bulk_create(
         [
             Asset(

@@ -3,17 +3,21 @@
 
     python3 verify_evidence.py PACKAGE.zip --public-keys signing-keys.json [--key-id ID --key KEY ...]
     python3 verify_evidence.py PACKAGE.zip --trust-package-keys
+    ... --earlier-checkpoint SEEN.note [--consistency-proof CONSISTENCY.json] [--tsa-certificate TSA.pem]
 
 No network, no Pagetrail. Re-hashes every manifest and asset in the package, checks the chain and the
-checkpoints against it, the signed retention events behind anything deleted, and every signature, each
-inside its key's validity period: Ed25519 ones with public keys, HMAC-SHA256 ones (made before Ed25519)
-only when given their secret key. The public keys are the portal's published list given with
---public-keys (the package's keys.json must agree with it); without it, trust would rest on the keys the
-package carries, which whoever re-signs a package can replace, so the verifier says so and exits 3 unless
---trust-package-keys accepts that. Ed25519 needs the `cryptography` package (pip install cryptography): a
-well-reviewed implementation rather than one of our own. Exits 0 on PASS, 1 on FAIL, 3 when only the
-package's own keys vouch for it.
+checkpoints against it, each manifest's inclusion proof to the signed transparency-log checkpoint (and,
+given a log checkpoint seen earlier, that both are heads of one log), the signed retention events behind
+anything deleted, and every signature, each inside its key's validity period: Ed25519 ones with public keys,
+HMAC-SHA256 ones (made before Ed25519) only when given their secret key. The public keys are the portal's
+published list given with --public-keys (the package's keys.json must agree with it); without it, trust
+would rest on the keys the package carries, which whoever re-signs a package can replace, so the verifier
+says so and exits 3 unless --trust-package-keys accepts that. Ed25519 needs the `cryptography` package (pip
+install cryptography): a well-reviewed implementation rather than one of our own. Exits 0 on PASS, 1 on
+FAIL, 3 when only the package's own keys vouch for it.
 """
+
+from __future__ import annotations
 
 import argparse
 import base64
@@ -25,7 +29,10 @@ import sys
 import zipfile
 
 try:
+    from cryptography import x509
     from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
     CRYPTOGRAPHY = True
@@ -59,11 +66,16 @@ class Report:
                 "outside_case",
                 "signatures",
                 "retained_away",
+                "log_proofs",
+                "earlier_checkpoints",
+                "timestamps",
             ),
             0,
         )
         self.unsigned = {}  # key id -> signatures left unchecked for want of its key
         self.signers = set()  # Ed25519 key ids whose signatures verified
+        self.timestamp_unchecked = False  # the log checkpoint has a timestamp, but no TSA certificate was given
+        self.timestamped_at = None
 
     def fail(self, where, what):
         self.problems.append(f"{where}: {what}")
@@ -447,7 +459,7 @@ def parse_json(report, where, data):
         return None
 
 
-def verify(zf, keys, report, pinned=None):
+def verify(zf, keys, report, pinned=None, earlier=None, tsa=None):
     data = read_member(zf, "index.json", report)
     index = parse_json(report, "index.json", data) if data is not None else None
     if not isinstance(index, dict):
@@ -462,6 +474,9 @@ def verify(zf, keys, report, pinned=None):
     check_case_map(zf, index, keys, report)
     check_members(zf, index, report)
     check_date_range_complete(index, checkpoints, report)
+    head = check_log(zf, index, keys, report, tsa)
+    if earlier is not None:
+        check_earlier_checkpoint(head, *earlier, keys, report)
     return index
 
 
@@ -578,6 +593,315 @@ def case_asset_may_be_absent(entry, index):
     return entry.get("omitted") == "deleted_by_retention" or index.get("includes_assets") is False
 
 
+# --- the transparency log: a copy of audit/merkle.py's verification half (tests hold them to the same answers)
+
+
+def node_hash(left: bytes, right: bytes) -> bytes:
+    return hashlib.sha256(b"\x01" + left + right).digest()
+
+
+def verify_inclusion(leaf: bytes, index: int, size: int, proof: list[bytes], root_hash: bytes) -> bool:
+    """RFC 9162 section 2.1.3.2: `leaf` is leaf `index` of the tree of `size` whose root is `root_hash`."""
+    if not 0 <= index < size:
+        return False
+    fn, sn, r = index, size - 1, leaf
+    for p in proof:
+        if sn == 0:
+            return False
+        if fn & 1 or fn == sn:
+            r = node_hash(p, r)
+            while not fn & 1 and fn != 0:
+                fn, sn = fn >> 1, sn >> 1
+        else:
+            r = node_hash(r, p)
+        fn, sn = fn >> 1, sn >> 1
+    return sn == 0 and r == root_hash
+
+
+def verify_consistency(first: int, second: int, first_root: bytes, second_root: bytes, proof: list[bytes]) -> bool:
+    """RFC 9162 section 2.1.4.2: the tree of size `first` is a prefix of the tree of size `second`."""
+    if first == second:
+        return not proof and first_root == second_root
+    if not 0 < first < second or not proof:
+        return False
+    path = [first_root, *proof] if first & (first - 1) == 0 else list(proof)
+    fn, sn = first - 1, second - 1
+    while fn & 1:
+        fn, sn = fn >> 1, sn >> 1
+    fr = sr = path[0]
+    for c in path[1:]:
+        if sn == 0:
+            return False
+        if fn & 1 or fn == sn:
+            fr, sr = node_hash(c, fr), node_hash(c, sr)
+            while not fn & 1 and fn != 0:
+                fn, sn = fn >> 1, sn >> 1
+        else:
+            sr = node_hash(sr, c)
+        fn, sn = fn >> 1, sn >> 1
+    return sn == 0 and fr == first_root and sr == second_root
+
+
+# --- C2SP signed notes: a copy of audit/signed_note.py's reading half
+
+
+class NoteError(ValueError):
+    pass
+
+
+def note_key_hash(name, public):
+    return hashlib.sha256(name.encode() + b"\n" + b"\x01" + public).digest()[:4]
+
+
+def open_checkpoint(note, publics):
+    """(origin, size, root) of a C2SP tlog-checkpoint once one signature by one of `publics` verifies."""
+    text, sep, signatures = note.partition("\n\n")
+    if not sep or not text or not signatures.endswith("\n"):
+        raise NoteError("is not a signed note (no blank line before the signatures, or no final newline)")
+    text += "\n"
+    if not CRYPTOGRAPHY:
+        raise NoteError("Ed25519 signatures need the cryptography package: pip install cryptography")
+    if not any(note_signed_by(text, line, p) for line in signatures[:-1].split("\n") for p in publics):
+        raise NoteError("carries no signature that verifies with a trusted key")
+    lines = text[:-1].split("\n")
+    if len(lines) < 3 or not lines[1].isdigit():
+        raise NoteError("is not a checkpoint (origin, tree size, root hash)")
+    try:
+        root = base64.b64decode(lines[2], validate=True)
+    except ValueError:
+        root = b""
+    if len(root) != 32:
+        raise NoteError("has a root hash that is not base64 of 32 bytes")
+    return lines[0], int(lines[1]), root
+
+
+def note_signed_by(text, line, public):
+    if not line.startswith("\u2014 "):
+        return False
+    name, _, encoded = line[2:].rpartition(" ")
+    try:
+        raw = base64.b64decode(encoded, validate=True)
+    except ValueError:
+        return False
+    if len(raw) != 68 or raw[:4] != note_key_hash(name, public):
+        return False
+    return ed25519_ok(public, text.encode(), raw[4:].hex())
+
+
+def leaf_hash(data):
+    return hashlib.sha256(b"\x00" + data).digest()
+
+
+def check_log(zf, index, keys, report, tsa=None):
+    """Each manifest's file, hashed as a log leaf, follows its inclusion proof to a checkpoint a trusted key signed."""
+    log = index.get("log")
+    if not isinstance(log, dict):
+        if (index.get("format_version") or 0) >= 3:
+            report.fail("index.json", "carries no transparency log checkpoint or inclusion proofs")
+        return None
+    try:
+        head = open_checkpoint(log.get("checkpoint") or "", [k for k in keys.values() if isinstance(k, bytes)])
+    except NoteError as exc:
+        report.fail("index.json: log checkpoint", str(exc))
+        return None
+    check_log_timestamp(log, tsa, report)
+    _, size, root = head
+    proofs, members = {p.get("sequence"): p for p in log.get("inclusion", [])}, set(zf.namelist())
+    for entry in index.get("manifests", []):
+        where, proof = entry.get("file") or f"manifest {entry.get('sequence')}", proofs.get(entry.get("sequence"))
+        data = zf.read(where) if where in members else None
+        if proof is None or data is None:
+            report.fail(where, "has no inclusion proof in the package's log checkpoint")
+        elif not verify_inclusion(leaf_hash(data), proof.get("leaf_index", -1), size, decode_hashes(proof), root):
+            report.fail(where, f"its inclusion proof does not lead to the root of the signed log checkpoint ({size})")
+        else:
+            report.counts["log_proofs"] += 1
+    return head
+
+
+def check_log_timestamp(log, tsa, report):
+    """With --tsa-certificate, the checkpoint's RFC 3161 token must be that TSA's over the note's bytes."""
+    where, token = "index.json: log checkpoint", log.get("timestamp")
+    if tsa is None:
+        report.timestamp_unchecked = bool(token)
+    elif not token:
+        report.fail(where, "carries no RFC 3161 timestamp, which --tsa-certificate asks for")
+    else:
+        try:
+            at = check_timestamp(base64.b64decode(token, validate=True), log["checkpoint"].encode(), tsa)
+        except (TimestampError, ValueError) as exc:
+            report.fail(where, f"its RFC 3161 timestamp does not count: {exc}")
+            return
+        report.counts["timestamps"] += 1
+        report.timestamped_at = at
+
+
+def decode_hashes(proof):
+    try:
+        return [base64.b64decode(h, validate=True) for h in proof.get("proof", [])]
+    except (ValueError, TypeError):
+        return []
+
+
+def check_earlier_checkpoint(head, earlier, consistency, keys, report):
+    """An earlier checkpoint the auditor holds (from an older package or a witness) and the package's must be
+    heads of one log: equal at one size, else the consistency proof given (the portal's /log/consistency
+    answer for the two sizes) must join them. A rewritten history cannot."""
+    where = "--earlier-checkpoint"
+    try:
+        _, old_size, old_root = open_checkpoint(earlier, [k for k in keys.values() if isinstance(k, bytes)])
+    except NoteError as exc:
+        report.fail(where, str(exc))
+        return
+    if head is None:
+        report.fail(where, "the package has no log checkpoint to compare it with")
+        return
+    (small, small_root), (big, big_root) = sorted([(old_size, old_root), (head[1], head[2])])
+    proof = decode_hashes(consistency or {})
+    if (consistency or {}).get("first", small) != small or (consistency or {}).get("second", big) != big:
+        report.fail(where, f"the consistency proof given is not from size {small} to size {big}")
+    elif not verify_consistency(small, big, small_root, big_root, proof):
+        report.fail(
+            where,
+            f"the log checkpoints of size {old_size} and {head[1]} are not heads of one log: "
+            "the history was rewritten (or, with different sizes, no valid consistency proof was given)",
+        )
+    else:
+        report.counts["earlier_checkpoints"] += 1
+
+
+# --- RFC 3161 timestamps: a copy of audit/timestamps.py's checking half (tests hold them to the same answers)
+
+SHA256_OID = bytes.fromhex("0609608648016503040201")
+SIGNED_DATA_OID = bytes.fromhex("06092a864886f70d010702")
+MESSAGE_DIGEST_OID = bytes.fromhex("06092a864886f70d010904")
+DIGESTS = (
+    {
+        bytes.fromhex("608648016503040201"): hashes.SHA256,
+        bytes.fromhex("608648016503040202"): hashes.SHA384,
+        bytes.fromhex("608648016503040203"): hashes.SHA512,
+    }
+    if CRYPTOGRAPHY
+    else {}
+)
+
+
+class TimestampError(ValueError):
+    """The token is malformed, for other bytes, or not signed by the TSA certificate given."""
+
+
+def check_timestamp(token: bytes, data: bytes, tsa_certificate: x509.Certificate) -> datetime:
+    """The token's genTime, once it is shown to be the TSA's signature over the SHA-256 of `data`."""
+    try:
+        return _check(token, data, tsa_certificate)
+    except (IndexError, ValueError, TypeError) as exc:
+        if isinstance(exc, TimestampError):
+            raise
+        raise TimestampError(f"the token is malformed ({exc})") from exc
+
+
+def _check(token: bytes, data: bytes, tsa_certificate: x509.Certificate) -> datetime:
+    info = _children(_one(token, 0x30))
+    if info[0][2] != SIGNED_DATA_OID:
+        raise TimestampError("the token is not CMS signed data")
+    signed = _children(_one(_children(info[1][1])[0][2], 0x30))
+    encap = _children(signed[2][1])
+    tst_der = _one(_children(encap[1][1])[0][2], 0x04)
+    signer = _children(signed[-1][1])[0][1]
+    tst = _children(_one(tst_der, 0x30))
+    imprint = _children(tst[2][1])
+    if _children(imprint[0][1])[0][2] != SHA256_OID or imprint[1][1] != hashlib.sha256(data).digest():
+        raise TimestampError("the token is a timestamp of other bytes (its message imprint differs)")
+    _check_signer(_children(signer), tst_der, signed, tsa_certificate)
+    return _generalized_time(tst[4][1])
+
+
+def _check_signer(signer: list, tst_der: bytes, signed: list, tsa_certificate: x509.Certificate) -> None:
+    digest = DIGESTS.get(_children(signer[2][1])[0][1])
+    attrs = next((part for part in signer if part[0] == 0xA0), None)
+    if digest is None or attrs is None:
+        raise TimestampError("the token's signer uses an unsupported digest or signs no attributes")
+    wanted = hashlib.new(digest.name, tst_der).digest()
+    found = [
+        _children(_children(a[1])[1][1])[0][1]
+        for a in _children(attrs[1])
+        if _children(a[1])[0][2] == MESSAGE_DIGEST_OID
+    ]
+    if found != [wanted]:
+        raise TimestampError("the token's signed attributes do not cover its timestamp")
+    signature = next(part[1] for part in signer[4:] if part[0] == 0x04)
+    signed_attrs = b"\x31" + attrs[2][1:]  # signed as a SET (RFC 5652 section 5.4), stored [0] IMPLICIT
+    for key in _candidate_keys(signed, tsa_certificate):
+        if _verifies(key, signature, signed_attrs, digest()):
+            return
+    raise TimestampError("the token's signature does not verify with the TSA certificate given")
+
+
+def _candidate_keys(signed: list, tsa_certificate: x509.Certificate):
+    """The TSA certificate itself, and a certificate in the token that it directly issued."""
+    yield tsa_certificate.public_key()
+    carried = next((part for part in signed[3:] if part[0] == 0xA0), None)
+    for _, _, der in _children(carried[1]) if carried else []:
+        try:
+            cert = x509.load_der_x509_certificate(der)
+            cert.verify_directly_issued_by(tsa_certificate)
+        except (ValueError, TypeError, InvalidSignature):
+            continue
+        yield cert.public_key()
+
+
+def _verifies(key, signature: bytes, body: bytes, digest) -> bool:
+    try:
+        if isinstance(key, rsa.RSAPublicKey):
+            key.verify(signature, body, padding.PKCS1v15(), digest)
+        elif isinstance(key, ec.EllipticCurvePublicKey):
+            key.verify(signature, body, ec.ECDSA(digest))
+        else:
+            return False
+    except InvalidSignature:
+        return False
+    return True
+
+
+def _generalized_time(text: bytes) -> datetime:
+    value = text.decode("ascii").rstrip("Z")
+    whole, _, fraction = value.partition(".")
+    at = datetime.datetime.strptime(whole, "%Y%m%d%H%M%S").replace(tzinfo=datetime.UTC)
+    return at.replace(microsecond=int((fraction or "0")[:6].ljust(6, "0")))
+
+
+def _tlv(data: bytes, pos: int) -> tuple[int, int, int]:
+    """(tag, start of content, end) of the DER element at `pos`."""
+    tag, first = data[pos], data[pos + 1]
+    if first < 0x80:
+        return tag, pos + 2, pos + 2 + first
+    n = first & 0x7F
+    if not 0 < n <= 4:
+        raise ValueError("a DER length of unsupported form")
+    length = int.from_bytes(data[pos + 2 : pos + 2 + n], "big")
+    return tag, pos + 2 + n, pos + 2 + n + length
+
+
+def _children(content: bytes) -> list[tuple[int, bytes, bytes]]:
+    """(tag, content, whole element) of each element in `content`."""
+    found, pos = [], 0
+    while pos < len(content):
+        tag, start, end = _tlv(content, pos)
+        if end > len(content):
+            raise ValueError("a DER element runs past its container")
+        found.append((tag, content[start:end], content[pos:end]))
+        pos = end
+    return found
+
+
+def _one(data: bytes, tag: int) -> bytes:
+    """The content of `data`, which must be exactly one element with `tag`."""
+    elements = _children(data)
+    if len(elements) != 1 or elements[0][0] != tag:
+        raise ValueError(f"expected one DER element of tag {tag:#x}")
+    return elements[0][1]
+
+
 def summary_lines(index, keys, report):
     lines = []
     if index:
@@ -591,6 +915,10 @@ def summary_lines(index, keys, report):
         "(use --key-id ID --key KEY or --key-file)"
         for k, n in sorted(report.unsigned.items())
     ]
+    if report.timestamp_unchecked:
+        lines.append("note: the log checkpoint's RFC 3161 timestamp was not checked (give --tsa-certificate)")
+    if report.timestamped_at:
+        lines.append(f"timestamped: the log checkpoint existed by {report.timestamped_at.isoformat()} (RFC 3161)")
     if report.signers:
         lines.append(f"signed by: {', '.join(sorted(report.signers))}")
     if not report.pinned:
@@ -609,7 +937,8 @@ def summary_lines(index, keys, report):
     lines.append(
         f"checked: {c['manifests']} manifest(s), chain segment of {c['links']} link(s), "
         f"{c['checkpoints']} checkpoint(s) against the chain, {c['assets']} asset(s) re-hashed, "
-        f"{c['signatures']} signature(s)"
+        f"{c['signatures']} signature(s), {c['log_proofs']} log inclusion proof(s), "
+        f"{c['earlier_checkpoints']} earlier log checkpoint(s), {c['timestamps']} timestamp(s)"
     )
     return lines
 
@@ -629,6 +958,25 @@ def load_keys(args, parser):
     return keys
 
 
+def load_tsa(args):
+    if not args.tsa_certificate:
+        return None
+    with open(args.tsa_certificate, "rb") as fh:
+        return x509.load_pem_x509_certificate(fh.read())
+
+
+def load_earlier(args):
+    if not args.earlier_checkpoint:
+        return None
+    with open(args.earlier_checkpoint, encoding="utf-8") as fh:
+        note = fh.read()
+    proof = None
+    if args.consistency_proof:
+        with open(args.consistency_proof, encoding="utf-8") as fh:
+            proof = json.load(fh)
+    return note, proof
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("package", help="the evidence package (.zip)")
@@ -641,6 +989,9 @@ def main(argv=None):
         action="store_true",
         help="accept the package's own keys.json when no --public-keys is given (exit 0, not 3)",
     )
+    parser.add_argument("--earlier-checkpoint", help="a log checkpoint seen before (an older package's, a witness's)")
+    parser.add_argument("--tsa-certificate", help="the TSA's certificate (PEM) to check the log timestamp against")
+    parser.add_argument("--consistency-proof", help="the portal's /log/consistency answer joining the two sizes")
     args = parser.parse_args(argv)
     keys, report = load_keys(args, parser), Report()
     pinned = None
@@ -650,7 +1001,7 @@ def main(argv=None):
     print(f"Pagetrail evidence package {args.package}")
     try:
         with zipfile.ZipFile(args.package) as zf:
-            index = verify(zf, keys, report, pinned)
+            index = verify(zf, keys, report, pinned, load_earlier(args), load_tsa(args))
     except (OSError, zipfile.BadZipFile) as exc:
         print(f"FAIL\n  {args.package}: cannot be read as a zip ({exc})")
         return 1

@@ -1,6 +1,6 @@
 """django-q2 entry points of the audit app (thin)."""
 
-from . import checkpoints, output_sweep, verify
+from . import checkpoints, log_checkpoints, output_sweep, verify
 
 
 def sweep_outputs() -> dict:
@@ -17,6 +17,7 @@ def scheduled_verification() -> str:
 
 def write_checkpoint() -> int | None:
     checkpoint = checkpoints.write_checkpoint()
+    log_checkpoints.write_log_checkpoint()  # the log's head, on the chain checkpoints' schedule
     return checkpoint.chain_length if checkpoint else None
 
 

@@ -14,7 +14,7 @@ from django.db.models.functions import Now
 from extraction import stores
 from extraction.models import Bundle, Job
 
-from . import checkpoints, integrity, previews, retention, retention_events, signing
+from . import checkpoints, integrity, log_checkpoints, log_checks, previews, retention, retention_events, signing
 from .alerts import raise_alert
 from .models import GENESIS, Asset, Finding, Manifest, PagePreview, VerificationRun
 
@@ -84,7 +84,7 @@ def _check_everything(run: VerificationRun) -> list[Finding]:
     findings += about_events + integrity.check_signing_keys(trusted)
     findings += integrity.check_inputs(Bundle.objects.all(), excused["inputs"]) + integrity.check_input_store()
     findings += integrity.check_activity() + integrity.check_chain_head() + checkpoints.check_all(trusted)
-    findings += integrity.check_previews(excused["outputs"])
+    findings += integrity.check_previews(excused["outputs"]) + log_checks.check_all()
     return findings + _check_store() + _jobs_past_deadline() + _inputs_kept_too_long()
 
 
@@ -166,7 +166,7 @@ def _check_store() -> list[Finding]:
     """Files in the output store that no manifest or checkpoint names."""
     expected = set(Asset.objects.values_list("name", flat=True))
     expected |= set(Manifest.objects.values_list("storage_name", flat=True))
-    expected |= set(checkpoints.stored_names())
+    expected |= set(checkpoints.stored_names()) | set(log_checkpoints.stored_names())
     expected |= set(PagePreview.objects.values_list("storage_name", flat=True))
     rendering = _previews_in_progress()
     found = []

@@ -11,6 +11,7 @@ from ninja.security import HttpBearer
 from ninja.throttling import AuthRateThrottle
 
 from audit.api import router as manifests
+from audit.log_api import router as transparency_log
 from extraction.accounts import ServiceAccount
 from extraction.api import router as bundles
 from portal.errors import REFUSED, refused
@@ -33,6 +34,7 @@ api = NinjaAPI(
 )
 api.add_router("/", bundles)
 api.add_router("/", manifests)
+api.add_router("/", transparency_log)
 
 
 def error(request, status: int, code: str, message: str):

@@ -284,6 +284,16 @@ PAGETRAIL_JOB_DEADLINE_SECONDS = env.int("PAGETRAIL_JOB_DEADLINE_SECONDS", defau
 PAGETRAIL_REQUEUE_AFTER_SECONDS = env.int("PAGETRAIL_REQUEUE_AFTER_SECONDS", default=120)
 PAGETRAIL_RECONCILE_EVERY_MINUTES = env.int("PAGETRAIL_RECONCILE_EVERY_MINUTES", default=1)
 PAGETRAIL_CHECKPOINT_EVERY_MINUTES = env.int("PAGETRAIL_CHECKPOINT_EVERY_MINUTES", default=60)
+# The transparency log's name in its signed checkpoints (docs/transparency-log.md): unique per deployment.
+PAGETRAIL_LOG_ORIGIN = env.str("PAGETRAIL_LOG_ORIGIN", default="pagetrail.invalid/evidence-log")
+# An RFC 3161 Time-Stamping Authority for each log checkpoint; unset: no timestamps.
+PAGETRAIL_TSA_URL = env.str("PAGETRAIL_TSA_URL", default="")
+# The TSA's certificate (a PEM file) that verification runs check the timestamps against; unset: not checked.
+PAGETRAIL_TSA_CERTIFICATE = env.str("PAGETRAIL_TSA_CERTIFICATE", default="")
+# S3 Object Lock on manifests, log checkpoints and timestamps (GOVERNANCE or COMPLIANCE; unset: none), and how
+# long to lock what no retention window bounds (docs/transparency-log.md).
+PAGETRAIL_OBJECT_LOCK_MODE = env.str("PAGETRAIL_OBJECT_LOCK_MODE", default="")
+PAGETRAIL_OBJECT_LOCK_DAYS = env.int("PAGETRAIL_OBJECT_LOCK_DAYS", default=3650)
 PAGETRAIL_VERIFY_EVERY_MINUTES = env.int("PAGETRAIL_VERIFY_EVERY_MINUTES", default=24 * 60)
 PAGETRAIL_RETENTION_EVERY_MINUTES = env.int("PAGETRAIL_RETENTION_EVERY_MINUTES", default=60)
 # A first retention policy with a window shorter than this shows what it would delete before it can be approved.

@@ -17,10 +17,13 @@ from .keys import SigningKey
 from .previews import PagePreview
 from .retention import RetentionAssignment, RetentionEvent, RetentionPolicy
 from .review import ReviewFlag
+from .tlog import LogCheckpoint, LogLeaf
 from .verification import VerificationRun
 
 __all__ = [
     "GENESIS",
+    "LogCheckpoint",
+    "LogLeaf",
     "ActivityEvent",
     "Alert",
     "WebhookDelivery",

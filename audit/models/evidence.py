@@ -145,6 +145,8 @@ class Finding(WriteOnceModel):
         RETENTION_EVENT_INVALID = "retention_event_invalid"
         UNTRUSTED_SIGNING_KEY = "untrusted_signing_key"
         UNEXPECTED_INPUT = "unexpected_input"
+        LOG_MISMATCH = "log_mismatch"
+        LOG_CHECKPOINT_INVALID = "log_checkpoint_invalid"
 
     run = models.ForeignKey(VerificationRun, on_delete=models.PROTECT, related_name="findings")
     kind = models.CharField(max_length=30, choices=Kind.choices, db_index=True)

@@ -21,7 +21,8 @@ from audit.admin.actions import export_evidence_action
 from audit.checkpoints import write_checkpoint
 from audit.evidence import build_evidence
 from audit.manifests import canonical_bytes
-from audit.models import Asset, Checkpoint, Finding, Manifest, ManifestChain, VerificationRun
+from audit.merkle import leaf_hash
+from audit.models import Asset, Checkpoint, Finding, LogLeaf, Manifest, ManifestChain, VerificationRun
 from audit.signing import hmac_sign
 from extraction import stores
 from extraction.bundle_intake import submit_bundle
@@ -173,6 +174,7 @@ def legacy_hmac(manifest, key=None):
         body=body.decode(), sha256=sha256, signature=signature, key_id=key_id
     )
     ManifestChain.objects.filter(head_sha256=manifest.sha256).update(head_sha256=sha256)  # as if it was written so
+    LogLeaf.objects.filter(manifest=manifest).update(leaf_hash=leaf_hash(body).hex())  # as the log's backfill did
     write_stored("outputs", manifest.storage_name, body)
 
 

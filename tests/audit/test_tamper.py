@@ -93,6 +93,7 @@ def test_it_finds_the_newest_manifest_deleted_with_its_rows_and_files(completed)
     with connection.cursor() as cursor:
         for table, column, value in (
             ("audit_placement", "manifest_id", newest.pk),
+            ("audit_logleaf", "manifest_id", newest.pk),  # and its log leaf, which no signed checkpoint holds yet
             ("audit_asset", "manifest_id", newest.pk),
             ("audit_manifest", "id", newest.pk),
             ("extraction_attempt", "job_id", job.pk),

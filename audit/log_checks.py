@@ -1,0 +1,103 @@
+"""What a verification run checks of the transparency log: every manifest is its leaf, the leaves have no gap,
+and every signed checkpoint in the output store is a head of today's log, each consistent with the one before."""
+
+from cryptography import x509
+from django.conf import settings
+
+from extraction import stores
+
+from . import log_checkpoints, merkle, signed_note, timestamps, tlog
+from .models import Finding, LogCheckpoint, Manifest
+
+Kind = Finding.Kind
+
+
+def check_all() -> list[Finding]:
+    findings = _check_leaves()
+    try:
+        leaves = tlog.leaf_hashes()
+    except tlog.LogGap as gap:
+        return findings + [Finding(kind=Kind.LOG_MISMATCH, detail=f"The log's leaves are not contiguous: {gap}.")]
+    return findings + _check_checkpoints(leaves)
+
+
+def _check_leaves() -> list[Finding]:
+    found = []
+    rows = Manifest.objects.order_by("sequence").values_list("pk", "storage_name", "body", "log_leaf__leaf_hash")
+    for pk, name, body, leaf in rows.iterator(chunk_size=500):
+        if leaf is None:
+            found.append(_leaf_problem(pk, name, "The manifest is not in the transparency log."))
+        elif merkle.leaf_hash(body.encode("utf-8")).hex() != leaf:
+            found.append(_leaf_problem(pk, name, "The manifest's log leaf is not the hash of its bytes."))
+    return found
+
+
+def _leaf_problem(pk: int, name: str, detail: str) -> Finding:
+    return Finding(kind=Kind.LOG_MISMATCH, manifest_id=pk, name=name, detail=detail)
+
+
+def _check_checkpoints(leaves: list[bytes]) -> list[Finding]:
+    rows = {row.storage_name: row for row in LogCheckpoint.objects.all()}
+    names = sorted(n for n in log_checkpoints.stored_names() if n.endswith(log_checkpoints.NOTE))
+    found = [
+        _invalid(name, "The checkpoint's file is missing from the output store.") for name in rows.keys() - set(names)
+    ]
+    heads = []
+    for name in names:
+        problem, head = _read(name, rows.get(name))
+        if problem:
+            found.append(_invalid(name, problem))
+        elif head:
+            heads.append((name, head))
+    roots = merkle.prefix_roots(leaves, [head.size for _, head in heads])
+    for name, head in heads:
+        if head.size > len(leaves):
+            found.append(_invalid(name, f"It signs {head.size} leaves; the log holds {len(leaves)} (truncated)."))
+        elif roots[head.size] != head.root:
+            found.append(_invalid(name, f"The log's first {head.size} leaves no longer hash to its root (rewritten)."))
+    found += _check_timestamps(rows.values())
+    return found + _check_newest_extends_previous(leaves, [h for _, h in heads])
+
+
+def _read(name: str, row: LogCheckpoint | None) -> tuple[str | None, signed_note.Checkpoint | None]:
+    with stores.outputs().open(name, "rb") as fh:
+        note = fh.read().decode("utf-8", "replace")
+    try:
+        head = signed_note.open_checkpoint(note, log_checkpoints.trusted_publics(), settings.PAGETRAIL_LOG_ORIGIN)
+    except signed_note.NoteError as exc:
+        return f"The checkpoint does not count: {exc}.", None
+    if row is None or row.note != note:
+        return "The checkpoint's database row is missing or differs from its file.", head
+    return None, head
+
+
+def _check_newest_extends_previous(leaves: list[bytes], heads: list[signed_note.Checkpoint]) -> list[Finding]:
+    """The proof a witness asks for: the newest head extends the one before it."""
+    heads = sorted((h for h in heads if h.size <= len(leaves)), key=lambda h: h.size)
+    if len(heads) < 2:
+        return []
+    previous, newest = heads[-2], heads[-1]
+    proof = merkle.Tree(leaves, newest.size).consistency_proof(previous.size)
+    if merkle.verify_consistency(previous.size, newest.size, previous.root, newest.root, proof):
+        return []
+    return [_invalid(log_checkpoints.storage_name(newest.size), "It is not consistent with the checkpoint before it.")]
+
+
+def _invalid(name: str, detail: str) -> Finding:
+    return Finding(kind=Kind.LOG_CHECKPOINT_INVALID, name=name, detail=detail)
+
+
+def _check_timestamps(rows) -> list[Finding]:
+    """With PAGETRAIL_TSA_CERTIFICATE set, every checkpoint's token must be the TSA's over its note."""
+    if not settings.PAGETRAIL_TSA_CERTIFICATE:
+        return []
+    with open(settings.PAGETRAIL_TSA_CERTIFICATE, "rb") as fh:
+        certificate = x509.load_pem_x509_certificate(fh.read())
+    found = []
+    for row in rows:
+        try:
+            if row.timestamp_token:
+                timestamps.check(bytes(row.timestamp_token), row.note.encode(), certificate)
+        except timestamps.TimestampError as exc:
+            found.append(_invalid(row.storage_name, f"Its RFC 3161 timestamp does not count: {exc}."))
+    return found

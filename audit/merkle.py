@@ -1,0 +1,153 @@
+"""RFC 9162 (Certificate Transparency 2.0, as RFC 6962) Merkle tree hashing, with inclusion and consistency proofs.
+
+Standard library only: the offline verifier (standalone_verifier.py) carries a copy of the verification half,
+and tests hold the two to the same answers. A tree is given by its leaf hashes (leaf_hash of each record's
+bytes), in log order; hashes are 32 raw bytes.
+"""
+
+import hashlib
+
+EMPTY_ROOT = hashlib.sha256(b"").digest()
+
+
+class ProofError(ValueError):
+    """A proof asked for sizes or an index that the tree does not have."""
+
+
+def leaf_hash(data: bytes) -> bytes:
+    return hashlib.sha256(b"\x00" + data).digest()
+
+
+def node_hash(left: bytes, right: bytes) -> bytes:
+    return hashlib.sha256(b"\x01" + left + right).digest()
+
+
+def _split(n: int) -> int:
+    """The largest power of two smaller than n (n > 1)."""
+    return 1 << ((n - 1).bit_length() - 1)
+
+
+def root(leaves: list[bytes]) -> bytes:
+    """MTH(D[n]) of the leaf hashes."""
+    if not leaves:
+        return EMPTY_ROOT
+    level = list(leaves)
+    # Pairing left to right, carrying an odd last node up, gives the same tree as the recursive split.
+    while len(level) > 1:
+        paired = [node_hash(level[i], level[i + 1]) for i in range(0, len(level) - 1, 2)]
+        level = paired + ([level[-1]] if len(level) % 2 else [])
+    return level[0]
+
+
+def prefix_roots(leaves: list[bytes], sizes) -> dict[int, bytes]:
+    """The root of the tree of the first n leaves for each n in `sizes`, in one pass over the leaves."""
+    wanted, stack, found = set(sizes), [], {}
+    for n, leaf in enumerate(leaves, 1):
+        stack.append((1, leaf))
+        while len(stack) > 1 and stack[-1][0] == stack[-2][0]:  # two full subtrees of one size make one
+            (size, right), (_, left) = stack.pop(), stack.pop()
+            stack.append((2 * size, node_hash(left, right)))
+        if n in wanted:
+            top = stack[-1][1]
+            for _, left in reversed(stack[:-1]):
+                top = node_hash(left, top)
+            found[n] = top
+    return found
+
+
+class Tree:
+    """The first `size` of `leaves`, remembering subtree roots: many proofs from one tree cost about one pass."""
+
+    def __init__(self, leaves: list[bytes], size: int | None = None):
+        self.leaves, self.size, self._roots = leaves, len(leaves) if size is None else size, {}
+        if not 0 <= self.size <= len(leaves):
+            raise ProofError(f"a tree of size {self.size} needs that many leaves, not {len(leaves)}")
+
+    def root(self, lo: int = 0, hi: int | None = None) -> bytes:
+        hi = self.size if hi is None else hi
+        if hi - lo <= 1:
+            return self.leaves[lo] if hi > lo else EMPTY_ROOT
+        if (lo, hi) not in self._roots:
+            k = _split(hi - lo)
+            self._roots[lo, hi] = node_hash(self.root(lo, lo + k), self.root(lo + k, hi))
+        return self._roots[lo, hi]
+
+    def inclusion_proof(self, index: int) -> list[bytes]:
+        """PATH(index, D[size])."""
+        if not 0 <= index < self.size:
+            raise ProofError(f"leaf {index} is not in a tree of size {self.size}")
+        return self._path(index, 0, self.size)
+
+    def _path(self, m: int, lo: int, hi: int) -> list[bytes]:
+        if hi - lo == 1:
+            return []
+        k = _split(hi - lo)
+        if m < k:
+            return self._path(m, lo, lo + k) + [self.root(lo + k, hi)]
+        return self._path(m - k, lo + k, hi) + [self.root(lo, lo + k)]
+
+    def consistency_proof(self, first: int) -> list[bytes]:
+        """PROOF(first, D[size]): the tree of the first `first` leaves is a prefix of this one."""
+        if not 0 < first <= self.size:
+            raise ProofError(f"no consistency proof from size {first} to size {self.size}")
+        return self._subproof(first, 0, self.size, True)
+
+    def _subproof(self, m: int, lo: int, hi: int, whole: bool) -> list[bytes]:
+        if m == hi - lo:
+            return [] if whole else [self.root(lo, hi)]
+        k = _split(hi - lo)
+        if m <= k:
+            return self._subproof(m, lo, lo + k, whole) + [self.root(lo + k, hi)]
+        return self._subproof(m - k, lo + k, hi, False) + [self.root(lo, lo + k)]
+
+
+def inclusion_proof(leaves: list[bytes], index: int) -> list[bytes]:
+    """PATH(index, D[n]) for the tree of all `leaves`."""
+    return Tree(leaves).inclusion_proof(index)
+
+
+def consistency_proof(leaves: list[bytes], first: int) -> list[bytes]:
+    """PROOF(first, D[n]): the tree of its first `first` leaves is a prefix of the tree of all `leaves`."""
+    return Tree(leaves).consistency_proof(first)
+
+
+def verify_inclusion(leaf: bytes, index: int, size: int, proof: list[bytes], root_hash: bytes) -> bool:
+    """RFC 9162 section 2.1.3.2: `leaf` is leaf `index` of the tree of `size` whose root is `root_hash`."""
+    if not 0 <= index < size:
+        return False
+    fn, sn, r = index, size - 1, leaf
+    for p in proof:
+        if sn == 0:
+            return False
+        if fn & 1 or fn == sn:
+            r = node_hash(p, r)
+            while not fn & 1 and fn != 0:
+                fn, sn = fn >> 1, sn >> 1
+        else:
+            r = node_hash(r, p)
+        fn, sn = fn >> 1, sn >> 1
+    return sn == 0 and r == root_hash
+
+
+def verify_consistency(first: int, second: int, first_root: bytes, second_root: bytes, proof: list[bytes]) -> bool:
+    """RFC 9162 section 2.1.4.2: the tree of size `first` is a prefix of the tree of size `second`."""
+    if first == second:
+        return not proof and first_root == second_root
+    if not 0 < first < second or not proof:
+        return False
+    path = [first_root, *proof] if first & (first - 1) == 0 else list(proof)
+    fn, sn = first - 1, second - 1
+    while fn & 1:
+        fn, sn = fn >> 1, sn >> 1
+    fr = sr = path[0]
+    for c in path[1:]:
+        if sn == 0:
+            return False
+        if fn & 1 or fn == sn:
+            fr, sr = node_hash(c, fr), node_hash(c, sr)
+            while not fn & 1 and fn != 0:
+                fn, sn = fn >> 1, sn >> 1
+        else:
+            sr = node_hash(sr, c)
+        fn, sn = fn >> 1, sn >> 1
+    return sn == 0 and fr == first_root and sr == second_root

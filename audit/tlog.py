@@ -1,0 +1,42 @@
+"""The transparency log's leaves: appending a manifest, and the tree they form (proofs: merkle.py)."""
+
+from django.db import transaction
+from django.db.models import Max
+
+from . import merkle, worm
+from .models import LogLeaf, Manifest
+
+
+def append_manifest(manifest: Manifest) -> LogLeaf:
+    """The next leaf, for a manifest being appended to the chain: the caller holds the chain's row lock."""
+    last = LogLeaf.objects.aggregate(last=Max("index"))["last"]
+    transaction.on_commit(lambda: worm.lock_manifest(manifest))
+    return LogLeaf.objects.create(
+        index=0 if last is None else last + 1,
+        manifest=manifest,
+        leaf_hash=merkle.leaf_hash(manifest.body.encode("ascii")).hex(),
+        created_at=manifest.created_at,
+    )
+
+
+def leaf_hashes(size: int | None = None) -> list[bytes]:
+    """The leaf hashes in log order (all, or the first `size`); a gap in the indexes raises LogGap."""
+    rows = LogLeaf.objects.order_by("index").values_list("index", "leaf_hash")
+    if size is not None:
+        rows = rows.filter(index__lt=size)
+    found = []
+    for index, hexed in rows.iterator(chunk_size=10000):
+        if index != len(found):
+            raise LogGap(f"the log has no leaf {len(found)} (the next is {index})")
+        found.append(bytes.fromhex(hexed))
+    if size is not None and len(found) != size:
+        raise LogGap(f"the log has {len(found)} leaves, not {size}")
+    return found
+
+
+def tree(size: int | None = None) -> merkle.Tree:
+    return merkle.Tree(leaf_hashes(size))
+
+
+class LogGap(RuntimeError):
+    """The log's rows are not the contiguous leaves 0..n-1 (rows deleted or renumbered behind our back)."""

@@ -1,0 +1,63 @@
+"""WORM storage where S3 offers it: S3 Object Lock on manifests, log checkpoints and their timestamps.
+
+With PAGETRAIL_OBJECT_LOCK_MODE set (GOVERNANCE or COMPLIANCE) and an S3 output store whose bucket was
+created with Object Lock, each manifest file is locked until its retention policy lets it go (created at +
+the policy's manifest days; PAGETRAIL_OBJECT_LOCK_DAYS when the policy keeps manifests forever) and gets a
+legal hold when its policy is on hold; each log checkpoint and its timestamp are locked for
+PAGETRAIL_OBJECT_LOCK_DAYS. A locked object version cannot be overwritten or deleted before then, not even
+by an insider with the store's credentials (COMPLIANCE mode; GOVERNANCE lets a holder of
+s3:BypassGovernanceRetention through). Unset, or on the file-system store: nothing is locked.
+"""
+
+import logging
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from storages.utils import clean_name
+
+from extraction import stores
+
+log = logging.getLogger(__name__)
+
+
+def enabled(storage=None) -> bool:
+    storage = storage or stores.outputs()
+    return bool(settings.PAGETRAIL_OBJECT_LOCK_MODE) and hasattr(storage, "bucket_name")
+
+
+def lock(name: str, until: datetime, legal_hold: bool = False) -> bool:
+    """Lock the stored object `name` until `until` (and hold it); False when locking is off."""
+    storage = stores.outputs()
+    if not enabled(storage):
+        return False
+    client, key = storage.connection.meta.client, storage._normalize_name(clean_name(name))
+    retention = {"Mode": settings.PAGETRAIL_OBJECT_LOCK_MODE, "RetainUntilDate": until}
+    client.put_object_retention(Bucket=storage.bucket_name, Key=key, Retention=retention)
+    if legal_hold:
+        client.put_object_legal_hold(Bucket=storage.bucket_name, Key=key, LegalHold={"Status": "ON"})
+    return True
+
+
+def lock_for_default_days(name: str, at: datetime) -> bool:
+    return lock(name, at + timedelta(days=settings.PAGETRAIL_OBJECT_LOCK_DAYS))
+
+
+def manifest_terms(manifest) -> tuple[datetime, bool]:
+    """(retain until, legal hold) of a manifest's file under the policy its bundle falls under now."""
+    from . import retention
+    from .models import RetentionAssignment
+
+    assigned = RetentionAssignment.objects.filter(bundle__correlation_id=manifest.correlation_id).first()
+    policy = assigned.policy if assigned else retention.default_policy()
+    days = policy.manifest_days if policy and policy.manifest_days else settings.PAGETRAIL_OBJECT_LOCK_DAYS
+    return manifest.created_at + timedelta(days=days), bool(policy and retention.on_hold(policy))
+
+
+def lock_manifest(manifest) -> None:
+    """After the manifest's commit: a rolled-back write must stay deletable."""
+    if not enabled():
+        return
+    try:
+        lock(manifest.storage_name, *manifest_terms(manifest))
+    except Exception:  # the manifest stands; an unlocked file is what the store had before
+        log.exception("Could not set S3 Object Lock on manifest %s (%s)", manifest.sequence, manifest.storage_name)

@@ -1,0 +1,79 @@
+"""The transparency log's read-only API: what an auditor or a witness fetches, checked with the public key only."""
+
+import base64
+
+import pytest
+from django.test import Client
+
+from audit import log_checkpoints, merkle, signed_note, signing
+from audit.models import Manifest
+from extraction.accounts import ServiceAccount
+from extraction.models import Job
+from tests.audit.test_verify import completed  # noqa: F401 (a fixture)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def token(completed):  # noqa: F811
+    from django.core.cache import cache
+
+    cache.clear()  # rate-limit history of earlier tests
+    account = ServiceAccount.objects.create(name="claims-ingest")
+    Job.objects.update(account=account)
+    return account.issue_token()
+
+
+def head(note: str) -> signed_note.Checkpoint:
+    return signed_note.open_checkpoint(note, list(signing.configured_keys().values()))
+
+
+def test_it_serves_the_latest_checkpoint_without_a_token(completed):  # noqa: F811
+    assert Client().get("/api/v1/log/checkpoint").status_code == 404
+    log_checkpoints.write_log_checkpoint()
+    response = Client().get("/api/v1/log/checkpoint")
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/plain")
+    assert head(response.content.decode()).size == 2
+
+
+def test_it_proves_a_manifest_is_in_the_signed_log(token):
+    log_checkpoints.write_log_checkpoint()
+    manifest = Manifest.objects.get(sequence=2)
+    response = Client().get(f"/api/v1/manifests/{manifest.pk}/inclusion-proof", HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert response.status_code == 200, response.content
+    answer = response.json()
+    signed = head(answer["checkpoint"])
+    proof = [base64.b64decode(h) for h in answer["proof"]]
+    leaf = merkle.leaf_hash(manifest.body.encode())
+    assert merkle.verify_inclusion(leaf, answer["leaf_index"], signed.size, proof, signed.root)
+
+
+def test_it_says_when_no_checkpoint_holds_a_manifest_yet(token):
+    from django.utils import timezone
+
+    from audit import tlog
+
+    log_checkpoints._signed(1, merkle.root(tlog.leaf_hashes(1)), timezone.now())  # signed before manifest 2
+    newest, auth = Manifest.objects.get(sequence=2), {"HTTP_AUTHORIZATION": f"Bearer {token}"}
+    response = Client().get(f"/api/v1/manifests/{newest.pk}/inclusion-proof", **auth)
+    assert response.status_code == 409 and response.json()["error"]["code"] == "not_checkpointed"
+    assert Client().get(f"/api/v1/manifests/{newest.pk}/inclusion-proof?tree_size=2", **auth).status_code == 404
+
+
+def test_it_answers_another_accounts_manifest_as_missing(token):
+    log_checkpoints.write_log_checkpoint()
+    other = ServiceAccount.objects.create(name="other").issue_token()
+    manifest = Manifest.objects.first()
+    response = Client().get(f"/api/v1/manifests/{manifest.pk}/inclusion-proof", HTTP_AUTHORIZATION=f"Bearer {other}")
+    assert response.status_code == 404
+
+
+def test_it_proves_a_later_checkpoint_extends_an_earlier_one(completed):  # noqa: F811
+    log_checkpoints.write_log_checkpoint()
+    older = head(log_checkpoints.latest().note)
+    response = Client().get("/api/v1/log/consistency?first=1&second=2")
+    assert response.status_code == 200
+    proof = [base64.b64decode(h) for h in response.json()["proof"]]
+    one = merkle.leaf_hash(Manifest.objects.get(sequence=1).body.encode())
+    assert merkle.verify_consistency(1, 2, one, older.root, proof)
+    assert Client().get("/api/v1/log/consistency?first=1&second=3").status_code == 400

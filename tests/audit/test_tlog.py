@@ -1,0 +1,125 @@
+"""The transparency log in a deployment: a leaf per manifest, signed checkpoints, and what verification finds."""
+
+import base64
+import hashlib
+import json
+
+import pytest
+from django.db import connection
+
+from audit import log_checkpoints, merkle, signed_note, signing, tasks, tlog
+from audit.models import LogCheckpoint, LogLeaf, Manifest
+from tests.audit.test_verify import completed, kinds  # noqa: F401 (a fixture)
+from tests.conftest import read_stored, write_stored
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_logs_each_manifest_as_a_leaf_in_chain_order(completed):  # noqa: F811
+    leaves = list(LogLeaf.objects.order_by("index").select_related("manifest"))
+    assert [leaf.manifest.sequence for leaf in leaves] == [1, 2]
+    assert [leaf.index for leaf in leaves] == [0, 1]
+    assert all(leaf.leaf_hash == merkle.leaf_hash(leaf.manifest.body.encode()).hex() for leaf in leaves)
+
+
+def test_it_signs_a_checkpoint_of_the_log_once_per_size(completed, settings):  # noqa: F811
+    checkpoint = log_checkpoints.write_log_checkpoint()
+    head = signed_note.open_checkpoint(read_stored("outputs", checkpoint.storage_name).decode(), trusted())
+    assert (head.origin, head.size) == (settings.PAGETRAIL_LOG_ORIGIN, 2)
+    assert head.root == merkle.root(tlog.leaf_hashes()) and head.root.hex() == checkpoint.root_hash
+    assert log_checkpoints.write_log_checkpoint() is None
+    assert kinds() == []
+
+
+def test_it_signs_the_log_on_the_checkpoint_schedule(completed):  # noqa: F811
+    tasks.write_checkpoint()
+    assert list(LogCheckpoint.objects.values_list("tree_size", flat=True)) == [2]
+
+
+def trusted() -> list[bytes]:
+    return list(signing.configured_keys().values())
+
+
+def test_it_reads_a_note_only_with_the_key_that_signed_it(completed):  # noqa: F811
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    note = log_checkpoints.write_log_checkpoint().note
+    with pytest.raises(signed_note.NoteError):
+        signed_note.open_checkpoint(note, [Ed25519PrivateKey.generate().public_key().public_bytes_raw()])
+    with pytest.raises(signed_note.NoteError):
+        signed_note.open_checkpoint(note.replace("\n2\n", "\n3\n", 1), trusted())
+
+
+def rewrite_manifest_row(manifest: Manifest, **changes) -> None:
+    """An insider with the database and the signing key: a manifest edited, re-signed, its leaf re-hashed."""
+    body = json.loads(manifest.body) | changes
+    raw = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE audit_manifest SET body = %s, sha256 = %s, signature = %s WHERE id = %s",
+            [raw.decode(), hashlib.sha256(raw).hexdigest(), signing.sign(raw), manifest.pk],
+        )
+        cursor.execute(
+            "UPDATE audit_logleaf SET leaf_hash = %s WHERE manifest_id = %s",
+            [merkle.leaf_hash(raw).hex(), manifest.pk],
+        )
+
+
+def test_it_finds_a_manifest_whose_leaf_is_not_its_hash(completed):  # noqa: F811
+    LogLeaf.objects.filter(index=0).update(leaf_hash="0" * 64)
+    assert "log_mismatch" in kinds()
+
+
+def test_it_finds_a_leaf_rewritten_under_a_signed_checkpoint(completed):  # noqa: F811
+    log_checkpoints.write_log_checkpoint()
+    rewrite_manifest_row(Manifest.objects.get(sequence=2), warnings=["inserted later"])
+    assert "log_checkpoint_invalid" in kinds()
+
+
+def test_it_finds_a_log_truncated_under_a_signed_checkpoint(completed):  # noqa: F811
+    log_checkpoints.write_log_checkpoint()
+    with connection.cursor() as cursor:
+        cursor.execute('DELETE FROM audit_logleaf WHERE "index" = 1')
+    assert kinds().count("log_checkpoint_invalid") == 1 and "log_mismatch" in kinds()
+
+
+def test_it_finds_an_altered_checkpoint_file(completed):  # noqa: F811
+    name = log_checkpoints.write_log_checkpoint().storage_name
+    write_stored("outputs", name, read_stored("outputs", name).replace(b"\n2\n", b"\n1\n", 1))
+    assert kinds() == ["log_checkpoint_invalid"]
+
+
+def test_it_finds_a_checkpoint_file_deleted(completed):  # noqa: F811
+    from tests.conftest import delete_stored
+
+    delete_stored("outputs", log_checkpoints.write_log_checkpoint().storage_name)
+    assert kinds() == ["log_checkpoint_invalid"]
+
+
+def test_it_signs_a_checkpoint_on_demand(completed, settings):  # noqa: F811
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    printed = StringIO()
+    call_command("log_checkpoint", stdout=printed)
+    assert "Signed the checkpoint at 2." in printed.getvalue() and log_checkpoints.latest().note in printed.getvalue()
+    call_command("log_checkpoint", stdout=printed)
+    assert "Unchanged since the checkpoint at 2." in printed.getvalue()
+    key = printed.getvalue().rsplit("verifier key (for C2SP and Go sumdb note tools): ", 1)[1].strip()
+    name, key_hash, encoded = key.split("+", 2)  # the base64 may hold "+" too
+    assert name == settings.PAGETRAIL_LOG_ORIGIN and base64.b64decode(encoded)[1:] in trusted()
+    assert bytes.fromhex(key_hash) == signed_note.key_hash(name, base64.b64decode(encoded)[1:])
+
+
+def test_the_upgrade_logs_every_manifest_written_before_the_log(completed):  # noqa: F811
+    import importlib
+
+    from django.apps import apps
+
+    before = {leaf.index: leaf.leaf_hash for leaf in LogLeaf.objects.all()}
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM audit_logleaf")  # as the database stood before the upgrade
+    importlib.import_module("audit.migrations.0015_transparency_log").log_every_manifest_so_far(apps, None)
+    assert {leaf.index: leaf.leaf_hash for leaf in LogLeaf.objects.all()} == before
+    assert kinds() == []

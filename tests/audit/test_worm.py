@@ -1,0 +1,101 @@
+"""S3 Object Lock on the production profile (the suite's S3-compatible server): manifests locked for their
+retention window, held under a legal hold, log checkpoints and their timestamps locked too."""
+
+import uuid
+from datetime import timedelta
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+
+from audit import log_checkpoints, worm
+from audit.models import Manifest
+from tests.conftest import PRODUCTION, approved_policy
+
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.skipif(not PRODUCTION, reason="S3 Object Lock needs the production profile's S3 store"),
+]
+
+
+@pytest.fixture
+def locked_outputs(settings):
+    """An output bucket created with Object Lock, as an operator would create it, and locking turned on."""
+    options = settings.STORAGES["outputs"]["OPTIONS"]
+    s3 = boto3.client("s3", endpoint_url=options["endpoint_url"], region_name=options["region_name"])
+    bucket = f"pagetrail-locked-{uuid.uuid4().hex[:8]}"
+    s3.create_bucket(Bucket=bucket, ObjectLockEnabledForBucket=True)
+    settings.STORAGES = {**settings.STORAGES, "outputs": {**settings.STORAGES["outputs"]}}
+    settings.STORAGES["outputs"]["OPTIONS"] = {**options, "bucket_name": bucket}
+    settings.PAGETRAIL_OBJECT_LOCK_MODE = "GOVERNANCE"
+    return s3, bucket
+
+
+def retention_of(s3, bucket, name):
+    # HEAD rather than GetObjectRetention, which the test server (moto 5.2) answers with a 500
+    head = s3.head_object(Bucket=bucket, Key=key(name))
+    return {"Mode": head.get("ObjectLockMode"), "RetainUntilDate": head.get("ObjectLockRetainUntilDate")}
+
+
+def key(name):
+    return worm.stores.outputs()._normalize_name(name)
+
+
+def test_it_locks_each_manifest_until_its_policy_lets_it_go(locked_outputs, request_completed_jobs, settings):
+    approved_policy(is_default=True, manifest_days=400, contract_owner="Claims Ltd", decision_note="x")
+    s3, bucket = locked_outputs
+    request_completed_jobs()
+    for manifest in Manifest.objects.all():
+        retention = retention_of(s3, bucket, manifest.storage_name)
+        assert retention["Mode"] == "GOVERNANCE"
+        assert abs(retention["RetainUntilDate"] - (manifest.created_at + timedelta(days=400))) < timedelta(seconds=1)
+
+
+def test_a_locked_manifest_version_cannot_be_deleted(locked_outputs, request_completed_jobs):
+    s3, bucket = locked_outputs
+    request_completed_jobs()
+    name = Manifest.objects.first().storage_name
+    version = s3.head_object(Bucket=bucket, Key=key(name))["VersionId"]
+    with pytest.raises(ClientError, match="AccessDenied"):
+        s3.delete_object(Bucket=bucket, Key=key(name), VersionId=version)
+
+
+def test_a_policy_on_legal_hold_holds_the_manifest(locked_outputs, request_completed_jobs):
+    approved_policy(is_default=True, legal_hold=True, contract_owner="Claims Ltd", decision_note="x")
+    s3, bucket = locked_outputs
+    request_completed_jobs()
+    name = Manifest.objects.first().storage_name
+    assert s3.get_object_legal_hold(Bucket=bucket, Key=key(name))["LegalHold"]["Status"] == "ON"
+
+
+def test_it_locks_each_log_checkpoint(locked_outputs, request_completed_jobs, settings):
+    s3, bucket = locked_outputs
+    request_completed_jobs()
+    checkpoint = log_checkpoints.write_log_checkpoint()
+    until = retention_of(s3, bucket, checkpoint.storage_name)["RetainUntilDate"]
+    assert until - checkpoint.created_at > timedelta(days=settings.PAGETRAIL_OBJECT_LOCK_DAYS - 1)
+
+
+@pytest.fixture
+def request_completed_jobs(django_capture_on_commit_callbacks):
+    """Run two jobs into the locked bucket, their commits' callbacks (the locks) run as in production."""
+
+    def run():
+        with django_capture_on_commit_callbacks(execute=True):
+            complete_two_jobs()
+
+    return run
+
+
+def complete_two_jobs():
+    import tempfile
+    from pathlib import Path
+
+    from extraction.bundle_intake import submit_bundle
+    from extraction.runner import run_job
+    from tests import pdfs
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for factory in (pdfs.mixed, pdfs.reused_on_three_pages):
+            with open(factory(Path(tmp)), "rb") as fh:
+                run_job(submit_bundle(fh, filename="x.pdf", submitted_by="t").job_id)
