@@ -3,6 +3,7 @@
 Built like tests/pdfs.py (whose helpers these reuse): each factory takes a directory and returns the path it wrote.
 """
 
+import hashlib
 from pathlib import Path
 
 from tests.pdfs import ONE_PAGE, jpeg_rgb, raw_pdf, raw_stream, write
@@ -278,3 +279,50 @@ def catalog_numbered_high(d: Path, number: int = 4000) -> Path:
     out += b"".join(b"%d 1\n%010d 00000 n \n" % (n, offset) for n, offset in sorted(offsets.items()))
     out += b"trailer\n<< /Size %d /Root %d 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (number + 1, number, xref)
     return write(d / "catalog_numbered_high.pdf", bytes(out))
+
+
+def _rc4(key: bytes, data: bytes) -> bytes:
+    state, j, out = list(range(256)), 0, bytearray()
+    for i in range(256):
+        j = (j + state[i] + key[i % len(key)]) & 255
+        state[i], state[j] = state[j], state[i]
+    i = j = 0
+    for byte in data:
+        i, j = (i + 1) & 255, (j + state[(i + 1) & 255]) & 255
+        state[i], state[j] = state[j], state[i]
+        out.append(byte ^ state[(state[i] + state[j]) & 255])
+    return bytes(out)
+
+
+def rc4_short_key_revision_4(d: Path, bits: int = 40) -> Path:
+    """Revision 4, RC4 with a `bits`-bit key and the empty user password, encrypted as Acrobat does: with the key
+    extended to 16 bytes with zeros (pdf.js `issue19484_1`, `_2`). qpdf finds the empty password wrong."""
+    pad = bytes.fromhex("28BF4E5E4E758A4164004E56FFFA01082E2E00B6D0683E802F0CA9FE6453697A")
+    owner, first_id, permissions, length = bytes(range(32)), bytes(range(100, 116)), -3392, bits // 8
+    key = hashlib.md5(pad + owner + (permissions & 0xFFFFFFFF).to_bytes(4, "little") + first_id).digest()[:length]
+    for _ in range(50):
+        key = hashlib.md5(key).digest()[:length]
+    user = _rc4(key, hashlib.md5(pad + first_id).digest())
+    for i in range(1, 20):
+        user = _rc4(bytes(b ^ i for b in key), user)
+    extended = key + bytes(16 - length)
+
+    def encrypted_stream(number: int, data: bytes, extra: bytes = b"") -> bytes:
+        object_key = hashlib.md5(extended + number.to_bytes(3, "little") + b"\0\0").digest()
+        return raw_stream(_rc4(object_key, data), extra)
+
+    gray = b"/Type /XObject /Subtype /Image /Width 2 /Height 2 /ColorSpace /DeviceGray /BitsPerComponent 8"
+    encrypt = (
+        b"<< /Filter /Standard /V 4 /R 4 /Length %d /P %d /O <%s> /U <%s> /StmF /StdCF /StrF /StdCF "
+        % (
+            bits,
+            permissions,
+            owner.hex().encode(),
+            (user + bytes(16)).hex().encode(),
+        )
+        + b"/CF << /StdCF << /AuthEvent /DocOpen /CFM /V2 /Length %d >> >> >>" % length
+    )
+    objects = [*ONE_PAGE[:2], IMAGE_PAGE, encrypted_stream(4, b"q 2 0 0 2 0 0 cm /Im0 Do Q")]
+    objects += [encrypted_stream(5, GRAY_2X2, gray), encrypt]
+    trailer = b"/Encrypt 6 0 R /ID [<%s> <%s>]" % (first_id.hex().encode(), first_id.hex().encode())
+    return write(d / f"rc4_{bits}_bit_revision_4.pdf", raw_pdf(objects, trailer=trailer))

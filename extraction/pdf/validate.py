@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pikepdf
 
-from . import streams
+from . import shortkey, streams
 from .errors import Refusal, raise_if_out_of_memory, reason
 from .limits import STANDARD_FILTERS, Limits
 from .pagetree import PageTree
@@ -62,7 +62,8 @@ ACTIVE_NAMES = re.compile(
 
 def open_pdf(path: str | Path) -> tuple[pikepdf.Pdf, bool]:
     """Open as a viewer would: with the empty user password, and repaired by qpdf if it must; also whether
-    it was opened only past damage qpdf refuses (reopen.py), which counts as a repair.
+    it was opened only past damage qpdf refuses (reopen.py) or with a short key qpdf misreads (shortkey.py),
+    which counts as a repair.
 
     qpdf reads strictly and reconstructs the cross-reference table only when that fails (at
     open, or later when an object is not where the table says); it then leaves a warning,
@@ -73,6 +74,8 @@ def open_pdf(path: str | Path) -> tuple[pikepdf.Pdf, bool]:
     except pikepdf.PasswordError:
         if protects_only_attachments(path):
             raise Refusal("active_content", ATTACHMENTS_ENCRYPTED) from None
+        if pdf := shortkey.opened(path):  # qpdf's reading of the key length, not a password (shortkey.py)
+            return pdf, True
         raise Refusal("encrypted", ENCRYPTED) from None
     except pikepdf.PdfError as exc:
         pdf = reopened(path, exc)

@@ -224,6 +224,7 @@ def test_it_stops_at_a_form_that_draws_itself(tmp_path, out):
         pdfs_intake.page_tree_too_deep,
         pdfs_intake.encrypt_not_a_dictionary,
         pdfs_intake.catalog_numbered_high,
+        pdfs_intake.rc4_short_key_revision_4,
     ],
 )
 def test_it_extracts_the_image_of_a_file_qpdf_opens_only_past_its_damage(tmp_path, out, factory):

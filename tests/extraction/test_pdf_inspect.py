@@ -239,6 +239,21 @@ def test_it_does_not_leak_the_file_path_into_messages(tmp_path):
     assert str(tmp_path) not in refusal(pdfs_intake.no_catalog(tmp_path)).message
 
 
+@pytest.mark.parametrize("bits", [40, 48])
+def test_it_opens_a_revision_4_file_with_a_short_rc4_key_and_the_empty_password_as_acrobat_does(tmp_path, bits):
+    inspection = inspect_pdf(pdfs_intake.rc4_short_key_revision_4(tmp_path, bits))
+
+    assert (inspection.pages, inspection.encrypted, inspection.repaired) == (1, True, True)
+
+
+def test_it_still_refuses_a_short_rc4_key_whose_user_password_is_not_empty(tmp_path):
+    path = pdfs_intake.rc4_short_key_revision_4(tmp_path)
+    data = path.read_bytes()
+    path.write_bytes(data.replace(b"/U <", b"/U <00", 1).replace(b"00000000> /StmF", b"000000> /StmF", 1))
+
+    assert refusal(path).code == "encrypted"
+
+
 def test_it_reads_a_file_whose_encryption_entry_is_no_dictionary_as_not_encrypted_and_repaired(tmp_path):
     inspection = inspect_pdf(pdfs_intake.encrypt_not_a_dictionary(tmp_path))
 
