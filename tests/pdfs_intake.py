@@ -254,7 +254,7 @@ def page_tree_too_deep(d: Path, depth: int = 100) -> Path:
 
 
 def no_catalog(d: Path) -> Path:
-    """The trailer's /Root names a null: there is no document to read (pdf.js `issue4573.pdf`)."""
+    """The trailer's /Root names a null: there is no document to read."""
     return write(d / "no_catalog.pdf", raw_pdf([b"null", *ONE_PAGE[1:], raw_stream(b"0 0 m")]))
 
 

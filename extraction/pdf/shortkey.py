@@ -2,7 +2,7 @@
 `issue19484_1`, `_2`: 40- and 48-bit keys).
 
 The standard's check of the empty user password (Algorithms 2 and 5) passes with the short key, but qpdf
-takes every revision 4 key as 128 bits and finds the password wrong. Acrobat and pdf.js decrypt such a file
+finds the password wrong (it appears to take every revision 4 key as 128 bits). Acrobat and pdf.js decrypt such a file
 with the short key extended to 16 bytes with zeros; here qpdf is given that key directly (pikepdf's
 `hex_password`), only after the empty password has been checked against the file's /U. The encryption
 dictionary is read from the bytes, as qpdf cannot open the file without the key.

@@ -74,7 +74,7 @@ def open_pdf(path: str | Path) -> tuple[pikepdf.Pdf, bool]:
     except pikepdf.PasswordError:
         if protects_only_attachments(path):
             raise Refusal("active_content", ATTACHMENTS_ENCRYPTED) from None
-        if pdf := shortkey.opened(path):  # qpdf's reading of the key length, not a password (shortkey.py)
+        if pdf := shortkey.opened(path):  # the empty password is right, qpdf refuses a short key (shortkey.py)
             return pdf, True
         raise Refusal("encrypted", ENCRYPTED) from None
     except pikepdf.PdfError as exc:
