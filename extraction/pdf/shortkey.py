@@ -42,8 +42,11 @@ def empty_password_key(data: bytes) -> bytes | None:
     encrypt, first_id = found
     if encrypt.get("/R") != 4 or stream_method(encrypt) != "/V2":
         return None
-    length = int(encrypt.get("/Length", 40)) // 8
-    owner, user, permissions = bytes(encrypt.O)[:32], bytes(encrypt.U), int(encrypt.P) & 0xFFFFFFFF
+    try:  # bytes, not qpdf's reading of them: any entry may be missing or of another type
+        length = int(encrypt.get("/Length", 40)) // 8
+        owner, user, permissions = bytes(encrypt.O)[:32], bytes(encrypt.U), int(encrypt.P) & 0xFFFFFFFF
+    except (AttributeError, TypeError, ValueError, pikepdf.PdfError):
+        return None
     if not 5 <= length < 16 or len(user) < 16:
         return None
     digest = hashlib.md5(PASSWORD_PAD + owner + permissions.to_bytes(4, "little") + first_id)
@@ -80,10 +83,10 @@ def encryption(data: bytes) -> tuple[pikepdf.Dictionary, bytes] | None:
 
 def stream_method(encrypt: pikepdf.Dictionary) -> str | None:
     filters, name = encrypt.get("/CF"), encrypt.get("/StmF")
-    if not isinstance(filters, pikepdf.Dictionary) or name is None or str(name) not in filters:
+    if not isinstance(filters, pikepdf.Dictionary) or not isinstance(name, pikepdf.Name) or str(name) not in filters:
         return None
-    method = filters[str(name)].get("/CFM")
-    return None if method is None else str(method)
+    method = filters[str(name)].get("/CFM") if isinstance(filters[str(name)], pikepdf.Dictionary) else None
+    return str(method) if isinstance(method, pikepdf.Name) else None
 
 
 def rc4(key: bytes, data: bytes) -> bytes:
