@@ -172,10 +172,15 @@ class Child:
 
     def forget(self) -> None:
         """In a forked copy of the parent: drop the inherited pipes without touching the child,
-        which belongs to the parent (a kept copy of its stdin would keep it alive)."""
-        for stream in (self.process.stdin, self.process.stdout, self.stderr, self.selector):
+        which belongs to the parent (a kept copy of its stdin would keep it alive).
+
+        Each copy is closed through its own object, so that the object knows it is closed: closing only
+        the number would let the object close it once more when it is freed, by then perhaps a file
+        this process opened since. An idle child's stdin holds nothing unwritten, and closing the
+        selector's copy leaves the parent's registrations alone."""
+        for stream in (self.selector, self.process.stdin, self.process.stdout, self.stderr):
             try:
-                os.close(stream.fileno())
+                stream.close()
             except (OSError, ValueError):
                 pass
 

@@ -215,6 +215,28 @@ def test_a_forked_process_starts_its_own_child_and_leaves_the_parents_alone(tmp_
     assert inspect_pdf(pdf).pages == 1
 
 
+def test_a_forked_process_keeps_the_files_it_opens_after_dropping_the_parents_children(tmp_path):
+    from extraction.pdf import sandbox
+
+    stop_idle_children()
+    inspect_pdf(pdfs.jpeg_rgb(tmp_path))
+    held = list(sandbox._pool.idle)  # a reference that outlives the fork, as a reference cycle would
+
+    pid = os.fork()
+    if pid == 0:
+        ok = False
+        try:
+            read, write = os.pipe()  # takes the lowest free numbers: those the dropped pipes had
+            held.clear()  # the parent's children are freed now, long after the fork
+            os.write(write, b"x")
+            ok = os.read(read, 1) == b"x"
+        finally:
+            os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
 def test_a_child_whose_worker_was_killed_mid_command_stops_itself(tmp_path):
     """The worker is SIGKILLed while its child inflates 32 GiB (about ten seconds or more): the child
     must not work on for nobody until its CPU limit."""
