@@ -87,18 +87,21 @@ class Submission(models.Model):
         return self.state != self.State.PENDING
 
     def claim(self, at=None) -> bool:
-        """Take the pending submission for one try (unless a live claim holds it); counts the try."""
+        """Take the pending submission for one try (unless a live claim holds it); counts the try.
+
+        Compare-and-set on the tries this copy read as well: a worker whose copy is older than another's try
+        loses (that try's worker re-queues it if it is due again), and the winner knows its count unread."""
         now = at or timezone.now()
         free = Q(claimed_until__isnull=True) | Q(claimed_until__lt=now)
         until = now + timedelta(seconds=settings.PAGETRAIL_INTAKE_LEASE_SECONDS)
         won = (
-            Submission.objects.filter(free, pk=self.pk, state=self.State.PENDING).update(
-                tries=F("tries") + 1, claimed_until=until
+            Submission.objects.filter(free, pk=self.pk, state=self.State.PENDING, tries=self.tries).update(
+                tries=self.tries + 1, claimed_until=until
             )
             == 1
         )
         if won:
-            self.refresh_from_db(fields=["tries", "claimed_until"])
+            self.tries, self.claimed_until = self.tries + 1, until
         return won
 
     def release(self) -> bool:

@@ -403,6 +403,9 @@ if REDIS_URL:
     }
 else:
     Q_CLUSTER["orm"] = "default"
+    # The ORM broker's pusher sleeps this long whenever it finds its queue empty (django-q2's default 0.2 s), so a
+    # job submitted to an idle cluster waits up to that long to be picked up. Each poll is one indexed SELECT.
+    Q_CLUSTER["poll"] = env.float("PAGETRAIL_QUEUE_POLL_SECONDS", default=0.05)
 
 LOG_FORMAT = env.str("PAGETRAIL_LOG_FORMAT", default="plain")  # or "json": one JSON object a line
 LOGGING = {

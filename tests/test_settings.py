@@ -6,6 +6,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from tests.conftest import PRODUCTION
 from tests.procs import ROOT
 
 PRODUCTION_ENV = {
@@ -94,3 +97,11 @@ def test_the_embedded_profile_needs_no_second_factor(tmp_path):
 
 def test_the_production_profile_requires_a_second_factor(tmp_path):
     assert require_mfa(tmp_path, **PRODUCTION_ENV) == "True"
+
+
+@pytest.mark.skipif(PRODUCTION, reason="the Redis broker blocks on its queue; it does not poll")
+def test_an_idle_embedded_cluster_looks_for_work_more_often_than_django_q2s_default():
+    from django.conf import settings
+    from django_q.conf import Conf
+
+    assert settings.Q_CLUSTER["orm"] == "default" and Conf.POLL == settings.Q_CLUSTER["poll"] < 0.2

@@ -87,6 +87,15 @@ def worker_died_holding(submission: Submission) -> None:
     )
 
 
+def test_a_worker_whose_copy_is_older_than_another_try_does_not_claim_it(tmp_path):
+    submission = received(pdfs.jpeg_rgb(tmp_path))
+    stale = Submission.objects.get(pk=submission.pk)  # read before the other worker's try
+    assert submission.claim() and submission.release()  # a try whose child failed: re-queued by its worker
+
+    assert not stale.claim()
+    assert submission.claim() and Submission.objects.get(pk=submission.pk).tries == submission.tries == 2
+
+
 def test_the_reconciler_re_drives_a_pending_submission_whose_worker_died(tmp_path):
     submission = received(pdfs.jpeg_rgb(tmp_path))
     worker_died_holding(submission)
