@@ -147,6 +147,9 @@ class Job(models.Model):
     )
 
     objects = JobQuerySet.as_manager()
+    # Not a column: the number of the last attempt this instance opened (Attempt.begin), so the next one
+    # and the completion need no query to learn it; None when this instance opened none.
+    last_attempt_number: int | None = None
 
     class Meta:
         ordering = ["-enqueued_at"]
@@ -230,9 +233,21 @@ class Job(models.Model):
     def mark_running(self) -> bool:
         return update_if(self, Q(status__in=[self.Status.SUBMITTED]), status=self.Status.RUNNING)
 
-    def mark_provider_finished(self, at=None) -> bool:
-        """Record when the provider's work ended (kept separate from manifest durability)."""
-        return update_if(self, Q(provider_finished_at__isnull=True), provider_finished_at=at or timezone.now())
+    def mark_provider_finished(self, temp_peak_bytes: int | None = None, at=None) -> None:
+        """Record when the provider's work ended (kept separate from manifest durability; the first try
+        to see it sets it) and, once every output is in the temp dir, its size, in the same write."""
+        finished_at = models.Value(at or timezone.now(), output_field=models.DateTimeField())
+        changes = {"provider_finished_at": Coalesce("provider_finished_at", finished_at)}
+        if temp_peak_bytes is not None:
+            changes["temp_peak_bytes"] = temp_peak_bytes
+        Job.objects.filter(pk=self.pk).update(**changes)
+        self.__dict__.pop("provider_finished_at", None)  # the first try's, read again if it is used
+        if temp_peak_bytes is not None:
+            self.temp_peak_bytes = temp_peak_bytes
+
+    def attempts_so_far(self) -> int:
+        """The attempt a completion names: the last one this instance opened, else the job's count."""
+        return self.last_attempt_number or self.attempts.count()
 
     def mark_completed(self, at=None) -> bool:
         active = [self.Status.SUBMITTED, self.Status.RUNNING, self.Status.UNKNOWN]
@@ -365,11 +380,14 @@ class Attempt(models.Model):
         An `outcome` other than started records a call that is already over, in one row."""
         now = timezone.now()
         finished_at = None if outcome == cls.Outcome.STARTED else now
+        # Numbers are dense (each is the highest + 1), so the number after the last this instance opened is
+        # either free and the next, or taken by another worker: then the highest is read again.
+        number = job.last_attempt_number + 1 if job.last_attempt_number else None
         for _ in range(5):
-            number = (job.attempts.aggregate(n=models.Max("number"))["n"] or 0) + 1
+            number = number or (job.attempts.aggregate(n=models.Max("number"))["n"] or 0) + 1
             try:
                 with transaction.atomic():
-                    return cls.objects.create(
+                    attempt = cls.objects.create(
                         job=job,
                         number=number,
                         kind=kind,
@@ -380,7 +398,10 @@ class Attempt(models.Model):
                         started_at=now,
                     )
             except IntegrityError:
+                number = None
                 continue
+            job.last_attempt_number = number
+            return attempt
         raise RuntimeError(f"could not number an attempt for job {job.pk}")
 
     @classmethod

@@ -153,10 +153,12 @@ def _finish(job: Job, provider, worker: str, report, work_dir) -> str:
             report.error_code or report.state,
             report.error_message or f"The provider reports the job as {report.state}.",
         )
-    job.mark_provider_finished()
+    finished_at = timezone.now()  # the provider's work ended here: downloads come after
+    if provider.remote:  # a failed download is retried later: the provider's end is kept from this try
+        job.mark_provider_finished(at=finished_at)
     files = {asset.key: _fetched(job, provider, worker, asset, work_dir) for asset in report.assets}
-    Job.objects.filter(pk=job.pk).update(temp_peak_bytes=stores.bytes_under(work_dir))  # all there, at its largest
-    completion.record(job, report, files, attempt_number=job.attempts.count())
+    job.mark_provider_finished(stores.bytes_under(work_dir), at=finished_at)  # all there, at its largest
+    completion.record(job, report, files, attempt_number=job.attempts_so_far())
     stores.remove_job_work_dir(job.pk)
     return "completed"
 

@@ -92,6 +92,23 @@ def test_it_numbers_attempts_in_order():
     assert numbers == [1, 2, 3]
 
 
+def test_it_numbers_an_attempt_after_one_another_worker_opened_meanwhile():
+    job = make_job()
+    Attempt.begin(job, Attempt.Kind.EXTRACT, "worker-a")
+    Attempt.begin(Job.objects.get(pk=job.pk), Attempt.Kind.EXTRACT, "worker-b")
+    assert Attempt.begin(job, Attempt.Kind.EXTRACT, "worker-a").number == 3
+    assert list(job.attempts.values_list("number", "worker")) == [(1, "worker-a"), (2, "worker-b"), (3, "worker-a")]
+
+
+def test_it_keeps_the_first_time_the_provider_was_seen_finished():
+    job = make_job()
+    first = timezone.now()
+    job.mark_provider_finished(at=first)
+    job.mark_provider_finished(temp_peak_bytes=10, at=first + timedelta(seconds=5))
+    job.refresh_from_db()
+    assert (job.provider_finished_at, job.temp_peak_bytes) == (first, 10)
+
+
 def test_it_separates_queue_wait_from_extraction_time():
     start = timezone.now()
     job = make_job(

@@ -4,7 +4,8 @@ import threading
 
 import pikepdf
 import pytest
-from django.db import connections
+from django.db import connection, connections
+from django.test.utils import CaptureQueriesContext
 
 from audit.models import Asset, Manifest, Placement, ReviewFlag
 from audit.verify import verify_all
@@ -116,6 +117,20 @@ def test_it_records_each_try_as_an_attempt(tmp_path):
     job = accepted_job(pdfs.jpeg_rgb(tmp_path))
     run_job(job.pk)
     assert list(job.attempts.values_list("number", "kind", "outcome")) == [(1, "submit", "ok"), (2, "extract", "ok")]
+
+
+@pytest.mark.django_db(transaction=True)  # outside a test's transaction: no savepoints among the queries
+def test_it_runs_a_job_in_a_fixed_number_of_queries(tmp_path):
+    run_job(accepted_job(pdfs.jpeg_rgb(tmp_path)).pk)  # the chain row and the signing key exist from here on
+    job = accepted_job(pdfs.mixed(tmp_path))
+    with CaptureQueriesContext(connection) as captured:
+        assert run_job(job.pk) == "completed"
+    # 19, not 22: each attempt's number follows the last this worker opened (one MAX read, not one per
+    # attempt), the manifest names that attempt (no COUNT), and the provider's end and the temp peak are
+    # one UPDATE. Neither transaction control (logged on SQLite only) nor the broker's enqueue counts.
+    statements = [q["sql"] for q in captured.captured_queries if not q["sql"].startswith(("BEGIN", "COMMIT"))]
+    assert len([sql for sql in statements if "django_q_" not in sql]) == 19
+    assert manifest_document(job)["assets"][0]["attempt"] == job.attempts.count() == 2
 
 
 def test_it_chains_each_manifest_to_the_previous_one(tmp_path):
