@@ -14,7 +14,7 @@ from django.db.models import OuterRef, Subquery
 from extraction import stores
 from extraction.models import Bundle, Job
 
-from . import retention_events
+from . import legal_holds, retention_events
 from .alerts import raise_alert
 from .models import ActivityEvent, Asset, Manifest, PagePreview, RetentionAssignment, RetentionEvent, RetentionPolicy
 
@@ -99,6 +99,7 @@ def set_legal_hold(name: str, on: bool, by: str, note: str) -> RetentionPolicy:
             after=snapshot(policy),
             at=policy.approved_at,
         )
+        legal_holds.record_change(policy, current)
     return policy
 
 
