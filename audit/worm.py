@@ -79,7 +79,12 @@ def deletion_kind(store) -> str:
     where the versions stay readable until a lifecycle rule or an operator removes them; else "removed"."""
     if not hasattr(store, "bucket_name"):
         return "removed"
-    answer = store.connection.meta.client.get_bucket_versioning(Bucket=store.bucket_name)
+    if enabled(store) and store is stores.outputs():
+        return "delete_marker"  # an Object Lock bucket is versioned, and cannot be made otherwise
+    try:
+        answer = store.connection.meta.client.get_bucket_versioning(Bucket=store.bucket_name)
+    except stores.ClientError:  # credentials without s3:GetBucketVersioning: say no more than is known
+        return "unknown"
     return "delete_marker" if answer.get("Status") in ("Enabled", "Suspended") else "removed"
 
 
