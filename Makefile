@@ -1,5 +1,5 @@
 # Pagetrail: `make run` sets everything up and runs the portal with a worker (`make serve`: behind gunicorn);
-# `make test` runs the suite.
+# `make test` runs the suite, `make check` the quick loop (lint and the tests not marked slow).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -10,7 +10,7 @@ PREVIEWS := Q_CLUSTER_NAME=$${PAGETRAIL_QUEUE_NAME:-pagetrail}-previews nice -n 
 # The cluster validating uploads (their own queue: the web server never parses a PDF, and uploads never wait behind jobs).
 INTAKE := Q_CLUSTER_NAME=$${PAGETRAIL_INTAKE_QUEUE:-$${PAGETRAIL_QUEUE_NAME:-pagetrail}-intake} $(MANAGE) qcluster
 
-.PHONY: run run-managed serve test install lock lint browser clean bench fidelity
+.PHONY: run run-managed serve test check install lock lint browser clean bench fidelity
 
 # Every dependency and extra at the version and hashes of requirements.lock, then the project itself
 # (no dependencies of its own to fetch, no build environment to download); pip check proves the lock
@@ -76,6 +76,12 @@ run-managed: $(STAMP)
 # production profile (PostgreSQL, Redis, S3 on loopback) when those servers answer; see tests/run_profiles.py.
 test: $(STAMP) browser
 	PAGETRAIL_DATA_DIR=$(CURDIR)/var/test $(BIN)/python -m tests.run_profiles $(PYTEST_ARGS)
+
+# The quick loop while changing code: lint, then every test not marked slow on the embedded profile alone
+# (SQLite, file-system stores), in under three minutes. `make test` (and CI) still runs everything.
+EMBEDDED := env -u DATABASE_URL -u REDIS_URL -u PAGETRAIL_INPUT_BUCKET -u PAGETRAIL_OUTPUT_BUCKET -u AWS_S3_ENDPOINT_URL
+check: lint
+	$(EMBEDDED) PAGETRAIL_DATA_DIR=$(CURDIR)/var/test $(BIN)/python -m pytest -m "not slow" -q $(PYTEST_ARGS)
 
 # ruff (pinned in requirements.lock, configured in pyproject.toml): the code is formatted as `ruff format`
 # writes it, and passes `ruff check`. `make lint FIX=1` rewrites the files instead of only checking them.

@@ -51,6 +51,14 @@ def second_factor_not_required(settings):
     settings.PAGETRAIL_REQUIRE_MFA = False
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """Every admin_client and created user hashes a password, and every login checks one: the production
+    hasher is slow by design and would dominate the suite. No test is about the hasher's strength; the
+    deployments a test starts in processes of their own (tests/procs.py) keep the production setting."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 def queued_tasks() -> int:
     from django_q.brokers import get_broker
 

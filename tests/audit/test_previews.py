@@ -115,6 +115,7 @@ def test_it_stores_a_thumbnail_and_a_large_view_of_each_of_three_pages(tmp_path)
     assert temp_files() == []
 
 
+@pytest.mark.slow  # renders 240 pages
 def test_it_previews_all_240_pages_of_a_bundle(tmp_path):
     manifest = previewed(pdfs.bundle(tmp_path))
     sizes = {(p.max_width, p.width, p.height) for p in manifest.previews.all()}
@@ -204,6 +205,7 @@ def test_the_review_page_says_when_a_page_has_no_preview_yet(admin_client, tmp_p
     assert page.count("Preview being made…") == 3 and "0 of 3 pages have a preview, more are being made" in page
 
 
+@pytest.mark.slow  # renders 240 pages
 def test_the_review_page_with_240_previews_costs_as_many_queries_as_with_3(admin_client, tmp_path):
     counts = []
     for manifest in (previewed(pdfs.reused_on_three_pages(tmp_path)), previewed(pdfs.bundle(tmp_path))):

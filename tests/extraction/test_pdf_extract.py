@@ -241,6 +241,7 @@ def test_it_fails_permanently_on_a_document_it_cannot_open(tmp_path, out, factor
     assert (caught.value.code, caught.value.permanent) == (code, True)
 
 
+@pytest.mark.slow  # the whole benchmark, reference tools included
 def test_the_benchmark_runs_at_a_tiny_scale_and_its_checks_pass(tmp_path, capfd):
     from bench.__main__ import main
 
