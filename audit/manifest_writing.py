@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from extraction import stores
 from extraction.models import Job
-from extraction.providers import JobReport, ProviderError, RemoteAsset
+from extraction.providers import JobReport, ProviderError, ReportedImage
 
 from . import manifests, previews, signing, tlog
 from .models import Asset, Manifest, ManifestChain, Placement
@@ -56,7 +56,7 @@ def _commit(job, report, ordered, names, attempt_number, at, written: list[str])
     return True
 
 
-def _check_size(asset: RemoteAsset, path: Path) -> None:
+def _check_size(asset: ReportedImage, path: Path) -> None:
     # fetch() hashed the bytes as they were written (Provider.fetch); reading them all again here
     # cost a tenth of a job. A file changed since then is caught by its size here, and by any
     # verification run afterwards, which re-hashes what the store holds.
@@ -107,7 +107,7 @@ def _libraries(report: JobReport) -> dict:
     return {"libraries": dict(libraries)} if libraries else {}
 
 
-def _asset_entry(asset: RemoteAsset, name: str, attempt_number: int, at) -> dict:
+def _asset_entry(asset: ReportedImage, name: str, attempt_number: int, at) -> dict:
     placements = sorted(asset.placements)
     return {
         "name": name,
@@ -124,7 +124,7 @@ def _asset_entry(asset: RemoteAsset, name: str, attempt_number: int, at) -> dict
     }
 
 
-def _made_from(asset: RemoteAsset) -> dict:
+def _made_from(asset: ReportedImage) -> dict:
     """How the file was made from the PDF, when the provider says: a managed provider may not."""
     if not asset.method:
         return {}

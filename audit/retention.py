@@ -14,7 +14,7 @@ from django.db.models import OuterRef, Subquery
 from extraction import stores
 from extraction.models import Bundle, Job
 
-from . import retention_events
+from . import legal_holds, retention_events, worm
 from .alerts import raise_alert
 from .models import ActivityEvent, Asset, Manifest, PagePreview, RetentionAssignment, RetentionEvent, RetentionPolicy
 
@@ -99,6 +99,7 @@ def set_legal_hold(name: str, on: bool, by: str, note: str) -> RetentionPolicy:
             after=snapshot(policy),
             at=policy.approved_at,
         )
+        legal_holds.record_change(policy, current)
     return policy
 
 
@@ -210,41 +211,45 @@ def _deleted(manifest, what) -> bool:
 
 def _decide(bundle, manifest, policy, what, now, dry_run, blocked) -> dict | None:
     files = _files(bundle, manifest, what)
+    kept = None if blocked or what == RetentionEvent.What.INPUT else worm.why_kept([n for n, _ in files], now)
+    Outcome = RetentionEvent.Outcome
     entry = {
         "bundle": bundle.correlation_id,
         "manifest": manifest.sequence if manifest else None,
         "what": what,
-        "outcome": "blocked_by_legal_hold" if blocked else "deleted",
+        "outcome": Outcome.BLOCKED if blocked else Outcome.POSTPONED if kept else Outcome.DELETED,
         "policy": str(policy),
         "files": len(files),
         "bytes_freed": sum(size for _, size in files),
+        **({"postponed_because": kept} if kept else {}),
     }
     if dry_run:
         return entry
-    if blocked:
-        return entry if _record_block(bundle, manifest, policy, what, files, now) else None
-    _delete(bundle, what, files, now)
-    deleted = RetentionEvent.Outcome.DELETED
+    if blocked or kept:
+        return entry if _record_once(bundle, manifest, policy, what, entry["outcome"], files, now, kept) else None
+    entry["deletion"] = _delete(bundle, what, files, now)
     event = RetentionEvent.objects.create(
         bundle=bundle,
         manifest=manifest,
         policy=policy,
         what=what,
         at=now,
-        outcome=deleted,
+        outcome=Outcome.DELETED,
         files=entry["files"],
         bytes_freed=entry["bytes_freed"],
-        **retention_events.signed_fields(bundle, manifest, policy, what, deleted, files, now),
+        **retention_events.signed_fields(
+            bundle, manifest, policy, what, Outcome.DELETED, files, now, {"deletion": entry["deletion"]}
+        ),
     )
     ActivityEvent.record("retention", "retention_deleted", event, after=entry)
     return entry
 
 
-def _record_block(bundle, manifest, policy, what, files, now) -> bool:
-    """A block is recorded (and alerted) once per policy version, not every night."""
-    blocked = RetentionEvent.Outcome.BLOCKED
+def _record_once(bundle, manifest, policy, what, outcome, files, now, kept) -> bool:
+    """A block or a postponement is recorded once per policy version, not every night. A block alerts: a
+    person decided it; a postponement does not: the lock a policy set ends, and the next run deletes."""
     if RetentionEvent.objects.filter(
-        bundle=bundle, manifest=manifest, what=what, policy=policy, outcome=blocked
+        bundle=bundle, manifest=manifest, what=what, policy=policy, outcome=outcome
     ).exists():
         return False
     RetentionEvent.objects.create(
@@ -252,17 +257,20 @@ def _record_block(bundle, manifest, policy, what, files, now) -> bool:
         manifest=manifest,
         what=what,
         policy=policy,
-        outcome=blocked,
+        outcome=outcome,
         at=now,
-        **retention_events.signed_fields(bundle, manifest, policy, what, blocked, files, now),
+        **retention_events.signed_fields(
+            bundle, manifest, policy, what, outcome, files, now, {"postponed_because": kept} if kept else None
+        ),
     )
-    raise_alert(
-        "retention_blocked",
-        f"legal-hold-{policy.name}",
-        link="/admin/audit/retentionevent/",
-        message=f"Retention of {what} of bundle {bundle.correlation_id[:16]} is blocked by the legal "
-        f"hold on {policy.name}.",
-    )
+    if outcome == RetentionEvent.Outcome.BLOCKED:
+        raise_alert(
+            "retention_blocked",
+            f"legal-hold-{policy.name}",
+            link="/admin/audit/retentionevent/",
+            message=f"Retention of {what} of bundle {bundle.correlation_id[:16]} is blocked by the legal "
+            f"hold on {policy.name}.",
+        )
     return True
 
 
@@ -278,12 +286,15 @@ def _files(bundle, manifest, what) -> list[tuple[str, int]]:
     return [(manifest.storage_name, len(manifest.body))]
 
 
-def _delete(bundle, what, files, now) -> None:
+def _delete(bundle, what, files, now) -> str:
+    """Delete the files; returns what that did to them (worm.deletion_kind), as the event signs it."""
     store = stores.inputs() if what == RetentionEvent.What.INPUT else stores.outputs()
+    deletion = worm.deletion_kind(store)
     for name, _ in files:
         store.delete(name)
     if what == RetentionEvent.What.INPUT:
         bundle.mark_input_deleted(now)
+    return deletion
 
 
 def overdue_inputs(now=None):

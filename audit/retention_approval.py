@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db import transaction
 
+from . import legal_holds
 from .models import ActivityEvent, RetentionPolicy
 from .retention import WINDOWS, Refused, database_now, in_force_of, snapshot, would_delete
 
@@ -101,6 +102,7 @@ def approve(draft: RetentionPolicy, user, seen_files: int | None = None, at=None
     with transaction.atomic():
         if not draft.approve(user.get_username(), at):
             raise Refused(f"{draft} was approved by someone else, or a newer version took effect, first.")
+        legal_holds.record_change(draft, found.current)
         ActivityEvent.record(
             user.get_username(),
             "retention_policy_approved",

@@ -32,9 +32,15 @@ def statement(
     policy: tuple[str, int],
     signed_at: datetime,
     key_id: str,
+    said: dict | None = None,
 ) -> dict:
-    """What a retention event signs. `manifest`: (sequence, sha256); `policy`: (name, version)."""
+    """What a retention event signs. `manifest`: (sequence, sha256); `policy`: (name, version).
+
+    `said`: what the outcome did or why it waits: `deletion` ("removed", or "delete_marker" where a versioned
+    bucket keeps the versions), `postponed_because` (the S3 lock that keeps a file).
+    """
     return {
+        **(said or {}),
         "schema_version": SCHEMA_VERSION,
         "kind": "retention_event",
         "bundle": bundle,
@@ -52,10 +58,12 @@ def statement(
     }
 
 
-def signed_fields(bundle, manifest, policy, what: str, outcome: str, files: list[tuple[str, int]], at) -> dict:
+def signed_fields(
+    bundle, manifest, policy, what: str, outcome: str, files: list[tuple[str, int]], at, said: dict | None = None
+) -> dict:
     """`body`, `signature` and `key_id` for a new RetentionEvent covering `files` (name, size).
 
-    A block deletes nothing, so it names no file (its row counts none either)."""
+    A block or a postponement deletes nothing, so it names no file (its row counts none either)."""
     files = files if outcome == RetentionEvent.Outcome.DELETED else []
     document = statement(
         bundle=bundle.correlation_id,
@@ -68,6 +76,7 @@ def signed_fields(bundle, manifest, policy, what: str, outcome: str, files: list
         policy=(policy.name, policy.version),
         signed_at=at,
         key_id=signing.current_key_id(),
+        said=said,
     )
     body = canonical_bytes(document)
     return {"body": body.decode("ascii"), "signature": signing.sign(body, at), "key_id": document["key_id"]}

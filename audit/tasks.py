@@ -22,9 +22,17 @@ def write_checkpoint() -> int | None:
 
 
 def apply_retention() -> int:
+    from .legal_holds import sync_pending
     from .retention import apply_retention as apply
 
+    sync_pending()  # a hold change a failed try left pending, before retention reads the objects' holds
     return len(apply())
+
+
+def sync_legal_holds() -> int:
+    from .legal_holds import sync_pending
+
+    return sync_pending()
 
 
 def deliver_webhook(alert_id: int, attempt: int) -> bool:

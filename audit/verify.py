@@ -75,7 +75,7 @@ def _check_everything(run: VerificationRun) -> list[Finding]:
     # Files deleted under a retention policy are accounted for by their signed RetentionEvent, not missing.
     about_events, excused = retention_events.check_all(trusted)
     assets = Asset.objects.filter(manifest__in=in_scope)
-    VerificationRun.objects.filter(pk=run.pk).update(manifests_total=in_scope.count(), assets_total=assets.count())
+    run.record_progress(manifests_total=in_scope.count(), assets_total=assets.count())
     findings = _check_manifests(run, in_scope, trusted, excused["outputs"])
     findings += _check_assets(run, assets, excused["outputs"])
     if not run.is_whole_deployment:
@@ -95,7 +95,7 @@ def _check_manifests(run, in_scope, trusted: signing.Trust, excused: set[str]) -
         previous = chain.get(manifest.sequence - 1) if manifest.sequence > 1 else GENESIS
         found += check_manifest(manifest, previous, trusted, file_retired=manifest.storage_name in excused)
         done += 1
-    VerificationRun.objects.filter(pk=run.pk).update(manifests_done=done)
+    run.record_progress(manifests_done=done)
     return found
 
 
@@ -138,9 +138,9 @@ def _check_assets(run, assets, excused: set[str]) -> list[Finding]:
         found += [] if asset.name in excused else check_asset(asset)
         done, size = done + 1, size + asset.size
         if time.monotonic() - last >= 1.0:  # progress for the admin, without a query per asset
-            VerificationRun.objects.filter(pk=run.pk).update(assets_done=done, bytes_done=size)
+            run.record_progress(assets_done=done, bytes_done=size)
             last = time.monotonic()
-    VerificationRun.objects.filter(pk=run.pk).update(assets_done=done, bytes_done=size)
+    run.record_progress(assets_done=done, bytes_done=size)
     return found
 
 

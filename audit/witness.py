@@ -71,22 +71,31 @@ class Witness:
                 f"the log of {new.size} records does not extend the {whose} one of {old.size}: history rewritten",
             )
 
-    def check_agree(self, one: signed_note.Checkpoint, other: signed_note.Checkpoint, whose: str) -> None:
-        """Two checkpoints (ours, another witness's) must be heads of one log, whichever is larger."""
-        if one.size <= other.size:
-            self.check_extends(one, other, whose)
-        else:
-            self.check_extends(other, one, whose)
+    def check_agree(self, served: signed_note.Checkpoint, other: signed_note.Checkpoint, whose: str) -> None:
+        """The head served now must extend another witness's (or package's), read before it was fetched.
+
+        A larger other head is one the portal signed and no longer serves: its log shrank, or it showed that
+        witness another history; the portal gives no proof beyond its own head that could tell the two apart.
+        """
+        if other.size > served.size:
+            raise WitnessAlarm(
+                "rollback",
+                f"the portal's log has {served.size} records, but {whose} holds a checkpoint of {other.size} it "
+                "signed: records were removed since, or that witness was shown another log",
+            )
+        self.check_extends(other, served, whose)
 
 
 def observe(witness: Witness, state: Path, compare: list[str] = (), at: datetime | None = None) -> dict:
     """One run: fetch, check against the kept checkpoint and the others, keep the new one. Returns the state."""
     kept = read_note(state, witness) if state.exists() else None
+    # Other heads are read before the portal's is fetched: one larger than it was then served and is gone.
+    others = [(read_note(Path(other), witness), str(other)) for other in compare]
     new = witness.latest()
     if kept is not None:
         witness.check_extends(kept, new)
-    for other in compare:
-        witness.check_agree(new, read_note(Path(other), witness), f"{other}")
+    for other, whose in others:
+        witness.check_agree(new, other, whose)
     document = {
         "origin": new.origin,
         "tree_size": new.size,

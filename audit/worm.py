@@ -25,17 +25,67 @@ def enabled(storage=None) -> bool:
     return bool(settings.PAGETRAIL_OBJECT_LOCK_MODE) and hasattr(storage, "bucket_name")
 
 
+def _client_and_key(storage, name: str):
+    return storage.connection.meta.client, storage._normalize_name(clean_name(name))
+
+
 def lock(name: str, until: datetime, legal_hold: bool = False) -> bool:
     """Lock the stored object `name` until `until` (and hold it); False when locking is off."""
     storage = stores.outputs()
     if not enabled(storage):
         return False
-    client, key = storage.connection.meta.client, storage._normalize_name(clean_name(name))
+    client, key = _client_and_key(storage, name)
     retention = {"Mode": settings.PAGETRAIL_OBJECT_LOCK_MODE, "RetainUntilDate": until}
     client.put_object_retention(Bucket=storage.bucket_name, Key=key, Retention=retention)
     if legal_hold:
-        client.put_object_legal_hold(Bucket=storage.bucket_name, Key=key, LegalHold={"Status": "ON"})
+        set_legal_hold(name, True)
     return True
+
+
+def set_legal_hold(name: str, on: bool) -> bool:
+    """Put the S3 legal hold of the stored object `name` ON or OFF (the same again is harmless)."""
+    storage = stores.outputs()
+    if not enabled(storage):
+        return False
+    client, key = _client_and_key(storage, name)
+    client.put_object_legal_hold(Bucket=storage.bucket_name, Key=key, LegalHold={"Status": "ON" if on else "OFF"})
+    return True
+
+
+def why_kept(names: list[str], now: datetime) -> str | None:
+    """Why S3 would keep one of the stored objects `names` if deleted now (a legal hold, a retain-until in
+    the future), or None. A delete then would only hide the locked version behind a delete marker."""
+    storage = stores.outputs()
+    if not enabled(storage):
+        return None
+    for name in names:
+        client, key = _client_and_key(storage, name)
+        try:
+            head = client.head_object(Bucket=storage.bucket_name, Key=key)
+        except stores.ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey"):
+                continue  # gone already: nothing is kept
+            raise
+        if head.get("ObjectLockLegalHoldStatus") == "ON":
+            return f"{name} is under an S3 legal hold"
+        until = head.get("ObjectLockRetainUntilDate")
+        if until and until > now:
+            return f"{name} is locked ({head.get('ObjectLockMode')}) until {until.isoformat()}"
+    return None
+
+
+def deletion_kind(store) -> str:
+    """What deleting a file of `store` does: "delete_marker" in a versioned bucket (every Object Lock bucket),
+    where the versions stay readable until a lifecycle rule or an operator removes them; else "removed"."""
+    if not hasattr(store, "bucket_name"):
+        return "removed"
+    if enabled(store) and store is stores.outputs():
+        return "delete_marker"  # an Object Lock bucket is versioned, and cannot be made otherwise
+    try:
+        answer = store.connection.meta.client.get_bucket_versioning(Bucket=store.bucket_name)
+    except stores.ClientError:  # credentials without s3:GetBucketVersioning: say no more than is known
+        return "unknown"
+    return "delete_marker" if answer.get("Status") in ("Enabled", "Suspended") else "removed"
 
 
 def lock_for_default_days(name: str, at: datetime) -> bool:

@@ -1,10 +1,10 @@
 """Synthetic evidence for bench.admin_scale: bundles, jobs, manifests, assets and placements, fast.
 
 Rows look like what the product writes (audit/manifest_writing.py `record_completion`): sha256 hex ids,
-deterministic asset names, canonical signed manifest bodies chained through ManifestChain. No file
-is stored: the pages measured never open one. Everything about job i (status, images, flags...)
-follows from i, so a small and a large database hold the same kinds of rows in proportion, and
-the "showcase" job (case label SHOWCASE) has the same shape in both: the benchmark opens its pages.
+deterministic asset names, canonical signed manifest bodies chained through ManifestChain, each a leaf of
+the transparency log. No file is stored: the pages measured never open one. Everything about job i (status,
+images, flags...) follows from i, so a small and a large database hold the same kinds of rows in proportion,
+and the "showcase" job (case label SHOWCASE) has the same shape in both: the benchmark opens its pages.
 Import only after django.setup().
 """
 
@@ -17,7 +17,7 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from audit import manifests, signing
+from audit import manifests, merkle, signing
 from audit.models import (
     GENESIS,
     ActivityEvent,
@@ -27,6 +27,7 @@ from audit.models import (
     CaseMap,
     Checkpoint,
     Finding,
+    LogLeaf,
     Manifest,
     ManifestChain,
     PagePreview,
@@ -149,6 +150,7 @@ class Loader:
             specs = [self.asset_specs(i, job) for i, job in done]
             made = self.create(Manifest, [self.manifest(job, spec, chain) for (_, job), spec in zip(done, specs)])
             ManifestChain.objects.filter(pk=chain.pk).update(head_sha256=chain.head_sha256, length=chain.length)
+            self.create(LogLeaf, [self.leaf(m) for m in made])
             assets = self.create(Asset, [Asset(manifest=m, **a["row"]) for m, spec in zip(made, specs) for a in spec])
             placed = zip(assets, (a for spec in specs for a in spec))
             self.create(
@@ -303,6 +305,15 @@ class Loader:
         )
         chain.head_sha256, chain.length = digest, chain.length + 1
         return row
+
+    def leaf(self, manifest: Manifest) -> LogLeaf:
+        """The manifest's place in the transparency log (`tlog.append_manifest`): leaf i is sequence i + 1."""
+        return LogLeaf(
+            index=manifest.sequence - 1,
+            manifest=manifest,
+            leaf_hash=merkle.leaf_hash(manifest.body.encode("ascii")).hex(),
+            created_at=manifest.created_at,
+        )
 
     def extras(self, index: range, done: list, bundles: list, jobs: list, assets: list) -> None:
         """Rows of the other changelists, about one per 100 jobs each, so that they fill pages too."""

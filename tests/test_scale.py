@@ -2,7 +2,6 @@
 
 import json
 import os
-import time
 import uuid
 
 import pytest
@@ -11,6 +10,7 @@ from django.conf import settings
 from tests import pdfs
 from tests.conftest import PRODUCTION
 from tests.procs import Portal
+from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not PRODUCTION, reason="needs the production profile")]
 
@@ -79,16 +79,6 @@ def counts(portal) -> dict:
     return {state: sum(r["state"] == state for r in rows) for state in {r["state"] for r in rows}}
 
 
-def wait_until(condition, timeout: float, what, interval: float = 1.0) -> None:
-    """Poll `condition` until it holds; past `timeout` seconds, fail saying what did not happen (`what()`)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(interval)
-    raise AssertionError(f"after {timeout}s: {what()}")
-
-
 def files_in(directory) -> list:
     return [p for p in directory.rglob("*") if p.is_file()]
 
@@ -105,6 +95,7 @@ def test_two_hosts_finish_every_job_once_after_one_is_killed(tmp_path, scale_dat
         wait_until(
             lambda: counts(a.portal).get("completed", 0) >= BUNDLES // 4,
             timeout=600,
+            interval=1.0,  # each look starts a manage.py
             what=lambda: f"not a quarter of the jobs completed: {counts(a.portal)}",
         )
         a.portal.kill_worker(killed)  # host A dies with claimed and prefetched tasks that Redis forgets
@@ -112,6 +103,7 @@ def test_two_hosts_finish_every_job_once_after_one_is_killed(tmp_path, scale_dat
         wait_until(
             lambda: counts(b.portal).get("completed") == BUNDLES,
             timeout=600,
+            interval=1.0,  # each look starts a manage.py
             what=lambda: f"not all jobs completed: {counts(b.portal)}",
         )
         a.portal.start_worker()  # host A comes back; its worker start sweeps its temp dir

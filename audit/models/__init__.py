@@ -15,7 +15,7 @@ from .evidence import (
 )
 from .keys import SigningKey
 from .previews import PagePreview
-from .retention import RetentionAssignment, RetentionEvent, RetentionPolicy
+from .retention import LegalHoldSync, RetentionAssignment, RetentionEvent, RetentionPolicy
 from .review import ReviewFlag
 from .tlog import LogCheckpoint, LogLeaf
 from .verification import VerificationRun
@@ -36,6 +36,7 @@ __all__ = [
     "ManifestChain",
     "PagePreview",
     "Placement",
+    "LegalHoldSync",
     "RetentionAssignment",
     "RetentionEvent",
     "RetentionPolicy",

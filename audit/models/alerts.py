@@ -16,6 +16,7 @@ class Alert(models.Model):
         KILL_SWITCH = "kill_switch"
         INPUT_CHANGED = "input_changed"
         STORAGE_UNAVAILABLE = "storage_unavailable"
+        OBJECT_LOCK_FAILED = "object_lock_failed"
 
     class Status(models.TextChoices):
         OPEN = "open"

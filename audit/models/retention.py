@@ -92,6 +92,7 @@ class RetentionEvent(WriteOnceModel):
     class Outcome(models.TextChoices):
         DELETED = "deleted"
         BLOCKED = "blocked_by_legal_hold"
+        POSTPONED = "postponed_by_object_lock"
 
     bundle = models.ForeignKey(Bundle, on_delete=models.PROTECT, related_name="retention_events")
     manifest = models.ForeignKey(
@@ -113,3 +114,29 @@ class RetentionEvent(WriteOnceModel):
 
     def __str__(self):
         return f"{self.what} {self.outcome} ({self.policy})"
+
+
+class LegalHoldSync(models.Model):
+    """A legal hold placed or lifted that S3 Object Lock must carry to the objects already written.
+
+    Pending until every locked object under the policy carries the S3 legal hold of the version in force
+    (audit/legal_holds.py). A failed try alerts and stays pending; the retention schedule tries again.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        DONE = "done"
+
+    policy = models.ForeignKey(RetentionPolicy, on_delete=models.PROTECT, related_name="hold_syncs")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING, db_index=True)
+    tries = models.PositiveIntegerField(default=0)
+    object_count = models.PositiveIntegerField(default=0, help_text="Objects whose S3 legal hold was set")
+    last_error = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    done_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"S3 legal holds for {self.policy}: {self.status}"

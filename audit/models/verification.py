@@ -18,6 +18,8 @@ class VerificationRun(models.Model):
         FAILED = "failed"
         ERROR = "error"
 
+    PROGRESS = ("manifests_total", "manifests_done", "assets_total", "assets_done", "bytes_done")
+
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED, db_index=True)
     started_by = models.CharField(max_length=150)
     scope_bundle = models.ForeignKey("extraction.Bundle", null=True, blank=True, on_delete=models.PROTECT)
@@ -56,6 +58,13 @@ class VerificationRun(models.Model):
     def mark_running(self) -> bool:
         """Only a queued run: a redelivered task finds it taken."""
         return update_if(self, Q(status=self.Status.QUEUED), status=self.Status.RUNNING, started_at=Now())
+
+    def record_progress(self, **counts: int) -> bool:
+        """Move the progress counters (`manifests_total`, `manifests_done`, `assets_total`, `assets_done`,
+        `bytes_done`) while the run is running; a finished run's row stays final."""
+        if unknown := set(counts) - set(self.PROGRESS):
+            raise TypeError(f"not a progress counter: {', '.join(sorted(unknown))}")
+        return update_if(self, Q(status=self.Status.RUNNING), **counts)
 
     def mark_error(self, error: str) -> bool:
         """The run could not finish (not a finding: the checks themselves failed)."""

@@ -7,7 +7,7 @@ from .entry_points import extract_images, inspect_pdf, render_pages
 from .errors import Refusal, SandboxError
 from .limits import Limits
 from .render import RenderedPage, Rendering
-from .results import ExtractedAsset, Extraction, Inspection
+from .results import Extraction, Inspection, WrittenImage
 
 __all__ = [
     "Limits",
@@ -15,7 +15,7 @@ __all__ = [
     "SandboxError",
     "Inspection",
     "Extraction",
-    "ExtractedAsset",
+    "WrittenImage",
     "RenderedPage",
     "Rendering",
     "inspect_pdf",

@@ -42,7 +42,7 @@ class Encoded:
     extension: str
     width: int  # of the written file, as a standard decoder reads it
     height: int
-    # Recorded in the manifest (see ExtractedAsset): the PDF colour space, bits per component of the
+    # Recorded in the manifest (see WrittenImage): the PDF colour space, bits per component of the
     # written file, how it was made, and the sha256 of the stream's raw data unless passed through.
     colorspace: str = ""
     bits: int = 0

@@ -11,7 +11,7 @@ from .encode import Encoded, encode
 from .errors import raise_if_out_of_memory, reason
 from .limits import Limits
 from .protocol import PARTIAL
-from .results import ExtractedAsset, Extraction
+from .results import Extraction, WrittenImage
 from .validate import opened, page_tree, unreadable
 from .versions import libraries
 
@@ -46,7 +46,7 @@ class AssetStore:
         # By Draw.key: an image object (or an inline image in a given stream) drawn again is not encoded again.
         self.sha256_of: dict[tuple, str] = {}
         self.failure_of: dict[tuple, Exception] = {}
-        self.by_sha256: dict[str, ExtractedAsset] = {}
+        self.by_sha256: dict[str, WrittenImage] = {}
 
     def place(self, draw: Draw, warnings: list[str]) -> None:
         key = draw.key
@@ -63,7 +63,7 @@ class AssetStore:
             self.sha256_of[key] = sha256
         self.by_sha256[sha256].placements.append((draw.page, draw.index))
 
-    def assets(self) -> list[ExtractedAsset]:
+    def assets(self) -> list[WrittenImage]:
         for asset in self.by_sha256.values():
             asset.placements.sort()
         return sorted(self.by_sha256.values(), key=lambda a: (a.placements[0], a.sha256))
@@ -82,7 +82,7 @@ class AssetStore:
         if sha256 not in self.by_sha256:
             filename = f"{sha256}.{encoded.extension}"
             write_atomically(self.out_dir / filename, encoded.data)
-            self.by_sha256[sha256] = ExtractedAsset(
+            self.by_sha256[sha256] = WrittenImage(
                 filename=filename,
                 sha256=sha256,
                 size=len(encoded.data),

@@ -5,7 +5,7 @@ from dataclasses import asdict, is_dataclass
 from functools import lru_cache
 
 from .limits import Limits
-from .results import ExtractedAsset, Extraction
+from .results import Extraction, WrittenImage
 
 MODULE = "extraction.pdf.child"
 # A child out of memory may not manage to print anything, so it says so by exit status.
@@ -31,7 +31,7 @@ def limits_from_json(text: str) -> Limits:
 
 def extraction_from_dict(result: dict) -> Extraction:
     assets = [
-        ExtractedAsset(**{**asset, "placements": [tuple(p) for p in asset["placements"]]}) for asset in result["assets"]
+        WrittenImage(**{**asset, "placements": [tuple(p) for p in asset["placements"]]}) for asset in result["assets"]
     ]
     return Extraction(**{**result, "assets": assets})
 

@@ -17,8 +17,9 @@ class Inspection:
 
 
 @dataclass(frozen=True)
-class ExtractedAsset:
-    """One distinct output image; placements are (page from 1, index on page from 0)."""
+class WrittenImage:
+    """One distinct image file the PDF child wrote to its out dir; placements are (page from 1, index on page
+    from 0). A provider reports it as a `providers.ReportedImage`; once stored it is an `audit.models.Asset`."""
 
     filename: str
     sha256: str
@@ -43,7 +44,7 @@ class ExtractedAsset:
 @dataclass(frozen=True)
 class Extraction:
     pages: int
-    assets: list[ExtractedAsset]
+    assets: list[WrittenImage]
     warnings: list[str]
     encrypted: bool = False
     repaired: bool = False

@@ -2,7 +2,7 @@
 
 from django.utils.module_loading import import_string
 
-from .base import JobReport, Provider, ProviderError, RemoteAsset
+from .base import JobReport, Provider, ProviderError, ReportedImage
 
 PROVIDERS = {
     "local": "extraction.providers.local.LocalProvider",
@@ -17,4 +17,4 @@ def get_provider(name: str) -> Provider:
         raise ProviderError("unknown_provider", f"No provider is called {name!r}.", permanent=True) from None
 
 
-__all__ = ["JobReport", "Provider", "ProviderError", "RemoteAsset", "get_provider", "PROVIDERS"]
+__all__ = ["JobReport", "Provider", "ProviderError", "ReportedImage", "get_provider", "PROVIDERS"]

@@ -33,8 +33,8 @@ class Exchange:
 
 
 @dataclass(frozen=True)
-class RemoteAsset:
-    """One extracted image as the provider reports it, before we have stored it."""
+class ReportedImage:
+    """One extracted image as the provider reports it, before we have stored it (stored, it is an Asset)."""
 
     key: str  # the provider's handle for fetch()
     sha256: str
@@ -43,7 +43,7 @@ class RemoteAsset:
     width: int
     height: int
     placements: tuple[tuple[int, int], ...]  # (page from 1, index on page from 0)
-    # How the file was made from the PDF, when the provider says (see pdf.ExtractedAsset).
+    # How the file was made from the PDF, when the provider says (see pdf.WrittenImage).
     colorspace: str = ""
     bits: int = 0
     method: str = ""
@@ -60,7 +60,7 @@ class JobReport:
 
     state: str
     pages: int = 0
-    assets: tuple[RemoteAsset, ...] = ()
+    assets: tuple[ReportedImage, ...] = ()
     warnings: tuple[str, ...] = ()
     error_code: str = ""
     error_message: str = ""
@@ -79,7 +79,7 @@ def load_report(work_dir: Path) -> JobReport | None:
     if not path.exists():
         return None
     data = json.loads(path.read_text())
-    assets = tuple(RemoteAsset(**{**a, "placements": tuple(map(tuple, a["placements"]))}) for a in data.pop("assets"))
+    assets = tuple(ReportedImage(**{**a, "placements": tuple(map(tuple, a["placements"]))}) for a in data.pop("assets"))
     return JobReport(**{**data, "assets": assets, "warnings": tuple(data["warnings"])})
 
 
@@ -105,11 +105,11 @@ class Provider:
     def check(self, job, work_dir: Path) -> JobReport:
         raise NotImplementedError
 
-    def kept_download(self, asset: RemoteAsset, work_dir: Path) -> Path | None:
+    def kept_download(self, asset: ReportedImage, work_dir: Path) -> Path | None:
         """The file an earlier try of this job already fetched and verified, if any (remote providers)."""
         return None
 
-    def fetch(self, job, asset: RemoteAsset, work_dir: Path) -> Path:
+    def fetch(self, job, asset: ReportedImage, work_dir: Path) -> Path:
         """A local file holding the asset, whose bytes were hashed as they were written (by the
         PDF child, or while downloading) and match asset.sha256; raise ProviderError otherwise."""
         raise NotImplementedError

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.core.files.storage import storages
 
 from . import contract
-from .base import Exchange, JobReport, Provider, ProviderError, RemoteAsset
+from .base import Exchange, JobReport, Provider, ProviderError, ReportedImage
 from .retry import parse_retry_after
 
 ROUTES = contract.load_pin()["capability"]["routes"]
@@ -73,18 +73,18 @@ class InfraiProvider(Provider):
         return JobReport(
             state=body["status"],
             pages=body["pages"] or 0,
-            assets=tuple(map(_remote_asset, body["assets"])),
+            assets=tuple(map(_reported_image, body["assets"])),
             warnings=tuple(_warning(w) for w in body["warnings"]),
             error_code=error.get("code", ""),
             error_message=error.get("message", ""),
             meta={"partial": body["partial"]},
         )
 
-    def kept_download(self, asset: RemoteAsset, work_dir: Path) -> Path | None:
+    def kept_download(self, asset: ReportedImage, work_dir: Path) -> Path | None:
         path = _download_path(asset, work_dir)
         return path if path.exists() else None  # renamed there only once its size and sha256 matched
 
-    def fetch(self, job, asset: RemoteAsset, work_dir: Path) -> Path:
+    def fetch(self, job, asset: ReportedImage, work_dir: Path) -> Path:
         """Stream the asset to temp, hashing as it arrives; a short or altered download never leaves here."""
         url = urljoin(self.base, asset.key.lstrip("/"))
         if urlsplit(url).netloc != urlsplit(self.base).netloc:
@@ -168,12 +168,12 @@ def _error_for(response: requests.Response, exchange: Exchange) -> ProviderError
     )
 
 
-def _download_path(asset: RemoteAsset, work_dir: Path) -> Path:
+def _download_path(asset: ReportedImage, work_dir: Path) -> Path:
     return work_dir / "downloads" / asset.sha256
 
 
-def _remote_asset(entry: dict) -> RemoteAsset:
-    return RemoteAsset(
+def _reported_image(entry: dict) -> ReportedImage:
+    return ReportedImage(
         key=entry["download_url"],
         sha256=entry["sha256"],
         size=entry["size"],

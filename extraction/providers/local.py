@@ -9,7 +9,7 @@ from django.conf import settings
 from extraction import pdf, stores
 from extraction.pdf.protocol import plain
 
-from .base import JobReport, Provider, ProviderError, RemoteAsset
+from .base import JobReport, Provider, ProviderError, ReportedImage
 
 # Bumped whenever the bytes written for the same input can change (3.0: CMYK and inverted JPEGs, 16-bit,
 # Separation/DeviceN/Lab, JBIG2, annotation/pattern/soft-mask/Type3 images; 3.1: JPEG 2000 decoded where a
@@ -57,7 +57,7 @@ class LocalProvider(Provider):
             self._extract(job, work_dir, result_path)
         result = json.loads(result_path.read_text())
         assets = tuple(
-            RemoteAsset(key=a.pop("filename"), **{**a, "placements": tuple(tuple(p) for p in a["placements"])})
+            ReportedImage(key=a.pop("filename"), **{**a, "placements": tuple(tuple(p) for p in a["placements"])})
             for a in result["assets"]
         )
         read = {key: result.get(key, default) for key, default in READ_FLAGS.items()}
@@ -71,7 +71,7 @@ class LocalProvider(Provider):
             meta={"input": read, "libraries": result.get("libraries", {})},
         )
 
-    def fetch(self, job, asset: RemoteAsset, work_dir: Path) -> Path:
+    def fetch(self, job, asset: ReportedImage, work_dir: Path) -> Path:
         path = work_dir / "extracted" / asset.key
         if not path.exists():
             raise ProviderError("asset_missing", f"Extracted file {asset.key} is gone.", permanent=False)

@@ -118,7 +118,7 @@ class Job:
     submitted_at: float
     status: str = "queued"
     pages: int | None = None
-    assets: dict = field(default_factory=dict)  # asset id -> ExtractedAsset
+    assets: dict = field(default_factory=dict)  # asset id -> WrittenImage
     warnings: list = field(default_factory=list)  # [{"page": int | None, "message": str}]
     error: dict | None = None
     future: Future | None = None

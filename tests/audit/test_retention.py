@@ -1,3 +1,4 @@
+import json
 from datetime import timedelta
 
 import pytest
@@ -77,6 +78,13 @@ def test_outputs_go_when_their_window_ends_and_the_manifest_survives(completed):
     event = manifest.retention_events.get(what="outputs")
     assert event.files == 6 and event.bytes_freed == sum(Asset.objects.values_list("size", flat=True))
     assert verify_all()[0] == []  # deleted under policy is not "missing"
+
+
+def test_a_deletion_from_a_store_without_versions_signs_that_the_files_are_removed(completed):
+    policy()
+    [done] = retention.apply_retention(at=completed.created_at + timedelta(days=31))
+    assert done["deletion"] == "removed"
+    assert json.loads(RetentionEvent.objects.get().body)["deletion"] == "removed"
 
 
 def test_a_legal_hold_survives_a_retention_run_and_the_block_is_recorded_once(completed):

@@ -35,6 +35,22 @@ def test_it_records_a_passed_run_with_its_counts(completed):
     assert run.bytes_done == sum(Asset.objects.values_list("size", flat=True)) and run.finished_at
 
 
+def test_progress_moves_while_a_run_runs_and_stays_final_after():
+    run = start_run("auditor")
+    assert not run.record_progress(assets_done=1)  # still queued
+    run.mark_running()
+    assert run.record_progress(assets_total=9, assets_done=5, bytes_done=100)
+    run.mark_finished(0)
+    assert not run.record_progress(assets_done=9)
+    run.refresh_from_db()
+    assert (run.assets_total, run.assets_done, run.bytes_done) == (9, 5, 100)
+
+
+def test_only_progress_counters_are_recorded_as_progress():
+    with pytest.raises(TypeError):
+        start_run("auditor").record_progress(findings_count=0)
+
+
 def test_it_records_findings_linked_to_manifest_and_asset(completed):
     asset = Asset.objects.first()
     write_stored("outputs", asset.name, b"changed")

@@ -60,6 +60,11 @@ def insider_re_signs(rewrite):
     log_checkpoints.write_log_checkpoint()
 
 
+def drop_newest():
+    with connection.cursor() as cursor:
+        cursor.execute('DELETE FROM audit_logleaf WHERE "index" = 2')
+
+
 def rewrite_second():
     rewrite_manifest_row(Manifest.objects.get(sequence=2), warnings=["inserted afterwards"])
 
@@ -92,11 +97,6 @@ def test_it_refuses_a_history_rewritten_below_what_it_saw_as_the_log_grows(porta
 def test_it_refuses_a_rollback(portal, out):
     log_checkpoints.write_log_checkpoint()
     witness(portal, out)
-
-    def drop_newest():
-        with connection.cursor() as cursor:
-            cursor.execute('DELETE FROM audit_logleaf WHERE "index" = 2')
-
     insider_re_signs(drop_newest)
     refused = alarm(portal, out)
     assert refused.returncode == 3 and "ROLLBACK" in str(refused)
@@ -109,6 +109,15 @@ def test_two_witnesses_shown_different_histories_find_the_fork_when_they_compare
     assert "first checkpoint kept" in witness(portal, out, "b.json")  # b alone cannot tell
     refused = alarm(portal, out, "b.json", out / "a.json")
     assert refused.returncode == 2 and "FORK" in str(refused)
+
+
+def test_a_witness_that_saw_more_than_the_portal_now_serves_makes_the_other_find_a_rollback(portal, out):
+    log_checkpoints.write_log_checkpoint()
+    witness(portal, out, "a.json")
+    insider_re_signs(drop_newest)
+    refused = alarm(portal, out, "b.json", out / "a.json")
+    assert refused.returncode == 3 and "ROLLBACK" in str(refused) and "holds a checkpoint of 3" in str(refused)
+    assert not (out / "b.json").exists()
 
 
 def test_a_package_exported_before_the_rewrite_catches_it(portal, out):

@@ -1,6 +1,7 @@
 """S3 Object Lock on the production profile (the suite's S3-compatible server): manifests locked for their
 retention window, held under a legal hold, log checkpoints and their timestamps locked too."""
 
+import json
 import uuid
 from datetime import timedelta
 
@@ -8,8 +9,8 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from audit import log_checkpoints, worm
-from audit.models import Manifest
+from audit import log_checkpoints, retention, worm
+from audit.models import Manifest, RetentionEvent
 from tests.conftest import PRODUCTION, approved_policy
 
 pytestmark = [
@@ -99,3 +100,57 @@ def complete_two_jobs():
         for factory in (pdfs.mixed, pdfs.reused_on_three_pages):
             with open(factory(Path(tmp)), "rb") as fh:
                 run_job(submit_bundle(fh, filename="x.pdf", submitted_by="t").job_id)
+
+
+def versions_of(s3, bucket, name):
+    listing = s3.list_object_versions(Bucket=bucket, Prefix=key(name))
+    return len(listing.get("Versions", [])), len(listing.get("DeleteMarkers", []))
+
+
+def test_a_retention_deletion_in_a_locked_bucket_says_it_left_a_delete_marker(locked_outputs, request_completed_jobs):
+    approved_policy(is_default=True, manifest_days=1, contract_owner="Claims Ltd", decision_note="x")
+    s3, bucket = locked_outputs
+    request_completed_jobs()
+    manifest = Manifest.objects.first()
+    done = [
+        e
+        for e in retention.apply_retention(at=manifest.created_at + timedelta(days=2))
+        if e["manifest"] == manifest.sequence
+    ]
+    assert [(e["outcome"], e["deletion"]) for e in done] == [("deleted", "delete_marker")]
+    event = manifest.retention_events.get()
+    assert json.loads(event.body)["deletion"] == "delete_marker"
+    assert versions_of(s3, bucket, manifest.storage_name) == (1, 1)  # the locked version is still there
+
+
+def test_a_file_locked_past_its_window_is_not_deleted_and_the_reason_is_signed(locked_outputs, request_completed_jobs):
+    approved_policy(is_default=True, manifest_days=400, contract_owner="Claims Ltd", decision_note="x")
+    s3, bucket = locked_outputs
+    request_completed_jobs()
+    approved_policy(manifest_days=30, decision_note="shorter")  # the files stay locked for 400 days
+    manifest = Manifest.objects.first()
+    later = manifest.created_at + timedelta(days=31)
+    [entry] = [e for e in retention.apply_retention(at=later) if e["manifest"] == manifest.sequence]
+    assert entry["outcome"] == "postponed_by_object_lock"
+    assert "locked (GOVERNANCE) until" in entry["postponed_because"]
+    event = manifest.retention_events.get()
+    assert event.outcome == RetentionEvent.Outcome.POSTPONED and event.files == 0
+    assert "locked (GOVERNANCE) until" in json.loads(event.body)["postponed_because"]
+    assert versions_of(s3, bucket, manifest.storage_name) == (1, 0)
+    retention.apply_retention(at=later + timedelta(days=1))
+    assert manifest.retention_events.count() == 1  # recorded once, not every run
+
+
+def test_a_file_under_an_s3_legal_hold_is_not_deleted(locked_outputs, request_completed_jobs):
+    approved_policy(is_default=True, manifest_days=1, contract_owner="Claims Ltd", decision_note="x")
+    s3, bucket = locked_outputs
+    request_completed_jobs()
+    manifest = Manifest.objects.first()
+    worm.set_legal_hold(manifest.storage_name, True)  # as a hold lifted whose release is still pending leaves it
+    [entry] = [
+        e
+        for e in retention.apply_retention(at=manifest.created_at + timedelta(days=2))
+        if e["manifest"] == manifest.sequence
+    ]
+    assert entry["postponed_because"] == f"{manifest.storage_name} is under an S3 legal hold"
+    assert versions_of(s3, bucket, manifest.storage_name) == (1, 0)

@@ -7,7 +7,6 @@ test ends when a limit of about a second fires.
 import os
 import subprocess
 import sys
-import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import pytest
 from extraction.pdf import Limits, Refusal, SandboxError, extract_images, inspect_pdf
 from extraction.pdf.sandbox import PROJECT_ROOT, idle_pids, stop_idle_children, warm_up
 from tests import pdfs, pdfs_intake
+from tests.waiting import wait_until
 
 NO_STREAM_LIMIT = Limits(max_stream_bytes=2**40)
 NO_PIXEL_LIMIT = Limits(max_pixels=2**40, max_stream_bytes=2**40)
@@ -252,13 +252,13 @@ def test_a_child_whose_worker_was_killed_mid_command_stops_itself(tmp_path):
         cwd=PROJECT_ROOT,
     )
     try:
-        child = wait_for(lambda: children_of(worker.pid), timeout=30)[0]
-        time.sleep(0.5)  # into the command
+        child = wait_until(lambda: children_of(worker.pid), timeout=30, what="the worker started no child")[0]
+        wait_until(lambda: has_open(child, slow_to_inspect), timeout=30, what="the child never opened the PDF")
     finally:
         worker.kill()
         worker.wait()
 
-    assert wait_for(lambda: not alive(child), timeout=3)
+    wait_until(lambda: not alive(child), timeout=3, what="the child works on for a killed worker")
 
 
 def children_of(pid: int) -> list[int]:
@@ -281,13 +281,12 @@ def alive(pid: int) -> bool:
         return False
 
 
-def wait_for(condition, timeout: float):
-    deadline = time.monotonic() + timeout
-    while not (result := condition()):
-        if time.monotonic() > deadline:
-            return result
-        time.sleep(0.05)
-    return result
+def has_open(pid: int, path: Path) -> bool:
+    """Whether the process holds `path` open: the child is into its command."""
+    try:
+        return any(os.readlink(fd) == str(path.resolve()) for fd in Path(f"/proc/{pid}/fd").iterdir())
+    except OSError:
+        return False
 
 
 # ---------- failures no check foresaw: a code and a sentence, never a traceback ----------

@@ -226,11 +226,11 @@ def test_it_stores_each_output_once_and_its_bytes_hash_as_the_manifest_says(tmp_
 
 def test_it_never_manifests_a_file_that_is_not_the_size_the_provider_reported(tmp_path):
     from audit.manifest_writing import record_completion
-    from extraction.providers import JobReport, ProviderError, RemoteAsset
+    from extraction.providers import JobReport, ProviderError, ReportedImage
 
     job = accepted_job(pdfs.jpeg_rgb(tmp_path))
     (tmp_path / "a.png").write_bytes(b"twelve bytes")
-    asset = RemoteAsset(
+    asset = ReportedImage(
         key="a.png", sha256="0" * 64, size=13, content_type="image/png", width=1, height=1, placements=((1, 0),)
     )
 

@@ -16,6 +16,7 @@ from PIL import Image
 from tests import pdfs
 from tests.conftest import PRODUCTION
 from tests.procs import ROOT, Portal
+from tests.waiting import wait_until
 
 pytestmark = [
     pytest.mark.slow,
@@ -55,6 +56,11 @@ def asset_entries(p):
     return [(a["name"], a["sha256"], a["size"], a["placements"]) for a in body["assets"]]
 
 
+def wait_for_the_lease_to_run_out(p, job_id):
+    """The killed worker's claim ends on the database's clock, the one the reconciler reads (SQLite's, to the ms)."""
+    p.wait_for("select claimed_until < strftime('%Y-%m-%d %H:%M:%f', 'now') from extraction_job where id = ?", job_id)
+
+
 def run_to_completion(p, path):
     [submitted] = p.manage_json("submit_bundle", "--here", path)
     worker = p.start_worker()
@@ -69,14 +75,12 @@ def test_it_completes_a_killed_workers_job_after_the_reconciler_with_no_duplicat
     job_id = submitted["job_id"]
     worker = p.start_worker()
     work_dir = p.data_dir / "temp" / "jobs" / str(job_id)
-    deadline = time.monotonic() + 60
-    while not work_dir.exists() and time.monotonic() < deadline:
-        time.sleep(0.005)
+    wait_until(work_dir.exists, timeout=60, what="the worker never started the job", interval=0.005)
     p.kill_worker(worker)
     assert job_state(p, job_id) == "submitted", "the worker finished before it could be killed"
     assert p.query("select count(*) from audit_manifest")[0][0] == 0
 
-    time.sleep(2.5)  # the killed worker's lease runs out
+    wait_for_the_lease_to_run_out(p, job_id)
     assert json.loads(p.manage("reconcile").stdout)["woken"] == 1
     p.start_worker()
     p.wait_for("select status = 'completed' from extraction_job where id = ?", job_id)
@@ -134,14 +138,12 @@ def test_a_worker_killed_between_the_providers_accept_and_our_commit_makes_no_se
         p = portal(PAGETRAIL_PROVIDER="infrai", INFRAI_BASE_URL=sim.url, INFRAI_API_KEY=key)
         [submitted] = p.manage_json("submit_bundle", "--here", pdfs.mixed(tmp_path))
         worker = p.start_worker()
-        deadline = time.monotonic() + 60
-        while sim.submissions == 0 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_until(lambda: sim.submissions, timeout=60, what="the worker never submitted", interval=0.01)
         p.kill_worker(worker)  # the provider has accepted; we never heard its answer
         assert sim.submissions == 1
         assert p.query("select provider_job_id from extraction_job")[0][0] == ""
 
-        time.sleep(2.5)  # the killed worker's lease runs out
+        wait_for_the_lease_to_run_out(p, submitted["job_id"])
         assert json.loads(p.manage("reconcile").stdout)["woken"] == 1
         p.start_worker()
         p.wait_for("select status = 'completed' from extraction_job where id = ?", submitted["job_id"])
@@ -171,9 +173,12 @@ def test_each_worker_starts_its_pdf_child_before_its_first_job(portal):
     p = portal(PAGETRAIL_WORKERS=2)
     cluster = p.start_worker()
 
-    deadline = time.monotonic() + 60
-    while len(pdf_children_under(cluster.pid)) < 2 and time.monotonic() < deadline:
-        time.sleep(0.1)
+    wait_until(
+        lambda: len(pdf_children_under(cluster.pid)) >= 2,
+        timeout=60,
+        what="the workers started no children",
+        interval=0.1,
+    )
 
     assert len(pdf_children_under(cluster.pid)) == 2  # one warm child per worker process, no job yet
 
@@ -210,17 +215,20 @@ def processes_in_group(group: int) -> list[int]:
 def test_a_cluster_whose_master_is_killed_stops_its_sentinel_and_workers(portal):
     p = portal(PAGETRAIL_WORKERS=2)
     cluster = p.start_worker()
-    deadline = time.monotonic() + 60
-    while len(pdf_children_under(cluster.pid)) < 2 and time.monotonic() < deadline:
-        time.sleep(0.1)  # both workers are up once each has started its PDF child
+    # Both workers are up once each has started its PDF child.
+    wait_until(
+        lambda: len(pdf_children_under(cluster.pid)) >= 2, timeout=60, what="the workers did not start", interval=0.1
+    )
     assert len(processes_in_group(cluster.pid)) > 3  # master, sentinel, workers, children
 
     os.kill(cluster.pid, signal.SIGKILL)  # the master only
     cluster.wait(timeout=30)
-    deadline = time.monotonic() + 60
-    while processes_in_group(cluster.pid) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert processes_in_group(cluster.pid) == []
+    wait_until(
+        lambda: not processes_in_group(cluster.pid),
+        timeout=60,
+        what=lambda: processes_in_group(cluster.pid),
+        interval=0.2,
+    )
 
 
 def record_other_host(p, extractor_version: str) -> None:

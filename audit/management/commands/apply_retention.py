@@ -20,7 +20,13 @@ class Command(BaseCommand):
         for entry in report:
             self.stdout.write(
                 f"{entry['outcome']}: {entry['what']} of bundle {entry['bundle'][:16]} "
-                f"(manifest {entry['manifest']}) under {entry['policy']}"
+                f"(manifest {entry['manifest']}) under {entry['policy']}{_why(entry)}"
             )
         prefix = "would act on" if options["dry_run"] else "acted on"
         self.stdout.write(f"{prefix} {len(report)} item(s)")
+
+
+def _why(entry: dict) -> str:
+    if "postponed_because" in entry:
+        return f": {entry['postponed_because']}"
+    return ", left a delete marker (the versions stay)" if entry.get("deletion") == "delete_marker" else ""
