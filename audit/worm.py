@@ -17,6 +17,9 @@ from storages.utils import clean_name
 
 from extraction import stores
 
+from .alerts import raise_alert
+from .models import Alert
+
 log = logging.getLogger(__name__)
 
 
@@ -109,5 +112,16 @@ def lock_manifest(manifest) -> None:
         return
     try:
         lock(manifest.storage_name, *manifest_terms(manifest))
-    except Exception:  # the manifest stands; an unlocked file is what the store had before
+    except Exception:  # the manifest stands; an unlocked file is what the store had before, but say so
         log.exception("Could not set S3 Object Lock on manifest %s (%s)", manifest.sequence, manifest.storage_name)
+        _alert_unlocked(manifest)
+
+
+def _alert_unlocked(manifest) -> None:
+    raise_alert(
+        Alert.Kind.OBJECT_LOCK_FAILED,
+        f"manifest-lock-{manifest.sequence}",
+        link=f"/admin/audit/manifest/{manifest.pk}/change/",
+        message=f"Manifest {manifest.sequence} ({manifest.storage_name}) is stored but S3 Object Lock could not be "
+        "set on it: until it is locked by hand (put-object-retention), its file can be deleted or overwritten.",
+    )

@@ -154,3 +154,16 @@ def test_a_file_under_an_s3_legal_hold_is_not_deleted(locked_outputs, request_co
     ]
     assert entry["postponed_because"] == f"{manifest.storage_name} is under an S3 legal hold"
     assert versions_of(s3, bucket, manifest.storage_name) == (1, 0)
+
+
+def test_a_manifest_that_cannot_be_locked_raises_an_alert(locked_outputs, request_completed_jobs):
+    from audit.models import Alert
+
+    request_completed_jobs()
+    manifest = Manifest.objects.first()
+    manifest.storage_name = f"{manifest.storage_name}.missing"  # the store answers NoSuchKey to the lock
+
+    worm.lock_manifest(manifest)
+
+    [alert] = Alert.objects.filter(kind=Alert.Kind.OBJECT_LOCK_FAILED)
+    assert f"Manifest {manifest.sequence}" in alert.message and "could not be set" in alert.message
