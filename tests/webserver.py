@@ -149,15 +149,20 @@ def request(port: int, head: bytes, timeout=30.0) -> Outcome:
     return stream(port, head, 0, timeout=timeout)
 
 
-def stream(port: int, head: bytes, body_bytes: int, timeout=60.0, chunked=False, stop_on_answer=True) -> Outcome:
+def stream(
+    port: int, head: bytes, body_bytes: int, timeout=60.0, chunked=False, stop_on_answer=True, answer_grace=0.0
+) -> Outcome:
     """Send `head`, then up to `body_bytes` of zeros (generated on the fly, as chunks when `chunked`) while
     watching for an answer. Stops sending when the server closes (or answers, with `stop_on_answer`), and waits
-    at most `timeout` in all for the connection to end."""
+    at most `timeout` in all for the connection to end. `answer_grace`: seconds to wait for an answer to the
+    head alone before the body starts (a server that answers at once then gets its answer read, not reset)."""
     deadline, body = time.monotonic() + timeout, Body(body_bytes, chunked)
     response, closed = b"", False
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as conn:
         conn.sendall(head)
         conn.setblocking(False)
+        if answer_grace and select.select([conn], [], [], answer_grace)[0]:
+            response, closed = receive(conn)
         while time.monotonic() < deadline and not closed:
             sending = body.left() and not (response and stop_on_answer)
             readable, writable, _ = select.select([conn], [conn] if sending else [], [], 0.5)
