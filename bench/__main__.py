@@ -63,31 +63,14 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     failures = checks.failures(runs, truth)
+    pipeline_args = (
+        *("--scale", f"{options.scale:g}", "--seed", str(options.seed)),
+        *("--out", str(options.out.parent), "--workers", str(max(options.workers))),
+    )
     if options.pipeline:
-        figures["pipeline"] = in_own_process(
-            "pipeline",
-            "--scale",
-            f"{options.scale:g}",
-            "--seed",
-            str(options.seed),
-            "--out",
-            str(options.out.parent),
-            "--workers",
-            str(max(options.workers)),
-        )
+        figures["pipeline"] = in_own_process("pipeline", *pipeline_args)
     if options.pipeline and options.production:
-        figures["pipeline_production"] = in_own_process(
-            "pipeline",
-            "--production",
-            "--scale",
-            f"{options.scale:g}",
-            "--seed",
-            str(options.seed),
-            "--out",
-            str(options.out.parent),
-            "--workers",
-            str(max(options.workers)),
-        )
+        figures["pipeline_production"] = in_own_process("pipeline", "--production", *pipeline_args)
     if options.admin_jobs:
         figures["admin"] = in_own_process(
             "admin_scale",

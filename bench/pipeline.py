@@ -178,9 +178,10 @@ def run(
     return result
 
 
-def embedded_env(data_dir: Path, workers: int, production: dict) -> dict:
+def embedded_env(data_dir: Path, workers: int, production: dict, extra: dict | None = None) -> dict:
     """The environment of the cluster and `manage.py migrate`; this process gets the same, quieter,
-    and sets Django up with it (settings read the environment once). `production` goes on top."""
+    and sets Django up with it (settings read the environment once). `production` (whose buckets are
+    created) and `extra` go on top."""
     import django
 
     env = {
@@ -192,6 +193,7 @@ def embedded_env(data_dir: Path, workers: int, production: dict) -> dict:
         "PAGETRAIL_LOG_LEVEL": "INFO",
         "PAGETRAIL_LOG_FORMAT": "plain",
         **production,
+        **(extra or {}),
     }  # readiness is read from the log
     for name in NOT_EMBEDDED:
         os.environ.pop(name, None)

@@ -11,7 +11,6 @@ never a pass/fail on time.
 """
 
 import argparse
-import os
 import secrets
 import socket
 import subprocess
@@ -21,7 +20,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from .pipeline import NOT_EMBEDDED, ROOT, cleanup, start_cluster, stop_cluster, wait_until_ready
+from .pipeline import ROOT, cleanup, embedded_env, start_cluster, stop_cluster, wait_until_ready
 
 WAIT_FOR_JOB_SECONDS = 900
 
@@ -78,25 +77,12 @@ def run(pages: int, retry_after: int, workers: int) -> dict:
 
 def managed_env(data_dir: Path, workers: int, port: int) -> dict:
     """The embedded profile with the managed provider (the simulator on `port`), for every process here."""
-    import django
-
-    env = {
-        **{k: v for k, v in os.environ.items() if k not in NOT_EMBEDDED},
-        "PAGETRAIL_DATA_DIR": str(data_dir),
-        "DJANGO_SETTINGS_MODULE": "portal.settings",
-        "PAGETRAIL_WORKERS": str(workers),
-        "PYTHONUNBUFFERED": "1",
-        "PAGETRAIL_LOG_LEVEL": "INFO",
-        "PAGETRAIL_LOG_FORMAT": "plain",
+    managed = {
         "PAGETRAIL_PROVIDER": "infrai",
         "INFRAI_BASE_URL": f"http://127.0.0.1:{port}",
         "INFRAI_API_KEY": secrets.token_urlsafe(24),
     }
-    for name in NOT_EMBEDDED:
-        os.environ.pop(name, None)
-    os.environ.update({**env, "PAGETRAIL_LOG_LEVEL": "WARNING"})
-    django.setup()
-    return env
+    return embedded_env(data_dir, workers, {}, managed)
 
 
 def measure(path: Path) -> dict:
