@@ -82,6 +82,8 @@ def _encoded(image, filters, raw, space, width, height, max_pixels) -> Encoded:
         return Encoded(data, extension, *size, bits=8, method=method)
     if filters == ["JPXDecode"]:
         return _jpx(image, raw, space, max_pixels)
+    if filters[-1:] == ["JPXDecode"] and set(filters[:-1]) <= SIMPLE:
+        return _jpx(image, _codestream(image), space, max_pixels, stored=False)
     if found := wrapped(image, filters, width, height):
         return Encoded(found[0], found[1], width, height, bits=bits, method="wrapped")
     if any(name in BILEVEL_CODECS for name in filters) and set(filters) <= set(BILEVEL_CODECS) | SIMPLE:
@@ -99,15 +101,32 @@ def _encoded(image, filters, raw, space, width, height, max_pixels) -> Encoded:
     return _decoded(picture, 16 if picture.mode.startswith("I;16") else 8 if picture.mode != "1" else 1)
 
 
-def _jpx(image, raw, space, max_pixels) -> Encoded:
-    """Passed through or decoded (see jpx.py), with the codestream's dimensions, not the dictionary's."""
-    header = jpx.header_of(raw)
+def _jpx(image, codestream, space, max_pixels, stored: bool = True) -> Encoded:
+    """Passed through or decoded (see jpx.py), with the codestream's dimensions, not the dictionary's.
+    `stored`: the codestream is the stream's data as stored; one that other filters wrapped is decoded
+    (then the manifest's stream_sha256 names the stored data)."""
+    header = jpx.header_of(codestream)
     if header.width * header.height > max_pixels:
         raise ImageTooLarge(f"{header.width} x {header.height} pixels is outside the limit of {max_pixels}")
-    if jpx.passes_through(image, header, space):
-        return Encoded(raw, "jp2", header.width, header.height, bits=8, method="passthrough")
-    data, extension, bits = jpx.decoded(image, raw, header, space)
+    if stored and jpx.passes_through(image, header, space):
+        return Encoded(codestream, "jp2", header.width, header.height, bits=8, method="passthrough")
+    data, extension, bits = jpx.decoded(image, codestream, header, space)
     return Encoded(data, extension, header.width, header.height, bits=bits, method="decoded")
+
+
+def _codestream(image: pikepdf.Stream) -> bytes:
+    """A chain such as [/FlateDecode /JPXDecode]: the data the JPX decoder reads, the filters before it
+    undone by qpdf on a copy. Handed to Pillow whole (pikepdf's way), a 16-bit RGB codestream came out
+    with wrong 8-bit samples (pikepdf's `pike-flate-jp2`: white read as black)."""
+    pdf = pikepdf.Pdf.new()
+    outer = pdf.copy_foreign(image)
+    outer.Filter = pikepdf.Array(list(outer.Filter)[:-1])
+    parms = outer.get("/DecodeParms")
+    if isinstance(parms, pikepdf.Array) and len(parms) == len(outer.Filter) + 1:
+        outer.DecodeParms = pikepdf.Array(list(parms)[:-1])
+    elif parms is not None:  # not one entry a filter: qpdf would not decode it as it stands either
+        del outer["/DecodeParms"]
+    return outer.read_bytes()
 
 
 IMAGE_SUBTYPE = pikepdf.Name.Image

@@ -14,12 +14,13 @@ from .base import JobReport, Provider, ProviderError, ReportedImage
 # Bumped whenever the bytes written for the same input can change (3.0: CMYK and inverted JPEGs, 16-bit,
 # Separation/DeviceN/Lab, JBIG2, annotation/pattern/soft-mask/Type3 images; 3.1: JPEG 2000 decoded where a
 # standard decoder reads it otherwise, with its codestream's dimensions; decoded JPEGs keep the PDF's ICC
-# profile), so that idempotency keys change with it. (Files that were refused and now open, their page
+# profile; 3.2: a JPEG 2000 inside other filters decoded from its codestream, not by Pillow), so that
+# idempotency keys change with it. (Files that were refused and now open, their page
 # tree or encryption entry read past damage, changed no bytes written for any input accepted before.)
 # That includes an upgrade of pikepdf, qpdf, Pillow, pypdfium2 or zlib-ng that changes any output of the
 # test corpus: tests/extraction/test_golden_outputs.py fails until this is bumped. The libraries' own
 # versions are recorded in each manifest, not here, so that a release that changes no bytes keeps the keys.
-EXTRACTOR_VERSION = "3.1"
+EXTRACTOR_VERSION = "3.2"
 READ_FLAGS = {"encrypted": False, "repaired": False, "leading_bytes": 0}  # how the input was read
 REPAIRED = (
     "The input was damaged (its cross-reference table, page tree or encryption entry) and was read "

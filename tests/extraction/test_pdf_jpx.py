@@ -6,6 +6,7 @@ rendering cannot say (16 bits, CMYK), the samples put into the codestream (all e
 
 import hashlib
 import io
+import zlib
 
 import pikepdf
 import pytest
@@ -167,3 +168,19 @@ def test_it_writes_a_jp2_with_its_own_palette_and_no_colour_space_in_that_palett
 
     assert (encoded.method, opened(encoded).mode) == ("decoded", "RGB")
     assert opened(encoded).tobytes() == b"".join(jx.JP2_PALETTE[i] for i in (0, 1, 2, 3, 3, 2, 1, 0))
+
+
+@pytest.mark.parametrize("parms", [None, Array([None, None])], ids=["no_parms", "null_parms"])
+def test_it_decodes_a_jpx_wrapped_in_flate_as_the_bare_jpx_and_names_the_stored_data(parms):
+    """[/FlateDecode /JPXDecode]: handed to Pillow whole, four components the PDF calls CMYK came out as
+    RGBA, and a 16-bit RGB codestream as wrong 8-bit samples (pikepdf's `pike-flate-jp2`)."""
+    image = jx.jpx(_pdf := pikepdf.Pdf.new(), jx.cmyk_codestream(), 20, 12, ColorSpace=Name.DeviceCMYK)
+    image.write(zlib.compress(image.read_raw_bytes()), filter=Array([Name.FlateDecode, Name.JPXDecode]))
+    if parms is not None:
+        image.DecodeParms = parms
+
+    encoded = encode(image, MAX_PIXELS)
+
+    assert (encoded.method, encoded.extension, encoded.colorspace) == ("decoded", "tif", "DeviceCMYK")
+    assert (opened(encoded).mode, opened(encoded).tobytes()) == ("CMYK", pdfs.cmyk_picture().tobytes())
+    assert encoded.stream_sha256 == hashlib.sha256(image.read_raw_bytes()).hexdigest()
