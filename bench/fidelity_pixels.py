@@ -17,6 +17,7 @@ white. The harness therefore inverts the reference (`invert_theirs`) where its p
 ours, and never ours (fidelity_file.py).
 """
 
+import zlib
 from pathlib import Path
 
 from PIL import Image, ImageChops
@@ -55,9 +56,12 @@ def compare(ours: Path, theirs: Path, jpeg: bool, invert_theirs: bool = False) -
     `invert_theirs`: the reference is a bilevel or grey image of the opposite polarity."""
     bits = png_bits(ours), png_bits(theirs)
     # 1, 2, 4 against 8 bits is a lossless widening that Pillow undoes; 16 against 8 is not: ours
-    # keeps 16 bits by design, which is that class only when its high bytes are the 8-bit samples.
+    # keeps 16 bits by design, which is that class only when the 8-bit samples are ours cut to 8 bits,
+    # by their high bytes (MuPDF) or rounded by the bit below them (poppler's JPEG 2000 reader).
     if None not in bits and bits[0] != bits[1] and 16 in bits:
-        return SIXTEEN_BITS if bits[0] == 16 and not compare(_high_bytes(ours), theirs, jpeg) else "bits"
+        if bits[0] == 16 and any(not compare(_eight_bits(ours, rule), theirs, jpeg) for rule in EIGHT_BITS):
+            return SIXTEEN_BITS
+        return "bits"
     with Image.open(ours) as a, Image.open(theirs) as b:
         if a.size != b.size:
             return "size"
@@ -69,17 +73,65 @@ def compare(ours: Path, theirs: Path, jpeg: bool, invert_theirs: bool = False) -
         return "" if _within(a, b, JPEG_TOLERANCE if jpeg else 0) else "samples"
 
 
-def _high_bytes(path: Path) -> Path:
-    """A 16-bit PNG's samples cut to their high bytes (as poppler and MuPDF write 8 bits), beside it."""
+# How a reference writes a 16-bit sample v in 8 bits: its high byte, or that rounded by the bit below it.
+EIGHT_BITS = {
+    "high": lambda v: v >> 8,
+    "rounded": lambda v: min(255, (v >> 8) + ((v >> 7) & 1)),
+}
+
+
+def _eight_bits(path: Path, rule: str) -> Path:
+    """A 16-bit PNG's samples cut to 8 bits by `rule` (EIGHT_BITS), beside it."""
     with open(path, "rb") as f:
         colour_type = f.read(26)[25]
     with Image.open(path) as image:
         if colour_type == 0:  # grey, read as 32-bit integers
-            image = Image.frombytes("L", image.size, bytes(v >> 8 for v in image.getdata()))
-        else:  # RGB: Pillow reads the high bytes already
-            image = image.convert("RGB")
-        image.save(eight := path.with_name(path.stem + "-8bit.png"))
+            samples = image.get_flattened_data()
+            size, mode = image.size, "L"
+        else:  # RGB: 16-bit samples, big-endian, straight from the PNG's rows
+            samples = _rgb16_samples(path)
+            size, mode = image.size, "RGB"
+        cut = EIGHT_BITS[rule]
+        Image.frombytes(mode, size, bytes(cut(v) for v in samples)).save(
+            eight := path.with_name(f"{path.stem}-{rule}.png")
+        )
     return eight
+
+
+def _rgb16_samples(path: Path) -> list[int]:
+    """The samples of a 16-bit RGB PNG (Pillow reads only their high bytes), unfiltered."""
+    data, rows, width = path.read_bytes(), [], int.from_bytes(path.read_bytes()[16:20], "big")
+    pos, idat = 8, b""
+    while pos < len(data):
+        length, kind = int.from_bytes(data[pos : pos + 4], "big"), data[pos + 4 : pos + 8]
+        idat += data[pos + 8 : pos + 8 + length] if kind == b"IDAT" else b""
+        pos += 12 + length
+    raw, stride, previous = zlib.decompress(idat), width * 6, bytearray(width * 6)
+    for start in range(0, len(raw), stride + 1):
+        kind, line = raw[start], bytearray(raw[start + 1 : start + 1 + stride])
+        for x in range(stride):
+            left, up = line[x - 6] if x >= 6 else 0, previous[x]
+            corner = previous[x - 6] if x >= 6 else 0
+            line[x] = (line[x] + _predicted(kind, left, up, corner)) & 0xFF
+        rows.append(bytes(line))
+        previous = line
+    joined = b"".join(rows)
+    return [int.from_bytes(joined[i : i + 2], "big") for i in range(0, len(joined), 2)]
+
+
+def _predicted(kind: int, left: int, up: int, corner: int) -> int:
+    """PNG's filter types 0-4 (the PNG specification, 9.2)."""
+    if kind == 0:
+        return 0
+    if kind == 1:
+        return left
+    if kind == 2:
+        return up
+    if kind == 3:
+        return (left + up) // 2
+    guess = left + up - corner
+    near = min((abs(guess - left), 0, left), (abs(guess - up), 1, up), (abs(guess - corner), 2, corner))
+    return near[2]
 
 
 def _common_mode(a: Image.Image, b: Image.Image):
