@@ -25,6 +25,7 @@ from PIL import Image, ImageChops
 JPEG_TOLERANCE = 2
 WIDENING = {"1": 0, "L": 1, "RGB": 2}  # modes that convert upwards without loss
 SIXTEEN_BITS = "by-design:16-bit"
+TRANSPARENT_COLOUR = "by-design:colour under full transparency"
 
 
 def png_bits(path: Path) -> int | None:
@@ -70,7 +71,19 @@ def compare(ours: Path, theirs: Path, jpeg: bool, invert_theirs: bool = False) -
         a, b = _common_mode(a, b)
         if a is None:
             return "mode"
-        return "" if _within(a, b, JPEG_TOLERANCE if jpeg else 0) else "samples"
+        if _within(a, b, JPEG_TOLERANCE if jpeg else 0):
+            return ""
+        return TRANSPARENT_COLOUR if a.mode == "RGBA" and _equal_where_visible(a, b) else "samples"
+
+
+def _equal_where_visible(a: Image.Image, b: Image.Image) -> bool:
+    """The same opacity everywhere and the same colour wherever it is not 0: a fully transparent pixel
+    draws nothing, and its colour is what the stream holds (ours) or 0 (MuPDF, un-premultiplying)."""
+    if a.getchannel("A").tobytes() != b.getchannel("A").tobytes():
+        return False
+    visible = a.getchannel("A").point(lambda v: 255 if v else 0)
+    blank = Image.new("RGBA", a.size)
+    return Image.composite(a, blank, visible).tobytes() == Image.composite(b, blank, visible).tobytes()
 
 
 # How a reference writes a 16-bit sample v in 8 bits: its high byte, or that rounded by the bit below it.

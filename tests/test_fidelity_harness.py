@@ -239,3 +239,16 @@ def test_it_counts_a_missing_header_as_a_policy_refusal_though_poppler_opens_the
         "no_pdf_header",
         True,
     )
+
+
+def test_it_classes_colours_under_full_transparency_as_by_design_only_where_nothing_else_differs(tmp_path):
+    """A premultiplied opacity channel (/SMaskInData 2) of 0: ours keeps the stored colour, MuPDF writes 0."""
+    Image.frombytes("RGBA", (3, 1), bytes([128, 255, 128, 128, 0, 255, 0, 0, 9, 9, 9, 255])).save(tmp_path / "ours.png")
+    Image.frombytes("RGBA", (3, 1), bytes([128, 255, 128, 128, 0, 0, 0, 0, 9, 9, 9, 255])).save(tmp_path / "same.png")
+    Image.frombytes("RGBA", (3, 1), bytes([128, 254, 128, 128, 0, 0, 0, 0, 9, 9, 9, 255])).save(tmp_path / "seen.png")
+    Image.frombytes("RGBA", (3, 1), bytes([128, 255, 128, 128, 0, 0, 0, 1, 9, 9, 9, 255])).save(tmp_path / "alpha.png")
+    assert (
+        compare(tmp_path / "ours.png", tmp_path / "same.png", jpeg=False) == "by-design:colour under full transparency"
+    )
+    assert compare(tmp_path / "ours.png", tmp_path / "seen.png", jpeg=False) == "samples"
+    assert compare(tmp_path / "ours.png", tmp_path / "alpha.png", jpeg=False) == "samples"
