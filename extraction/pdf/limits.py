@@ -29,7 +29,6 @@ class Limits:
     max_pixels: int = 100_000_000
     max_stream_bytes: int = 512 * 1024**2
     allowed_filters: tuple[str, ...] = ALLOWED_FILTERS
-    eof_slack: int = 1024
     # Bytes tolerated before `%PDF-` (mail gateways, old scanners): viewers and qpdf look for it in the first KiB.
     head_slack: int = 1023
     cpu_seconds: int = 60

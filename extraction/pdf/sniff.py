@@ -11,9 +11,10 @@ from .revisions import check_last_revision
 
 HEAD_BYTES = 4096  # more than Limits.head_slack
 PDF_HEADER = b"%PDF-"
-# The final %%EOF is looked for in the last eof_slack bytes plus this margin, so that a
-# large appended payload is still reported rather than read in full.
-TAIL_MARGIN = 64 * 1024
+# The final %%EOF is looked for in this many bytes before the padding at the end, so that a large
+# appended payload is still reported rather than read in full.
+TAIL_BYTES = 65 * 1024
+PADDING_BLOCK = 1024 * 1024
 
 MAGIC = [
     (b"\x89PNG\r\n\x1a\n", "a PNG image"),
@@ -89,9 +90,10 @@ def precheck(path: str | Path, limits: Limits) -> None:
         raise Refusal("too_large", f"The file is {size} bytes; the limit is {limits.max_bytes} bytes.")
     with open(path, "rb") as f:
         head = f.read(HEAD_BYTES)
-        tail_start = max(0, size - limits.eof_slack - TAIL_MARGIN)
+        end = content_end(f, size)
+        tail_start = max(0, end - TAIL_BYTES)
         f.seek(tail_start)
-        tail = f.read()
+        tail = f.read(end - tail_start)
     start = head.find(PDF_HEADER, 0, limits.head_slack + len(PDF_HEADER))
     if start < 0 or (start > 0 and other_format(head)):
         raise header_refusal(head, limits)
@@ -125,8 +127,24 @@ def leading_bytes(path: str | Path) -> int:
         return max(0, f.read(HEAD_BYTES).find(PDF_HEADER))
 
 
+def content_end(f, size: int) -> int:
+    """Where the padding at the end of the file begins. Scanners and some writers pad a PDF with NULs or
+    whitespace, of any length (pypdf's `selenium-pypdf-issue-177`: 20 KiB of NULs); padding holds nothing,
+    so it is not bounded, and it is read backwards in blocks so that a long run costs no memory."""
+    end = size
+    while end > 0:
+        start = max(0, end - PADDING_BLOCK)
+        f.seek(start)
+        kept = f.read(end - start).rstrip(PADDING)
+        if kept:
+            return start + len(kept)
+        end = start
+    return 0
+
+
 def _check_tail(tail: bytes, limits: Limits) -> int:
-    """Where the final `%%EOF` is in the tail; refuses a missing one and anything but padding after it."""
+    """Where the final `%%EOF` is in the tail (the file up to its padding); refuses a missing one and
+    anything but padding after it."""
     end = tail.rfind(b"%%EOF")
     if end < 0 and (cut := MARKER_MISSING.search(tail)):
         return cut.end(1)  # where the marker would be: nothing but its remnant and padding follows the pointer
@@ -136,18 +154,13 @@ def _check_tail(tail: bytes, limits: Limits) -> int:
             "The file does not end with a PDF end-of-file marker; it is truncated or has other data appended.",
         )
     after = tail[end + len(b"%%EOF") :]
-    # Scanners pad with whitespace or NULs; anything else is a payload riding along.
+    # Scanners pad with whitespace or NULs (content_end has set those at the very end aside); anything
+    # else is a payload riding along.
     if after.strip(PADDING):
         raise Refusal(
             "trailing_data",
             f"The file has {len(after)} bytes after its PDF end-of-file marker that are not padding; "
-            f"only whitespace or NUL padding (up to {limits.eof_slack} bytes) is accepted there.",
-        )
-    if len(after) > limits.eof_slack:
-        raise Refusal(
-            "trailing_data",
-            f"The file has {len(after)} bytes of padding after its PDF end-of-file marker; "
-            f"only up to {limits.eof_slack} bytes are accepted.",
+            "only whitespace or NUL padding is accepted there.",
         )
     return end
 

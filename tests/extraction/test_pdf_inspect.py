@@ -114,9 +114,19 @@ def test_it_accepts_scanner_padding_after_the_end_marker(tmp_path):
     assert inspect_pdf(path).pages == 1
 
 
-def test_it_refuses_padding_longer_than_the_slack(tmp_path):
+@pytest.mark.parametrize("padding", [b"\x00" * 20481, b"\r\n" + b" " * (3 * 1024 * 1024) + b"\x00\n"])
+def test_it_accepts_padding_of_any_length_after_the_end_marker(tmp_path, padding):
+    """pypdf's `selenium-pypdf-issue-177` ends in 20 KiB of NULs; padding holds nothing, so it has no limit
+    (the second is longer than the block the end is read backwards in)."""
     path = tmp_path / "padded.pdf"
-    path.write_bytes(pdfs.jpeg_rgb(tmp_path).read_bytes() + b"\x00" * 2048)
+    path.write_bytes(pdfs.jpeg_rgb(tmp_path).read_bytes() + padding)
+
+    assert inspect_pdf(path).pages == 1
+
+
+def test_it_refuses_data_after_the_end_marker_however_much_padding_follows_it(tmp_path):
+    path = tmp_path / "padded.pdf"
+    path.write_bytes(pdfs.jpeg_rgb(tmp_path).read_bytes() + b"<script>1</script>" + b"\x00" * (2 * 1024 * 1024))
 
     assert refusal(path).code == "trailing_data"
 
@@ -171,8 +181,8 @@ def test_it_says_a_file_that_needs_a_password_does_not_open_without_one(tmp_path
 
 def test_it_says_bytes_after_the_end_marker_that_are_not_padding_are_not_padding(tmp_path):
     assert refusal(pdfs.garbage_after_eof(tmp_path)).message == (
-        "The file has 27 bytes after its PDF end-of-file marker that are not padding; only whitespace or NUL "
-        "padding (up to 1024 bytes) is accepted there."
+        "The file has 26 bytes after its PDF end-of-file marker that are not padding; only whitespace or NUL "
+        "padding is accepted there."
     )
 
 
