@@ -4,11 +4,14 @@ import hashlib
 import os
 import re
 import shutil
+import sys
 from pathlib import Path
 
 from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import Storage, storages
+from django.core.files.utils import validate_file_name
+from storages.utils import clean_name
 
 try:
     from botocore.exceptions import BotoCoreError, ClientError
@@ -19,6 +22,9 @@ CHUNK = 1024 * 1024
 # What a store raises when it cannot be read or written: a full or read-only disk, a missing bucket,
 # refused credentials, an unreachable S3 endpoint.
 STORAGE_ERRORS = (OSError, BotoCoreError, ClientError)
+# S3's answers to a conditional PutObject whose name is taken: 412, or 409 to a write racing another on it.
+NAME_TAKEN = {"PreconditionFailed", "ConditionalRequestConflict"}
+MAX_PUT = 5 * 1024**3  # S3's limit for one PutObject; a larger file goes through the storage's multipart upload
 
 
 class OutputConflict(Exception):
@@ -48,9 +54,9 @@ def store_once(storage: Storage, name: str, path: Path, sha256: str, expect_new:
 
     An existing name with the same bytes is a harmless repeat (a redelivered task); with other
     bytes it is a conflict. Two racing writers: the backend renames the loser's copy, which we drop.
-    `expect_new` (a job's own outputs, taken only by a redelivered task): no exists() first; a link fails
-    on a taken name and the backend's save asks again anyway (on S3 each question is a request), so a
-    rare repeat finds out after writing, as a race does. Without it a repeat costs one question, no write.
+    `expect_new` (a job's own outputs, taken only by a redelivered task): no exists() first; a link, or on
+    S3 a conditional PutObject, fails on a taken name (one request for a new name), so a rare repeat finds
+    out when it writes, as a race does. Without it a repeat costs one question, no write.
     """
     if not expect_new and storage.exists(name):
         _check_same(storage, name, sha256)
@@ -59,6 +65,10 @@ def store_once(storage: Storage, name: str, path: Path, sha256: str, expect_new:
         if not linked:
             _check_same(storage, name, sha256)
         return linked
+    if expect_new and (put := _put_if_absent(storage, name, path, sha256)) is not None:
+        if not put:
+            _check_same(storage, name, sha256)
+        return put
     with open(path, "rb") as fh:
         saved = save_new(storage, name, File(fh, name=name), sha256)
     if saved != name:
@@ -111,6 +121,35 @@ def _link(storage: Storage, name: str, path: Path) -> bool | None:
         return None
     os.chmod(target, 0o600)
     return True
+
+
+def _put_if_absent(storage: Storage, name: str, path: Path, sha256: str) -> bool | None:
+    """On S3, one conditional PutObject (If-None-Match: *) with the parameters the storage's save would
+    apply: created only if the name is free, as a link is, without the HEAD django-storages sends before
+    each write. True when written, False when the name was taken, None when this store needs the storage's
+    save (not S3, gzipped uploads, a file too large for one request)."""
+    if not _is_s3(storage) or storage.gzip or path.stat().st_size > MAX_PUT:
+        return None
+    validate_file_name(name, allow_relative_path=True)
+    key = storage._normalize_name(clean_name(name))
+    parameters = storage._get_write_parameters(key)  # what _save passes: object_parameters, ContentType, ACL
+    with open(path, "rb") as fh:
+        try:
+            storage.connection.meta.client.put_object(
+                Bucket=storage.bucket_name, Key=key, Body=fh, IfNoneMatch="*", **parameters
+            )
+        except STORAGE_ERRORS as exc:
+            if getattr(exc, "response", {}).get("Error", {}).get("Code") in NAME_TAKEN:
+                return False
+            drop_partial(storage, name, sha256)  # as save_new does
+            raise
+    return True
+
+
+def _is_s3(storage: Storage) -> bool:
+    # An S3 store has imported its module (and boto3, a fifth of a second) already; a process without one need not.
+    module = sys.modules.get("storages.backends.s3")
+    return module is not None and isinstance(storage, module.S3Storage)
 
 
 def verified_input(bundle, copy_to: Path) -> Path:

@@ -1,4 +1,5 @@
-"""store_once: a name is written once; on a local disk by a hard link, never by overwriting."""
+"""store_once: a name is written once; on a local disk by a hard link, on S3 by a conditional PutObject, never
+by overwriting."""
 
 import hashlib
 import os
@@ -6,9 +7,12 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from django.conf import settings
+from django.core.files import File
 from django.core.files.storage import FileSystemStorage
 
 from extraction import stores
+from tests.conftest import PRODUCTION
 
 
 @pytest.fixture
@@ -82,3 +86,89 @@ def test_a_job_output_expected_new_is_still_a_harmless_repeat_or_a_conflict(tmp_
     with pytest.raises(stores.OutputConflict):
         stores.store_once(store, "x.png", other, other_sha256, expect_new=True)
     assert store.open("x.png").read() == b"image bytes" and sorted(os.listdir(tmp_path / "store")) == ["x.png"]
+
+
+s3_only = pytest.mark.skipif(not PRODUCTION, reason="the production profile's S3 store (the suite's S3 server)")
+WRITES = {"PutObject", "CreateMultipartUpload", "CopyObject", "DeleteObject", "DeleteObjects"}
+
+
+@pytest.fixture
+def s3_store():
+    """This test's output store: the production profile's bucket, under a prefix of this test's own."""
+    return stores.outputs()
+
+
+@pytest.fixture
+def sent(s3_store):
+    """The S3 requests the store sends from here on, by operation, in order (botocore's own events)."""
+    operations = []
+    events = s3_store.connection.meta.client.meta.events
+    events.register("before-send.s3", lambda event_name, **kwargs: operations.append(event_name.rsplit(".", 1)[-1]))
+    return operations
+
+
+def stored_object(store, name: str) -> dict:
+    """What S3 says of a stored object: the parameters a save applied, and what changes when it is written."""
+    client, key = store.connection.meta.client, store._normalize_name(name)
+    head = client.head_object(Bucket=store.bucket_name, Key=key, ChecksumMode="ENABLED")
+    acl = client.get_object_acl(Bucket=store.bucket_name, Key=key)["Grants"]
+    fields = ("ContentType", "ContentEncoding", "ServerSideEncryption", "ChecksumSHA256", "StorageClass", "Metadata")
+    return {"ETag": head["ETag"], "LastModified": head["LastModified"], "Grants": acl} | {
+        field: head.get(field) for field in fields
+    }
+
+
+@s3_only
+def test_it_writes_a_new_job_output_on_s3_with_one_request(tmp_path, s3_store, sent):
+    path, sha256 = written(tmp_path, b"image bytes")
+
+    assert stores.store_once(s3_store, "a/b/p00001-000.png", path, sha256, expect_new=True) is True
+
+    assert sent == ["PutObject"]
+    assert s3_store.open("a/b/p00001-000.png").read() == b"image bytes"
+
+
+@s3_only
+def test_an_s3_output_repeated_with_the_same_bytes_writes_nothing_new(tmp_path, s3_store, sent):
+    first, sha256 = written(tmp_path, b"image bytes")
+    stores.store_once(s3_store, "x.png", first, sha256, expect_new=True)
+    before, sent[:] = stored_object(s3_store, "x.png"), []
+    again, _ = written(tmp_path, b"image bytes")
+
+    assert stores.store_once(s3_store, "x.png", again, sha256, expect_new=True) is False
+
+    assert [op for op in sent if op in WRITES] == ["PutObject"]  # the one refused: no copy written and dropped
+    assert stored_object(s3_store, "x.png") == before and list(stores.walk(s3_store)) == ["x.png"]
+
+
+@s3_only
+def test_an_s3_output_repeated_with_other_bytes_is_a_conflict_and_the_stored_one_stays(tmp_path, s3_store, sent):
+    first, sha256 = written(tmp_path, b"image bytes")
+    stores.store_once(s3_store, "x.png", first, sha256, expect_new=True)
+    before, sent[:] = stored_object(s3_store, "x.png"), []
+    other, other_sha256 = written(tmp_path, b"other bytes")
+
+    with pytest.raises(stores.OutputConflict):
+        stores.store_once(s3_store, "x.png", other, other_sha256, expect_new=True)
+
+    assert [op for op in sent if op in WRITES] == ["PutObject"]
+    assert stored_object(s3_store, "x.png") == before and list(stores.walk(s3_store)) == ["x.png"]
+    assert s3_store.open("x.png").read() == b"image bytes"
+
+
+@s3_only
+@pytest.mark.parametrize("extension", ["png", "tif", "jp2"])
+def test_an_s3_output_gets_the_parameters_a_save_through_the_storage_applies(tmp_path, s3_store, extension):
+    path, sha256 = written(tmp_path, b"image bytes")
+    with open(path, "rb") as fh:
+        assert s3_store.save(f"saved.{extension}", File(fh)) == f"saved.{extension}"
+
+    stores.store_once(s3_store, f"put.{extension}", path, sha256, expect_new=True)
+
+    saved, put = stored_object(s3_store, f"saved.{extension}"), stored_object(s3_store, f"put.{extension}")
+    assert {k: v for k, v in put.items() if k != "LastModified"} == {
+        k: v for k, v in saved.items() if k != "LastModified"
+    }
+    assert put["ServerSideEncryption"] == settings.STORAGES["outputs"]["OPTIONS"]["object_parameters"].get(
+        "ServerSideEncryption"
+    )
