@@ -14,7 +14,7 @@ PDF_HEADER = b"%PDF-"
 # The final %%EOF is looked for in this many bytes before the padding at the end, so that a large
 # appended payload is still reported rather than read in full.
 TAIL_BYTES = 65 * 1024
-PADDING_BLOCK = 1024 * 1024
+PADDING_BLOCK = 64 * 1024
 
 MAGIC = [
     (b"\x89PNG\r\n\x1a\n", "a PNG image"),

@@ -117,7 +117,7 @@ def test_it_accepts_scanner_padding_after_the_end_marker(tmp_path):
 @pytest.mark.parametrize("padding", [b"\x00" * 20481, b"\r\n" + b" " * (3 * 1024 * 1024) + b"\x00\n"])
 def test_it_accepts_padding_of_any_length_after_the_end_marker(tmp_path, padding):
     """pypdf's `selenium-pypdf-issue-177` ends in 20 KiB of NULs; padding holds nothing, so it has no limit
-    (the second is longer than the block the end is read backwards in)."""
+    (the second is longer than the blocks the end is read backwards in)."""
     path = tmp_path / "padded.pdf"
     path.write_bytes(pdfs.jpeg_rgb(tmp_path).read_bytes() + padding)
 
