@@ -3,7 +3,6 @@
 import hashlib
 from pathlib import Path
 
-from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
 
@@ -136,8 +135,7 @@ def _write(job, document, ordered, names, chain, attempt_number, at, written: li
     body = manifests.canonical_bytes(document)
     sha256 = hashlib.sha256(body).hexdigest()
     storage_name = manifests.manifest_name(job, sha256)
-    if not stores.outputs().exists(storage_name):
-        stores.save_new(stores.outputs(), storage_name, ContentFile(body), sha256)
+    if stores.save_bytes_once(stores.outputs(), storage_name, body, sha256):
         written.append(storage_name)
     manifest = Manifest.objects.create(
         job=job,

@@ -1,6 +1,7 @@
 """The private stores: inputs, outputs (django-storages backends) and the temp area (local disk)."""
 
 import hashlib
+import io
 import os
 import re
 import shutil
@@ -9,6 +10,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.files import File
+from django.core.files.base import ContentFile
 from django.core.files.storage import Storage, storages
 from django.core.files.utils import validate_file_name
 from storages.utils import clean_name
@@ -65,7 +67,10 @@ def store_once(storage: Storage, name: str, path: Path, sha256: str, expect_new:
         if not linked:
             _check_same(storage, name, sha256)
         return linked
-    if expect_new and (put := _put_if_absent(storage, name, path, sha256)) is not None:
+    if (
+        expect_new
+        and (put := _put_if_absent(storage, name, lambda: open(path, "rb"), path.stat().st_size, sha256)) is not None
+    ):
         if not put:
             _check_same(storage, name, sha256)
         return put
@@ -75,6 +80,18 @@ def store_once(storage: Storage, name: str, path: Path, sha256: str, expect_new:
         storage.delete(saved)
         _check_same(storage, name, sha256)
         return False
+    return True
+
+
+def save_bytes_once(storage: Storage, name: str, body: bytes, sha256: str) -> bool:
+    """Put `body` at `name` unless that name exists; returns True if this call stored it. For names that
+    hold their content's hash (a manifest's), where a taken name holds these very bytes. On S3 one
+    conditional PutObject; elsewhere a question first, then the write."""
+    if (put := _put_if_absent(storage, name, lambda: io.BytesIO(body), len(body), sha256)) is not None:
+        return put
+    if storage.exists(name):
+        return False
+    save_new(storage, name, ContentFile(body), sha256)
     return True
 
 
@@ -123,17 +140,17 @@ def _link(storage: Storage, name: str, path: Path) -> bool | None:
     return True
 
 
-def _put_if_absent(storage: Storage, name: str, path: Path, sha256: str) -> bool | None:
+def _put_if_absent(storage: Storage, name: str, opener, size: int, sha256: str) -> bool | None:
     """On S3, one conditional PutObject (If-None-Match: *) with the parameters the storage's save would
     apply: created only if the name is free, as a link is, without the HEAD django-storages sends before
     each write. True when written, False when the name was taken, None when this store needs the storage's
-    save (not S3, gzipped uploads, a file too large for one request)."""
-    if not _is_s3(storage) or storage.gzip or path.stat().st_size > MAX_PUT:
+    save (not S3, gzipped uploads, a file too large for one request). `opener` gives the bytes as a file."""
+    if not _is_s3(storage) or storage.gzip or size > MAX_PUT:
         return None
     validate_file_name(name, allow_relative_path=True)
     key = storage._normalize_name(clean_name(name))
     parameters = storage._get_write_parameters(key)  # what _save passes: object_parameters, ContentType, ACL
-    with open(path, "rb") as fh:
+    with opener() as fh:
         try:
             storage.connection.meta.client.put_object(
                 Bucket=storage.bucket_name, Key=key, Body=fh, IfNoneMatch="*", **parameters

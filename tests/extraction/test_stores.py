@@ -2,6 +2,7 @@
 by overwriting."""
 
 import hashlib
+import io
 import os
 import tempfile
 from pathlib import Path
@@ -88,6 +89,15 @@ def test_a_job_output_expected_new_is_still_a_harmless_repeat_or_a_conflict(tmp_
     assert store.open("x.png").read() == b"image bytes" and sorted(os.listdir(tmp_path / "store")) == ["x.png"]
 
 
+def test_a_manifests_bytes_are_stored_once_under_their_name(store):
+    body = b'{"manifest": 1}'
+    sha256 = hashlib.sha256(body).hexdigest()
+
+    assert stores.save_bytes_once(store, f"m/{sha256}.json", body, sha256) is True
+    assert stores.save_bytes_once(store, f"m/{sha256}.json", body, sha256) is False
+    assert store.open(f"m/{sha256}.json").read() == body and store.listdir("m") == ([], [f"{sha256}.json"])
+
+
 s3_only = pytest.mark.skipif(not PRODUCTION, reason="the production profile's S3 store (the suite's S3 server)")
 WRITES = {"PutObject", "CreateMultipartUpload", "CopyObject", "DeleteObject", "DeleteObjects"}
 
@@ -172,3 +182,23 @@ def test_an_s3_output_gets_the_parameters_a_save_through_the_storage_applies(tmp
     assert put["ServerSideEncryption"] == settings.STORAGES["outputs"]["OPTIONS"]["object_parameters"].get(
         "ServerSideEncryption"
     )
+
+
+@s3_only
+def test_a_manifest_on_s3_is_one_conditional_request_written_once_with_the_storages_parameters(s3_store, sent):
+    body = b'{"manifest": 1}'
+    sha256 = hashlib.sha256(body).hexdigest()
+    s3_store.save("saved.json", File(io.BytesIO(body)))
+    sent[:] = []
+
+    assert stores.save_bytes_once(s3_store, "put.json", body, sha256) is True
+    assert sent == ["PutObject"]
+    stored = stored_object(s3_store, "put.json")
+    assert stores.save_bytes_once(s3_store, "put.json", body, sha256) is False
+
+    assert [op for op in sent if op in WRITES] == ["PutObject", "PutObject"]  # the second refused (412)
+    assert stored_object(s3_store, "put.json") == stored and s3_store.open("put.json").read() == body
+    saved = stored_object(s3_store, "saved.json")
+    assert {k: v for k, v in stored.items() if k not in ("LastModified",)} == {
+        k: v for k, v in saved.items() if k not in ("LastModified",)
+    }
