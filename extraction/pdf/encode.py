@@ -124,7 +124,7 @@ def _codestream(image: pikepdf.Stream) -> bytes:
     parms = outer.get("/DecodeParms")
     if isinstance(parms, pikepdf.Array) and len(parms) == len(outer.Filter) + 1:
         outer.DecodeParms = pikepdf.Array(list(parms)[:-1])
-    elif parms is not None:  # not one entry a filter: qpdf would not decode it as it stands either
+    elif parms is not None:  # a dictionary, or an array of another length: the chain's parameters are unclear
         del outer["/DecodeParms"]
     return outer.read_bytes()
 

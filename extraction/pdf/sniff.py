@@ -97,7 +97,7 @@ def precheck(path: str | Path, limits: Limits) -> None:
     start = head.find(PDF_HEADER, 0, limits.head_slack + len(PDF_HEADER))
     if start < 0 or (start > 0 and other_format(head)):
         raise header_refusal(head, limits)
-    check_last_revision(path, tail_start + _check_tail(tail, limits), header=start)
+    check_last_revision(path, tail_start + _check_tail(tail), header=start)
     _check_not_zip(path)
 
 
@@ -142,7 +142,7 @@ def content_end(f, size: int) -> int:
     return 0
 
 
-def _check_tail(tail: bytes, limits: Limits) -> int:
+def _check_tail(tail: bytes) -> int:
     """Where the final `%%EOF` is in the tail (the file up to its padding); refuses a missing one and
     anything but padding after it."""
     end = tail.rfind(b"%%EOF")
