@@ -113,7 +113,8 @@ def _eight_bits(path: Path, rule: str) -> Path:
 
 def _rgb16_samples(path: Path) -> list[int]:
     """The samples of a 16-bit RGB PNG (Pillow reads only their high bytes), unfiltered."""
-    data, rows, width = path.read_bytes(), [], int.from_bytes(path.read_bytes()[16:20], "big")
+    data, rows = path.read_bytes(), []
+    width = int.from_bytes(data[16:20], "big")
     pos, idat = 8, b""
     while pos < len(data):
         length, kind = int.from_bytes(data[pos : pos + 4], "big"), data[pos + 4 : pos + 8]

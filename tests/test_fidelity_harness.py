@@ -1,5 +1,6 @@
 """The fidelity harness counts what it sees: a few generated PDFs whose outcome is known."""
 
+import random
 import shutil
 import time
 import zlib
@@ -10,7 +11,7 @@ from PIL import Image
 
 from bench import fidelity
 from bench.fidelity_pixels import compare
-from tests import pdfs, pdfs_draws, pdfs_intake, pdfs_pixels
+from tests import pdfs, pdfs_draws, pdfs_intake, pdfs_pixels, pdfs_predictors
 
 pytestmark = [
     pytest.mark.slow,
@@ -157,34 +158,21 @@ def test_it_classes_16_bits_as_by_design_only_when_their_high_bytes_are_the_8_bi
     assert compare(tmp_path / "ours.png", tmp_path / "other.png", jpeg=False) == "bits"
 
 
-def _png_filtered(rows: list[bytes], bpp: int) -> bytes:
-    """Rows under PNG filter types 0, 1, 2, 3, 4 in turn (the PNG specification, 9.2)."""
-    out, previous = b"", bytes(len(rows[0]))
-    for y, row in enumerate(rows):
-        kind, line = y % 5, bytearray()
-        for x, value in enumerate(row):
-            left, up = row[x - bpp] if x >= bpp else 0, previous[x]
-            corner = previous[x - bpp] if x >= bpp else 0
-            guess = left + up - corner
-            paeth = min((abs(guess - left), 0, left), (abs(guess - up), 1, up), (abs(guess - corner), 2, corner))[2]
-            line.append((value - [0, left, up, (left + up) // 2, paeth][kind]) & 0xFF)
-        out, previous = out + bytes([kind]) + bytes(line), row
-    return out
-
-
 @pytest.mark.parametrize("mode", ["RGB", "L"])
 def test_it_classes_16_bits_as_by_design_when_the_8_bit_samples_are_ours_rounded_by_the_bit_below(mode, tmp_path):
     """poppler's JPEG 2000 reader writes a 16-bit sample v as (v >> 8) + bit 7 of v, at most 255."""
     from extraction.pdf import containers
 
-    n, width, height = (3 if mode == "RGB" else 1), 7, 5
+    n, width, height = (3 if mode == "RGB" else 1), 7, 12  # 12 rows: seed 0 draws all five PNG filter types
     values = [(i * 7919 + 0x80) % 65536 for i in range(width * height * n)]
     values[-1] = 0xFFFF  # rounds to 256: written as 255
     if mode == "RGB":
         rows = [
             b"".join(v.to_bytes(2, "big") for v in values[y * width * 3 : (y + 1) * width * 3]) for y in range(height)
         ]
-        (tmp_path / "ours.png").write_bytes(containers.png(width, height, 16, 3, zlib.compress(_png_filtered(rows, 6))))
+        (tmp_path / "ours.png").write_bytes(
+            containers.png(width, height, 16, 3, zlib.compress(pdfs_predictors.png_filtered(rows, 6, random.Random(0))))
+        )
     else:
         Image.frombytes("I;16B", (width, height), b"".join(v.to_bytes(2, "big") for v in values)).save(
             tmp_path / "ours.png"
