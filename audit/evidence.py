@@ -3,8 +3,8 @@
 Layout (members always in this order, with fixed timestamps, so the same evidence gives the same bytes):
 README.txt, manifests/<sequence:06d>-<sha256>.json, assets/<asset name> (optional), cases/ (a case package),
 keys.json (the published public keys), index.json (which records keys.json's sha256), index.sig.json (the
-exporter's Ed25519 signature of index.json), verify_evidence.py (audit/standalone_verifier.py: the standard
-library and the `cryptography` package only).
+exporter's Ed25519 signature of index.json), verify_evidence.pyz (the verifier package `audit.verifier`, built
+at export time from the very modules verification runs import: the standard library and `cryptography` only).
 """
 
 import hashlib
@@ -27,10 +27,13 @@ from . import log_evidence, signing
 from .evidence_readme import README
 from .manifests import timestamp
 from .models import Asset, Manifest
+from .verifier import build as verifier_build
 
-FORMAT_VERSION = 3  # 2: keys.json covered by the index, signed retention events, the chain head; 3: log proofs
+# 2: keys.json covered by the index, signed retention events, the chain head; 3: log proofs;
+# 4: the log alone says where each record stands (no hash-chain segment, chain head or chain checkpoints), a date
+#    range carries its boundary records, the verifier is verify_evidence.pyz
+FORMAT_VERSION = 4
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)  # the earliest time a zip can hold; real times would make every export differ
-VERIFIER = Path(__file__).with_name("standalone_verifier.py")
 
 
 class EvidenceScopeError(ValueError):
@@ -173,7 +176,9 @@ def _write_package(fh, scope: Scope, include_assets: bool, exported_by: str, at)
             )
             for a in _assets(scope)
         ]
-        index = _index(scope, manifests, assets, include_assets, exported_by, at)
+        # a signed log checkpoint, each manifest's proof, and a date range's boundary records
+        log = log_evidence.section(scope.manifests, at, _range(scope), lambda name, data: _put(zf, name, data))
+        index = _index(scope, manifests, assets, include_assets, exported_by, at, log)
         if scope.case is not None:
             index["case_map"] = _put_case_map(zf, scope.case)
         signing.cover(at)  # the period keys.json publishes covers the index's own time
@@ -181,7 +186,7 @@ def _write_package(fh, scope: Scope, include_assets: bool, exported_by: str, at)
         _put(zf, "keys.json", keys)  # covered by the signed index: its keys and periods cannot be swapped
         index["keys"] = {"file": "keys.json", "sha256": hashlib.sha256(keys).hexdigest()}
         _put_signed_index(zf, json.dumps(index, indent=1, sort_keys=True).encode("ascii"), at)
-        _put(zf, "verify_evidence.py", VERIFIER.read_bytes())
+        _put(zf, verifier_build.NAME, verifier_build.build())
     return _summary(fh, start, scope, index)
 
 
@@ -280,8 +285,7 @@ def _put_asset(zf: zipfile.ZipFile, asset: dict, include: bool, outputs_deleted:
     return entry
 
 
-def _index(scope, manifests, assets, include_assets, exported_by, at) -> dict:
-    first, last = manifests[0]["sequence"], manifests[-1]["sequence"]
+def _index(scope, manifests, assets, include_assets, exported_by, at, log) -> dict:
     return {
         "format": "pagetrail-evidence",
         "format_version": FORMAT_VERSION,
@@ -290,16 +294,18 @@ def _index(scope, manifests, assets, include_assets, exported_by, at) -> dict:
         "scope": {**scope.detail, "description": scope.description},
         "includes_assets": include_assets,
         "manifests": manifests,
-        "chain_segment": sections.chain_segment(
-            first, last, _range_end(scope), date_range=scope.detail["kind"] == "date_range"
-        ),
-        "chain_head": sections.chain_head(),
-        "checkpoints": sections.checkpoints(first),
         "verification_runs": sections.verification_runs(scope.manifests),
         "retention_events": sections.retention_events(scope.manifests),
         "assets": assets,
-        "log": log_evidence.section(scope.manifests, at),  # a signed log checkpoint and each manifest's proof
+        "log": log,
     }
+
+
+def _range(scope: Scope) -> tuple[datetime | None, datetime | None] | None:
+    if scope.detail["kind"] != "date_range":
+        return None
+    start = scope.detail.get("from")
+    return (datetime.fromisoformat(start) if start else None, _range_end(scope))
 
 
 def _range_end(scope: Scope) -> datetime | None:
@@ -321,15 +327,14 @@ def _sha256_written(fh, start: int) -> str | None:
 
 def _summary(fh, start: int, scope: Scope, index: dict) -> dict:
     sha256, end = _sha256_written(fh, start), fh.tell()
-    segment, assets = index["chain_segment"], index["assets"]
+    assets = index["assets"]
     listed = index["manifests"]
     return {
         "path": None,
         "scope": scope.description,
         "manifests": len(listed),
         "scope_sequences": [listed[0]["sequence"], listed[-1]["sequence"]],
-        "chain_segment": [segment[0]["sequence"], segment[-1]["sequence"]] if segment else [],
-        "checkpoints": len(index["checkpoints"]),
+        "boundary_records": len(index["log"]["boundaries"]),
         "assets": len(assets),
         "assets_included": sum(1 for a in assets if a["file"]),
         "assets_missing": sum(1 for a in assets if a["omitted"] == "missing_from_store"),

@@ -15,8 +15,9 @@ from django.utils import timezone
 
 from extraction import stores
 
-from . import merkle, signed_note, signing, timestamps, tlog, worm
+from . import signing, timestamps, tlog, worm
 from .models import LogCheckpoint
+from .verifier import merkle, notes
 
 PREFIX = "tlog"
 NOTE, TOKEN = ".note", ".tsr"
@@ -37,9 +38,9 @@ def write_log_checkpoint(at=None) -> LogCheckpoint | None:
 
 
 def _signed(size: int, root: bytes, at) -> LogCheckpoint | None:
-    text = signed_note.checkpoint_text(settings.PAGETRAIL_LOG_ORIGIN, size, root)
+    text = notes.checkpoint_text(settings.PAGETRAIL_LOG_ORIGIN, size, root)
     signing.cover(at)  # the key is published before anything it signs
-    note = signed_note.sign(text, settings.PAGETRAIL_LOG_ORIGIN, signing.private_key())
+    note = notes.sign(text, settings.PAGETRAIL_LOG_ORIGIN, signing.private_key())
     name, token = storage_name(size), _timestamp(note.encode())
     _store_once(name, note.encode(), at)
     if token:

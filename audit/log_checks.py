@@ -6,8 +6,9 @@ from django.conf import settings
 
 from extraction import stores
 
-from . import log_checkpoints, merkle, signed_note, timestamps, tlog
+from . import log_checkpoints, timestamps, tlog
 from .models import Finding, LogCheckpoint, Manifest
+from .verifier import merkle, notes
 
 Kind = Finding.Kind
 
@@ -59,19 +60,19 @@ def _check_checkpoints(leaves: list[bytes]) -> list[Finding]:
     return found + _check_newest_extends_previous(leaves, [h for _, h in heads])
 
 
-def _read(name: str, row: LogCheckpoint | None) -> tuple[str | None, signed_note.Checkpoint | None]:
+def _read(name: str, row: LogCheckpoint | None) -> tuple[str | None, notes.Checkpoint | None]:
     with stores.outputs().open(name, "rb") as fh:
         note = fh.read().decode("utf-8", "replace")
     try:
-        head = signed_note.open_checkpoint(note, log_checkpoints.trusted_publics(), settings.PAGETRAIL_LOG_ORIGIN)
-    except signed_note.NoteError as exc:
+        head = notes.open_checkpoint(note, log_checkpoints.trusted_publics(), settings.PAGETRAIL_LOG_ORIGIN)
+    except notes.NoteError as exc:
         return f"The checkpoint does not count: {exc}.", None
     if row is None or row.note != note:
         return "The checkpoint's database row is missing or differs from its file.", head
     return None, head
 
 
-def _check_newest_extends_previous(leaves: list[bytes], heads: list[signed_note.Checkpoint]) -> list[Finding]:
+def _check_newest_extends_previous(leaves: list[bytes], heads: list[notes.Checkpoint]) -> list[Finding]:
     """The proof a witness asks for: the newest head extends the one before it."""
     heads = sorted((h for h in heads if h.size <= len(leaves)), key=lambda h: h.size)
     if len(heads) < 2:

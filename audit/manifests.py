@@ -1,8 +1,11 @@
 """Canonical manifest bytes and the deterministic names of what they list (signatures: signing.py)."""
 
-import json
 import re
 from datetime import datetime
+
+from .verifier.canonical import canonical_bytes
+
+__all__ = ["SCHEMA_VERSION", "asset_name", "canonical_bytes", "manifest_name", "output_prefix", "timestamp"]
 
 # 2: assets say how they were made (colour space, bits, method, stream sha256); input says how it was read.
 # 3: extractor.version is the extractor's own version alone (it named pikepdf's too: "3.0+pikepdf.10.18.0");
@@ -11,13 +14,6 @@ from datetime import datetime
 SCHEMA_VERSION = 3
 
 EXTENSIONS = {"image/jpeg": "jpg", "image/png": "png", "image/tiff": "tif", "image/jp2": "jp2"}
-
-
-def canonical_bytes(document: dict) -> bytes:
-    """Stable key order, no whitespace, ASCII only: the same document always gives the same bytes."""
-    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode(
-        "ascii"
-    )
 
 
 def timestamp(at: datetime | None) -> str | None:

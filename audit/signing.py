@@ -11,18 +11,16 @@ with HMAC-SHA256 before the move keep verifying with their secret key (`PAGETRAI
 """
 
 import base64
-import hashlib
-import hmac
-from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 
-from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from django.conf import settings
 
-ED25519 = "ed25519-"
+from .verifier.keys import ED25519, Trust, ed25519_ok, hmac_sign, key_id_of
+
+__all__ = ["ED25519", "Trust", "ed25519_ok", "hmac_sign", "key_id_of", "sign", "signature_problem", "trust"]
 
 
 @lru_cache(maxsize=4)
@@ -39,10 +37,6 @@ def private_key() -> Ed25519PrivateKey:
 
 def public_bytes(key: Ed25519PublicKey) -> bytes:
     return key.public_bytes(Encoding.Raw, PublicFormat.Raw)
-
-
-def key_id_of(public: bytes) -> str:
-    return ED25519 + hashlib.sha256(public).hexdigest()[:16]
 
 
 def current_public_key() -> str:
@@ -85,21 +79,6 @@ def configured_keys() -> dict[str, bytes]:
     return {key_id_of(public): public for public in keys}
 
 
-@dataclass(frozen=True)
-class Trust:
-    """The trusted public keys, with the validity periods published for them."""
-
-    public: dict[str, bytes]
-    periods: dict[str, tuple[datetime, datetime | None]] = field(default_factory=dict)
-
-    def outside_period(self, key_id: str, at: datetime | None) -> str | None:
-        start, end = self.periods.get(key_id, (None, None))
-        if at is None or start is None or (start <= at and (end is None or at <= end)):
-            return None
-        until = f"until {end:%Y-%m-%d %H:%M:%S}" if end else "on"
-        return f"signed at {at:%Y-%m-%d %H:%M:%S}, outside key {key_id}'s validity ({start:%Y-%m-%d %H:%M:%S} {until})"
-
-
 def trust() -> Trust:
     """The configured keys and their published periods (one query): pass it when checking many signatures."""
     from .models import SigningKey
@@ -109,6 +88,7 @@ def trust() -> Trust:
     return Trust(
         public,
         {key_id: (start, end) for key_id, encoded, start, end in rows if base64.b64decode(encoded) == public[key_id]},
+        hmac_secrets(),
     )
 
 
@@ -132,38 +112,16 @@ def signature_problem(
     body: bytes, signature: str, key_id: str, trusted: Trust | None = None, at: datetime | None = None
 ) -> str | None:
     """None when the signature verifies with a trusted key inside its validity period, else why not."""
-    if key_id.startswith(ED25519):
-        trusted = trusted or trust()
-        public = trusted.public.get(key_id)
-        if public is None:
-            return f"Key {key_id!r} is not one the configuration trusts."
-        if not ed25519_ok(public, body, signature):
-            return f"The signature does not verify with key {key_id!r}."
-        return trusted.outside_period(key_id, at)
-    secret = hmac_key(key_id)
-    if secret is None or not hmac.compare_digest(hmac_sign(body, secret), signature):
-        return f"The signature does not verify with key {key_id!r}."
-    return None
+    return (trusted or trust()).problem(body, signature, key_id, at)
 
 
 def signature_ok(body: bytes, signature: str, key_id: str, trusted: Trust | None = None, at=None) -> bool:
     return signature_problem(body, signature, key_id, trusted, at) is None
 
 
-def ed25519_ok(public: bytes, body: bytes, signature: str) -> bool:
-    try:
-        Ed25519PublicKey.from_public_bytes(public).verify(bytes.fromhex(signature), body)
-    except (InvalidSignature, ValueError):
-        return False
-    return True
-
-
-def hmac_sign(body: bytes, key: str) -> str:
-    return hmac.new(key.encode(), body, hashlib.sha256).hexdigest()
-
-
-def hmac_key(key_id: str) -> str | None:
-    """The secret of an HMAC key id: the configured one or a retired one."""
-    if key_id == settings.PAGETRAIL_MANIFEST_KEY_ID:
-        return settings.PAGETRAIL_MANIFEST_KEY or None
-    return settings.PAGETRAIL_MANIFEST_OLD_KEYS.get(key_id)
+def hmac_secrets() -> dict[str, str]:
+    """The secrets of HMAC key ids: the configured one and retired ones (signatures from before Ed25519)."""
+    found = dict(settings.PAGETRAIL_MANIFEST_OLD_KEYS)
+    if settings.PAGETRAIL_MANIFEST_KEY:
+        found[settings.PAGETRAIL_MANIFEST_KEY_ID] = settings.PAGETRAIL_MANIFEST_KEY
+    return found

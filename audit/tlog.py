@@ -3,8 +3,9 @@
 from django.db import transaction
 from django.db.models import Max
 
-from . import merkle, worm
+from . import worm
 from .models import LogLeaf, Manifest
+from .verifier import merkle
 
 
 def append_manifest(manifest: Manifest) -> LogLeaf:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import requests
 
-from . import merkle, signed_note
+from .verifier import merkle, notes
 
 TIMEOUT = (5, 30)  # connect, read (seconds)
 
@@ -44,14 +44,14 @@ class Witness:
         response.raise_for_status()
         return response
 
-    def latest(self) -> signed_note.Checkpoint:
-        return signed_note.open_checkpoint(self.get("/log/checkpoint").text, self.publics, self.origin)
+    def latest(self) -> notes.Checkpoint:
+        return notes.open_checkpoint(self.get("/log/checkpoint").text, self.publics, self.origin)
 
     def consistency(self, first: int, second: int) -> list[bytes]:
         answer = self.get("/log/consistency", first=first, second=second).json()
         return [base64.b64decode(h, validate=True) for h in answer["proof"]]
 
-    def check_extends(self, old: signed_note.Checkpoint, new: signed_note.Checkpoint, whose: str = "kept") -> None:
+    def check_extends(self, old: notes.Checkpoint, new: notes.Checkpoint, whose: str = "kept") -> None:
         """`new` must be `old` or grow from it; WitnessAlarm otherwise."""
         if new.origin != old.origin:
             raise WitnessAlarm(
@@ -71,7 +71,7 @@ class Witness:
                 f"the log of {new.size} records does not extend the {whose} one of {old.size}: history rewritten",
             )
 
-    def check_agree(self, served: signed_note.Checkpoint, other: signed_note.Checkpoint, whose: str) -> None:
+    def check_agree(self, served: notes.Checkpoint, other: notes.Checkpoint, whose: str) -> None:
         """The head served now must extend another witness's (or package's), read before it was fetched.
 
         A larger other head is one the portal signed and no longer serves: its log shrank, or it showed that
@@ -110,7 +110,7 @@ def observe(witness: Witness, state: Path, compare: list[str] = (), at: datetime
     return document
 
 
-def read_note(path: Path, witness: Witness) -> signed_note.Checkpoint:
+def read_note(path: Path, witness: Witness) -> notes.Checkpoint:
     """A checkpoint from a witness state file, an evidence package, or a bare note, its signature checked."""
     if zipfile.is_zipfile(path):
         with zipfile.ZipFile(path) as zf:
@@ -118,7 +118,7 @@ def read_note(path: Path, witness: Witness) -> signed_note.Checkpoint:
     else:
         text = path.read_text(encoding="utf-8")
         note = json.loads(text)["note"] if text.lstrip().startswith("{") else text
-    return signed_note.open_checkpoint(note, witness.publics, witness.origin)
+    return notes.open_checkpoint(note, witness.publics, witness.origin)
 
 
 def public_keys(document: dict) -> list[bytes]:

@@ -17,7 +17,7 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from audit import manifests, merkle, signing
+from audit import manifests, signing
 from audit.models import (
     GENESIS,
     ActivityEvent,
@@ -39,6 +39,7 @@ from audit.models import (
     VerificationRun,
     WebhookDelivery,
 )
+from audit.verifier import merkle
 from extraction.accounts import ServiceAccount
 from extraction.models import Attempt, Bundle, Job, Rejection, idempotency_key, input_storage_name
 

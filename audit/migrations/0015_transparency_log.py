@@ -8,7 +8,7 @@ from django.db import migrations, models
 def log_every_manifest_so_far(apps, schema_editor):
     """Manifests written before the log join it in chain order, so each has an inclusion proof; the chain
     that covered them stays as it was and verifiable."""
-    from audit.merkle import leaf_hash
+    from audit.verifier.merkle import leaf_hash
 
     Manifest, LogLeaf = apps.get_model("audit", "Manifest"), apps.get_model("audit", "LogLeaf")
     rows = Manifest.objects.order_by("sequence").values_list("pk", "body", "created_at")

@@ -21,9 +21,9 @@ from audit.admin.actions import export_evidence_action
 from audit.checkpoints import write_checkpoint
 from audit.evidence import build_evidence
 from audit.manifests import canonical_bytes
-from audit.merkle import leaf_hash
 from audit.models import Asset, Checkpoint, Finding, LogLeaf, Manifest, ManifestChain, VerificationRun
 from audit.signing import hmac_sign
+from audit.verifier.merkle import leaf_hash
 from extraction import stores
 from extraction.bundle_intake import submit_bundle
 from extraction.runner import run_job
@@ -101,9 +101,9 @@ def verify(package, *args, pin=True):
     if pin and "--public-keys" not in args and "--trust-package-keys" not in args:
         (package.parent / "signing-keys.json").write_text(json.dumps(signing.published_document()))
         args = (*args, "--public-keys", str(package.parent / "signing-keys.json"))
-    script = package.parent / "verify_evidence.py"
+    script = package.parent / "verify_evidence.pyz"
     with zipfile.ZipFile(package) as zf:
-        script.write_bytes(zf.read("verify_evidence.py"))
+        script.write_bytes(zf.read("verify_evidence.pyz"))
     done = subprocess.run(
         [sys.executable, "-I", str(script), str(package), *args],
         cwd=package.parent,
@@ -160,7 +160,7 @@ def test_it_checks_every_signature_with_the_public_keys_alone_and_names_the_sign
     write_checkpoint()
     done = verify(export(out))
     assert done.returncode == 0 and done.stdout.splitlines()[-1] == "PASS", done.stdout
-    assert "5 signature(s)" in done.stdout and "not checked" not in done.stdout
+    assert "4 signature(s)" in done.stdout and "not checked" not in done.stdout  # 3 manifests and the index
     assert f"signed by: {chain.first().key_id}\n" in done.stdout and chain.first().key_id.startswith("ed25519-")
 
 
@@ -189,8 +189,7 @@ def test_it_passes_an_untouched_package_with_the_key_and_counts_what_it_checked(
     done = verify(export(out), *key)
     assert done.returncode == 0 and done.stdout.splitlines()[-1] == "PASS", done.stdout
     assert (
-        f"checked: 3 manifest(s), chain segment of 3 link(s), 1 checkpoint(s) against the chain, "
-        f"{Asset.objects.count()} asset(s) re-hashed, 5 signature(s)"
+        f"checked: 3 manifest(s), {Asset.objects.count()} asset(s) re-hashed, 4 signature(s), 3 log inclusion proof(s)"
     ) in done.stdout
     assert "not checked" not in done.stdout
 
@@ -256,23 +255,14 @@ def test_it_fails_on_an_edited_manifest_hash_in_the_index(chain, out):
     failed(verify(rewrite(package, edit_index(edit))), name, "index.json says " + "f" * 64)
 
 
-def test_it_fails_on_a_reordered_chain(chain, out):
+def test_it_fails_on_two_manifests_swapped_in_the_log(chain, out):
     package = export(out)
 
     def swap(index):
-        segment = index["chain_segment"]
-        segment[0], segment[1] = segment[1], segment[0]
+        proofs = index["log"]["inclusion"]
+        proofs[0]["leaf_index"], proofs[1]["leaf_index"] = proofs[1]["leaf_index"], proofs[0]["leaf_index"]
 
-    failed(verify(rewrite(package, edit_index(swap))), "index.json", "chain segment", "reordering")
-
-
-def test_it_fails_on_a_manifest_dropped_from_the_middle_of_the_chain(chain, out):
-    package = export(out, manifests=chain.filter(sequence__in=[1, 3]))
-
-    def drop(index):
-        del index["chain_segment"][1]
-
-    failed(verify(rewrite(package, edit_index(drop))), "index.json", "sequence 3 follows 1")
+    failed(verify(rewrite(package, edit_index(swap))), "manifests/000001-", "inclusion proof does not lead")
 
 
 def test_it_fails_on_a_signature_forged_with_another_key(chain, out):
@@ -288,22 +278,6 @@ def test_it_fails_on_an_hmac_signature_forged_with_another_key(chain, out, key):
     legacy_hmac(chain.get(sequence=3), key="not the key")
     package = export(out)
     failed(verify(package, *key), index_of(package)["manifests"][2]["file"], "HMAC signature does not verify")
-
-
-def test_it_fails_on_a_checkpoint_that_disagrees_with_the_chain(chain, out):
-    odd_checkpoint(2, head="e" * 64)
-    failed(verify(export(out)), "checkpoint at chain length 2", "names head " + "e" * 64)
-
-
-def test_it_fails_on_a_checkpoint_signed_with_another_key(chain, out, key):
-    odd_checkpoint(3, key="not the key")
-    failed(verify(export(out), *key), "checkpoint at chain length 3", "HMAC signature does not verify")
-
-
-def test_it_fails_on_a_checkpoint_file_whose_database_row_was_removed(chain, out):
-    write_checkpoint()
-    Checkpoint.objects.all().delete()  # a raw DELETE, as a rewrite of the database would do
-    failed(verify(export(out)), "checkpoint at chain length 3", "has no database row")
 
 
 def test_it_fails_on_an_asset_missing_from_the_store_without_a_retention_event(chain, out):
@@ -346,17 +320,20 @@ def test_it_fails_when_an_asset_was_changed_in_the_output_store(chain, out):
 # --- what the package holds ----------------------------------------------------------------------------
 
 
-def test_the_chain_segment_includes_manifests_between_those_in_scope(chain, out):
+def test_a_date_range_carries_the_records_just_outside_it_as_boundaries(chain, out):
+    first, last = chain.get(sequence=1).created_at, chain.get(sequence=3).created_at
+    package = export(out, date_from=chain.get(sequence=2).created_at, date_to=last)
+    index = index_of(package)
+    assert [m["sequence"] for m in index["manifests"]] == [2]
+    assert [(b["sequence"], b["leaf_index"]) for b in index["log"]["boundaries"]] == [(1, 0), (3, 2)]
+    assert first < last
+    done = verify(package)
+    assert done.returncode == 0 and "2 range boundary record(s)" in done.stdout, done.stdout
+
+
+def test_a_selection_carries_no_boundaries(chain, out):
     index = index_of(export(out, manifests=chain.filter(sequence__in=[1, 3])))
-    assert [m["sequence"] for m in index["manifests"]] == [1, 3]
-    assert [link["sequence"] for link in index["chain_segment"]] == [1, 2, 3]
-
-
-def test_the_chain_segment_reaches_the_checkpoint_that_covers_the_scope(chain, out):
-    write_checkpoint()
-    index = index_of(export(out, manifest=1))
-    assert [link["sequence"] for link in index["chain_segment"]] == [1, 2, 3]
-    assert [c["chain_length"] for c in index["checkpoints"]] == [3]
+    assert [m["sequence"] for m in index["manifests"]] == [1, 3] and index["log"]["boundaries"] == []
 
 
 def test_a_bundle_scope_holds_that_bundles_manifest_and_its_assets_only(chain, out):

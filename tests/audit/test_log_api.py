@@ -5,8 +5,9 @@ import base64
 import pytest
 from django.test import Client
 
-from audit import log_checkpoints, merkle, signed_note, signing
+from audit import log_checkpoints, signing
 from audit.models import Manifest
+from audit.verifier import merkle, notes
 from extraction.accounts import ServiceAccount
 from extraction.models import Job
 from tests.audit.test_verify import completed  # noqa: F401 (a fixture)
@@ -24,8 +25,8 @@ def token(completed):  # noqa: F811
     return account.issue_token()
 
 
-def head(note: str) -> signed_note.Checkpoint:
-    return signed_note.open_checkpoint(note, list(signing.configured_keys().values()))
+def head(note: str) -> notes.Checkpoint:
+    return notes.open_checkpoint(note, list(signing.configured_keys().values()))
 
 
 def test_it_serves_the_latest_checkpoint_without_a_token(completed):  # noqa: F811

@@ -9,8 +9,9 @@ from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
-from audit import log_checkpoints, merkle, tlog
+from audit import log_checkpoints, tlog
 from audit.models import LogCheckpoint, Manifest, ManifestChain
+from audit.verifier import merkle
 from tests.audit.test_evidence import chain, edit_index, export, failed, index_of, out, rewrite, verify  # noqa: F401
 from tests.audit.test_tlog import rewrite_manifest_row
 from tests.conftest import delete_stored, write_stored
@@ -51,10 +52,10 @@ def test_it_fails_a_manifest_swapped_in_a_re_signed_index(chain, out):  # noqa: 
 def test_it_fails_a_checkpoint_signed_by_another_key(chain, out):  # noqa: F811
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from audit import signed_note
+    from audit.verifier import notes
 
     package, head = export(out), log_checkpoints.latest()
-    forged = signed_note.sign(head.note.split("\n\n")[0] + "\n", "insider", Ed25519PrivateKey.generate())
+    forged = notes.sign(head.note.split("\n\n")[0] + "\n", "insider", Ed25519PrivateKey.generate())
     failed(verify(rewrite(package, edit_index(lambda i: i["log"].update(checkpoint=forged)))), "log checkpoint")
 
 

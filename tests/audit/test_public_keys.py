@@ -72,12 +72,12 @@ def test_it_refuses_a_public_key_filed_under_another_keys_id(chain, out):  # noq
 
 def test_it_says_what_to_install_when_cryptography_is_missing(chain, out):  # noqa: F811
     package = export(out)
-    script = out / "verify_evidence.py"
+    script = out / "verify_evidence.pyz"
     with zipfile.ZipFile(package) as zf:
-        script.write_bytes(zf.read("verify_evidence.py"))
+        script.write_bytes(zf.read("verify_evidence.pyz"))
     without = (
         "import runpy, sys; sys.modules['cryptography'] = None; "
-        f"sys.argv = ['verify_evidence.py', {str(package)!r}]; runpy.run_path({str(script)!r}, run_name='__main__')"
+        f"sys.argv = ['verify_evidence.pyz', {str(package)!r}]; runpy.run_path({str(script)!r}, run_name='__main__')"
     )
     done = subprocess.run([sys.executable, "-I", "-c", without], capture_output=True, text=True, timeout=60)
     failed(done, "Ed25519 signatures need the cryptography package: pip install cryptography")
@@ -90,12 +90,12 @@ def test_the_signature_column_holds_an_ed25519_signature(chain):  # noqa: F811
 
 def test_the_verifier_runs_without_django_or_pagetrail(chain, out):  # noqa: F811
     package = export(out)
-    script = out / "verify_evidence.py"
+    script = out / "verify_evidence.pyz"
     with zipfile.ZipFile(package) as zf:
-        script.write_bytes(zf.read("verify_evidence.py"))
+        script.write_bytes(zf.read("verify_evidence.pyz"))
     without = (
         "import runpy, sys; sys.modules.update(django=None, audit=None, extraction=None, portal=None); "
-        f"sys.argv = ['verify_evidence.py', {str(package)!r}, '--trust-package-keys']; "
+        f"sys.argv = ['verify_evidence.pyz', {str(package)!r}, '--trust-package-keys']; "
         f"runpy.run_path({str(script)!r}, run_name='__main__')"
     )
     done = subprocess.run([sys.executable, "-I", "-c", without], capture_output=True, text=True, timeout=60, cwd=out)

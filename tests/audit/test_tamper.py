@@ -1,6 +1,6 @@
 """The tamper suite: what an insider with database and store access, or whoever holds an exported package,
 could change, each expected to be found by the right finding kind (verification) or offline message
-(verify_evidence.py). The README's tampering table lists them; signatures are tested in test_public_keys.py."""
+(verify_evidence.pyz). The README's tampering table lists them; signatures are tested in test_public_keys.py."""
 
 import base64
 import hashlib
@@ -20,7 +20,6 @@ from audit.verify import verify_all
 from extraction.models import Bundle
 from tests.audit.test_cases import manifest  # noqa: F401 (a fixture)
 from tests.audit.test_evidence import (  # chain and out are fixtures
-    AT,
     chain,  # noqa: F401
     edit_index,
     export,
@@ -287,7 +286,7 @@ def test_it_fails_a_package_whose_assets_were_all_removed_and_declared_not_reque
 def test_it_fails_a_date_range_package_with_its_newest_manifest_dropped(chain, out):  # noqa: F811
     package = export(out)
 
-    failed(verify(rewrite(package, drop_newest_manifest)), "index.json", CHANGED)
+    failed(verify(rewrite(package, drop_manifest)), "index.json", CHANGED)
 
 
 def test_it_fails_a_package_whose_index_signature_was_removed(chain, out):  # noqa: F811
@@ -301,7 +300,9 @@ def test_it_fails_a_date_range_index_that_leaves_out_a_manifest_of_its_range(cha
     def leave_out(index):
         index["manifests"].pop(1)
 
-    failed(verify(rewrite(export(out), edit_index(leave_out))), "index.json", "manifest 2 was created within the range")
+    failed(
+        verify(rewrite(export(out), edit_index(leave_out))), "index.json", "log leaf 1 lies inside the range's records"
+    )
 
 
 def test_it_fails_a_case_package_missing_an_asset_its_signed_case_map_names(manifest, tmp_path):  # noqa: F811
@@ -462,54 +463,72 @@ def test_it_fails_a_signature_dated_outside_its_keys_published_validity(chain, o
     )
 
 
-def drop_newest_manifest(members):
-    """The tamperer's cut: the newest manifest, its assets and its chain link out of a package's members."""
+def drop_manifest(members, position=-1):
+    """The tamperer's cut: a manifest, its assets and its inclusion proof out of a package's members."""
     index = json.loads(members["index.json"])
-    newest = index["manifests"].pop()
-    del members[newest["file"]]
-    for asset in [a for a in index["assets"] if a["manifest_sequence"] == newest["sequence"]]:
+    dropped = index["manifests"].pop(position)
+    del members[dropped["file"]]
+    for asset in [a for a in index["assets"] if a["manifest_sequence"] == dropped["sequence"]]:
         index["assets"].remove(asset)
         members.pop(asset["file"], None)
-    index["chain_segment"] = [s for s in index["chain_segment"] if s["sequence"] < newest["sequence"]]
+    index["log"]["inclusion"] = [p for p in index["log"]["inclusion"] if p["sequence"] != dropped["sequence"]]
     members["index.json"] = json.dumps(index).encode()
 
 
-def dropped_newest(package, key=None):
+def dropped(package, key=None, position=-1):
     def drop(members):
-        drop_newest_manifest(members)
+        drop_manifest(members, position)
         resign(members, key)
 
     return rewrite(package, drop)
 
 
-def test_a_date_range_package_trimmed_and_re_signed_with_the_portals_key_lacks_its_anchor(chain, out):  # noqa: F811
+def test_a_date_range_package_trimmed_and_re_signed_with_the_portals_key_leaves_a_covered_leaf(chain, out):  # noqa: F811
     failed(
-        verify(dropped_newest(export(out))),
+        verify(dropped(export(out))),
         "index.json",
-        "the chain segment ends at manifest 2",
-        "nor the chain head vouches for",
+        "the log checkpoint holds leaf 2, after the package's last record",
+        "records of the range are missing",
     )
 
 
+def test_a_date_range_package_with_a_record_cut_from_its_middle_has_a_gap(chain, out):  # noqa: F811
+    failed(verify(dropped(export(out), position=1)), "index.json", "log leaf 1 lies inside the range's records")
+
+
 def test_a_date_range_package_trimmed_and_re_signed_with_an_insiders_key_fails_pinned(chain, out):  # noqa: F811
-    failed(verify(dropped_newest(export(out), INSIDER)), "keys.json", "is not in the published key list")
+    failed(verify(dropped(export(out), INSIDER)), "keys.json", "is not in the published key list")
 
 
-def test_a_checkpoint_past_a_trimmed_segments_end_shows_manifests_are_missing(chain, out):  # noqa: F811
-    checkpoints.write_checkpoint(at=AT - timedelta(hours=1))
-    failed(verify(dropped_newest(export(out))), "index.json", "a signed checkpoint made at", "past the segment's end")
+def test_a_boundary_record_inside_the_range_does_not_close_it(chain, out):  # noqa: F811
+    """The newest record of the range passed off as the boundary after it: its own signed time is in the range."""
+    package = export(out, date_from=chain.get(sequence=1).created_at, date_to=chain.get(sequence=3).created_at)
+
+    def relabel(members):
+        index = json.loads(members["index.json"])
+        newest = index["manifests"].pop()
+        index["assets"] = [a for a in index["assets"] if a["manifest_sequence"] != newest["sequence"]]
+        proof = next(p for p in index["log"]["inclusion"] if p["sequence"] == newest["sequence"])
+        index["log"]["inclusion"].remove(proof)
+        index["log"]["boundaries"] = [b for b in index["log"]["boundaries"] if b["leaf_index"] != 2]
+        index["log"]["boundaries"].append({**proof, "file": newest["file"]})
+        members["index.json"] = json.dumps(index).encode()
+        for name in [n for n in members if n.startswith("assets/")]:
+            if name[len("assets/") :] not in {a["name"] for a in index["assets"]}:
+                del members[name]
+        resign(members)
+
+    failed(verify(rewrite(package, relabel)), "index.json", "the log checkpoint holds leaf 1")
 
 
-def test_it_fails_a_package_checkpoint_whose_signed_body_was_altered(chain, out):  # noqa: F811
-    checkpoints.write_checkpoint()
-
+def test_it_fails_a_package_log_checkpoint_whose_signed_text_was_altered(chain, out):  # noqa: F811
     def alter(index):
-        body = json.loads(index["checkpoints"][0]["body"])
-        body["created_at"] = "2020-01-01T00:00:00.000000Z"
-        index["checkpoints"][0]["body"] = json.dumps(body)
+        lines = index["log"]["checkpoint"].split("\n")
+        lines[1] = str(int(lines[1]) + 1)
+        index["log"]["checkpoint"] = "\n".join(lines)
 
     tampered = rewrite(export(out), lambda members: (edit_index(alter)(members), resign(members)))
-    failed(verify(tampered), "checkpoint at chain length 3", "does not verify")
+    failed(verify(tampered), "index.json: log checkpoint", "no signature on the checkpoint verifies")
 
 
 def test_evidence_whose_manifest_files_and_outputs_retention_deleted_still_verifies(chain, out):  # noqa: F811

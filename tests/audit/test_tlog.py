@@ -7,8 +7,9 @@ import json
 import pytest
 from django.db import connection
 
-from audit import log_checkpoints, merkle, signed_note, signing, tasks, tlog
+from audit import log_checkpoints, signing, tasks, tlog
 from audit.models import LogCheckpoint, LogLeaf, Manifest
+from audit.verifier import merkle, notes
 from tests.audit.test_verify import completed, kinds  # noqa: F401 (a fixture)
 from tests.conftest import read_stored, write_stored
 
@@ -24,7 +25,7 @@ def test_it_logs_each_manifest_as_a_leaf_in_chain_order(completed):  # noqa: F81
 
 def test_it_signs_a_checkpoint_of_the_log_once_per_size(completed, settings):  # noqa: F811
     checkpoint = log_checkpoints.write_log_checkpoint()
-    head = signed_note.open_checkpoint(read_stored("outputs", checkpoint.storage_name).decode(), trusted())
+    head = notes.open_checkpoint(read_stored("outputs", checkpoint.storage_name).decode(), trusted())
     assert (head.origin, head.size) == (settings.PAGETRAIL_LOG_ORIGIN, 2)
     assert head.root == merkle.root(tlog.leaf_hashes()) and head.root.hex() == checkpoint.root_hash
     assert log_checkpoints.write_log_checkpoint() is None
@@ -44,10 +45,10 @@ def test_it_reads_a_note_only_with_the_key_that_signed_it(completed):  # noqa: F
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     note = log_checkpoints.write_log_checkpoint().note
-    with pytest.raises(signed_note.NoteError):
-        signed_note.open_checkpoint(note, [Ed25519PrivateKey.generate().public_key().public_bytes_raw()])
-    with pytest.raises(signed_note.NoteError):
-        signed_note.open_checkpoint(note.replace("\n2\n", "\n3\n", 1), trusted())
+    with pytest.raises(notes.NoteError):
+        notes.open_checkpoint(note, [Ed25519PrivateKey.generate().public_key().public_bytes_raw()])
+    with pytest.raises(notes.NoteError):
+        notes.open_checkpoint(note.replace("\n2\n", "\n3\n", 1), trusted())
 
 
 def rewrite_manifest_row(manifest: Manifest, **changes) -> None:
@@ -109,7 +110,7 @@ def test_it_signs_a_checkpoint_on_demand(completed, settings):  # noqa: F811
     key = printed.getvalue().rsplit("verifier key (for C2SP and Go sumdb note tools): ", 1)[1].strip()
     name, key_hash, encoded = key.split("+", 2)  # the base64 may hold "+" too
     assert name == settings.PAGETRAIL_LOG_ORIGIN and base64.b64decode(encoded)[1:] in trusted()
-    assert bytes.fromhex(key_hash) == signed_note.key_hash(name, base64.b64decode(encoded)[1:])
+    assert bytes.fromhex(key_hash) == notes.key_hash(name, base64.b64decode(encoded)[1:])
 
 
 def test_the_upgrade_logs_every_manifest_written_before_the_log(completed):  # noqa: F811

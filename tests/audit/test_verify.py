@@ -96,7 +96,9 @@ def test_it_finds_a_signature_dated_outside_its_keys_validity_period(completed):
     first, second = completed
     SigningKey.objects.filter(key_id=first.key_id).update(valid_until=first.created_at)  # retired before the second
     found = verify_all()[0]
-    assert [(f.kind, f.manifest) for f in found] == [("bad_signature", second)] and "outside key" in found[0].detail
+    assert [(f.kind, f.manifest) for f in found] == [
+        ("bad_signature", second)
+    ] and "outside the validity period of key" in found[0].detail
 
 
 def test_it_finds_a_manifest_dropped_from_the_chain(completed):

@@ -10,8 +10,9 @@ from django.core.management.base import CommandError
 from django.db import connection
 from django.utils import timezone
 
-from audit import log_checkpoints, merkle, signing, tlog
+from audit import log_checkpoints, signing, tlog
 from audit.models import LogCheckpoint, Manifest
+from audit.verifier import merkle
 from tests.audit.test_evidence import chain, export, out  # noqa: F401 (fixtures)
 from tests.audit.test_tlog import rewrite_manifest_row
 from tests.conftest import delete_stored

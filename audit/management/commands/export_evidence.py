@@ -32,7 +32,7 @@ def operator() -> str:
 
 class Command(BaseCommand):
     help = (
-        "Write an evidence package (zip with manifests, chain segment, checkpoints, verification results, "
+        "Write an evidence package (zip with manifests, their log checkpoint and proofs, verification results, "
         "optionally assets, and an offline verifier) for a bundle, a manifest, a case or a date range."
     )
 

@@ -1,7 +1,8 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from audit import log_checkpoints, signed_note, signing
+from audit import log_checkpoints, signing
+from audit.verifier import notes
 
 
 class Command(BaseCommand):
@@ -20,6 +21,4 @@ class Command(BaseCommand):
             )
             self.stdout.write(latest.note)
         origin, public = settings.PAGETRAIL_LOG_ORIGIN, signing.private_key().public_key().public_bytes_raw()
-        self.stdout.write(
-            f"Note verifier key (for C2SP and Go sumdb note tools): {signed_note.verifier_key(origin, public)}"
-        )
+        self.stdout.write(f"Note verifier key (for C2SP and Go sumdb note tools): {notes.verifier_key(origin, public)}")

@@ -5,7 +5,8 @@ from pathlib import Path
 import requests
 from django.core.management.base import BaseCommand, CommandError
 
-from audit import signed_note, witness
+from audit import witness
+from audit.verifier import notes
 
 EXIT = {"fork": 2, "rollback": 3}
 
@@ -43,7 +44,7 @@ class Command(BaseCommand):
             raise CommandError(
                 f"{alarm} (the state file keeps the last good checkpoint)", returncode=EXIT[alarm.kind]
             ) from alarm
-        except (signed_note.NoteError, requests.RequestException, ValueError, KeyError, OSError) as exc:
+        except (notes.NoteError, requests.RequestException, ValueError, KeyError, OSError) as exc:
             raise CommandError(f"The witness could not check the log: {exc}") from exc
         verb = "first checkpoint kept" if state["first_seen"] else "consistent; checkpoint kept"
         self.stdout.write(f"OK: {state['origin']} at {state['tree_size']} records, {verb}.")

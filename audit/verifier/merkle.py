@@ -1,12 +1,15 @@
 """RFC 9162 (Certificate Transparency 2.0, as RFC 6962) Merkle tree hashing, with inclusion and consistency proofs.
 
-Standard library only: the offline verifier (standalone_verifier.py) carries a copy of the verification half,
-and tests hold the two to the same answers. A tree is given by its leaf hashes (leaf_hash of each record's
-bytes), in log order; hashes are 32 raw bytes.
+Standard library only. A tree is given by its leaf hashes (leaf_hash of each record's bytes), in log order;
+hashes are 32 raw bytes. Verification follows transparency-dev/merkle's `proof` package (the reference the
+C2SP witnesses use), so both accept and refuse the same proofs, its test vectors included.
 """
+
+from __future__ import annotations
 
 import hashlib
 
+HASH_SIZE = 32
 EMPTY_ROOT = hashlib.sha256(b"").digest()
 
 
@@ -111,43 +114,60 @@ def consistency_proof(leaves: list[bytes], first: int) -> list[bytes]:
     return Tree(leaves).consistency_proof(first)
 
 
+def _inner_size(index: int, size: int) -> int:
+    return (index ^ (size - 1)).bit_length()
+
+
+def _decompose(index: int, size: int) -> tuple[int, int]:
+    """The number of a proof's hashes inside the perfect subtrees, and along the right border."""
+    inner = _inner_size(index, size)
+    return inner, bin(index >> inner).count("1")
+
+
+def _chain_inner(seed: bytes, proof: list[bytes], index: int) -> bytes:
+    for i, h in enumerate(proof):
+        seed = node_hash(seed, h) if not (index >> i) & 1 else node_hash(h, seed)
+    return seed
+
+
+def _chain_inner_right(seed: bytes, proof: list[bytes], index: int) -> bytes:
+    for i, h in enumerate(proof):
+        if (index >> i) & 1:
+            seed = node_hash(h, seed)
+    return seed
+
+
+def _chain_border_right(seed: bytes, proof: list[bytes]) -> bytes:
+    for h in proof:
+        seed = node_hash(h, seed)
+    return seed
+
+
 def verify_inclusion(leaf: bytes, index: int, size: int, proof: list[bytes], root_hash: bytes) -> bool:
     """RFC 9162 section 2.1.3.2: `leaf` is leaf `index` of the tree of `size` whose root is `root_hash`."""
-    if not 0 <= index < size:
+    if not 0 <= index < size or len(leaf) != HASH_SIZE:
         return False
-    fn, sn, r = index, size - 1, leaf
-    for p in proof:
-        if sn == 0:
-            return False
-        if fn & 1 or fn == sn:
-            r = node_hash(p, r)
-            while not fn & 1 and fn != 0:
-                fn, sn = fn >> 1, sn >> 1
-        else:
-            r = node_hash(r, p)
-        fn, sn = fn >> 1, sn >> 1
-    return sn == 0 and r == root_hash
+    inner, border = _decompose(index, size)
+    if len(proof) != inner + border:
+        return False
+    return _chain_border_right(_chain_inner(leaf, proof[:inner], index), proof[inner:]) == root_hash
 
 
 def verify_consistency(first: int, second: int, first_root: bytes, second_root: bytes, proof: list[bytes]) -> bool:
     """RFC 9162 section 2.1.4.2: the tree of size `first` is a prefix of the tree of size `second`."""
+    if not 0 < first <= second:  # a proof from the empty tree is meaningless (transparency-dev/merkle refuses it)
+        return False
     if first == second:
         return not proof and first_root == second_root
-    if not 0 < first < second or not proof:
+    if not proof:
         return False
-    path = [first_root, *proof] if first & (first - 1) == 0 else list(proof)
-    fn, sn = first - 1, second - 1
-    while fn & 1:
-        fn, sn = fn >> 1, sn >> 1
-    fr = sr = path[0]
-    for c in path[1:]:
-        if sn == 0:
-            return False
-        if fn & 1 or fn == sn:
-            fr, sr = node_hash(c, fr), node_hash(c, sr)
-            while not fn & 1 and fn != 0:
-                fn, sn = fn >> 1, sn >> 1
-        else:
-            sr = node_hash(sr, c)
-        fn, sn = fn >> 1, sn >> 1
-    return sn == 0 and fr == first_root and sr == second_root
+    inner, border = _decompose(first - 1, second)
+    shift = (first & -first).bit_length() - 1  # trailing zero bits
+    inner -= shift
+    seed, start = (first_root, 0) if first == 1 << shift else (proof[0], 1)
+    if len(proof) != start + inner + border:
+        return False
+    proof, mask = proof[start:], (first - 1) >> shift
+    old = _chain_border_right(_chain_inner_right(seed, proof[:inner], mask), proof[inner:])
+    new = _chain_border_right(_chain_inner(seed, proof[:inner], mask), proof[inner:])
+    return old == first_root and new == second_root

@@ -1,0 +1,147 @@
+"""C2SP signed notes (c2sp.org/signed-note) carrying C2SP tlog-checkpoints (c2sp.org/tlog-checkpoint), Ed25519.
+
+A checkpoint is the note text "<origin>\\n<tree size>\\n<base64 root hash>\\n" (then optional extension lines);
+a signature line is "\\u2014 <key name> <base64(key hash || signature)>", the key hash being the first 4 bytes of
+SHA-256(key name || 0x0A || 0x01 || public key). Reading follows the spec and Go's golang.org/x/mod/sumdb/note:
+UTF-8 without control characters but the newline, the signatures after the *last* blank line, a key name
+without spaces or "+", the size in decimal without leading zeros, and the key name is the checkpoint's origin.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+from dataclasses import dataclass
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+DASH = "\u2014 "
+ED25519_TYPE = b"\x01"
+MAX_SIGNATURES = 100  # Go's note.Open refuses more
+MAX_NOTE = 1 << 20
+
+
+class NoteError(ValueError):
+    """The text is not a note (or checkpoint) signed by a key we were given."""
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    origin: str
+    size: int
+    root: bytes  # 32 bytes
+    note: str  # the whole signed note
+
+
+def key_hash(name: str, public: bytes) -> bytes:
+    return hashlib.sha256(name.encode() + b"\n" + ED25519_TYPE + public).digest()[:4]
+
+
+def verifier_key(name: str, public: bytes) -> str:
+    """The note verifier key (the form Go's golang.org/x/mod/sumdb/note reads): name+hash+base64(type||key)."""
+    return f"{name}+{key_hash(name, public).hex()}+{base64.b64encode(ED25519_TYPE + public).decode()}"
+
+
+def parse_verifier_key(vkey: str) -> tuple[str, bytes, bytes]:
+    """(name, key hash, public key) of an Ed25519 verifier key; NoteError when it is malformed or inconsistent."""
+    name, _, rest = vkey.partition("+")
+    hash_hex, _, encoded = rest.partition("+")
+    try:
+        raw, hashed = base64.b64decode(encoded, validate=True), bytes.fromhex(hash_hex)
+    except (binascii.Error, ValueError):
+        raise NoteError("the verifier key is not name+hash+base64 key") from None
+    if not _valid_name(name) or len(hash_hex) != 8 or len(raw) != 33 or raw[:1] != ED25519_TYPE:
+        raise NoteError("the verifier key is not an Ed25519 key of a valid name")
+    if key_hash(name, raw[1:]) != hashed:
+        raise NoteError("the verifier key's hash does not match its name and key")
+    return name, hashed, raw[1:]
+
+
+def checkpoint_text(origin: str, size: int, root: bytes) -> str:
+    if not _valid_name(origin):
+        raise ValueError("A log origin is one non-empty line without spaces or '+'.")
+    return f"{origin}\n{size}\n{base64.b64encode(root).decode()}\n"
+
+
+def sign(text: str, name: str, key: Ed25519PrivateKey) -> str:
+    """The note `text` with one signature line by `key` under `name`."""
+    public = key.public_key().public_bytes_raw()
+    signature = key.sign(text.encode())
+    return f"{text}\n{DASH}{name} {base64.b64encode(key_hash(name, public) + signature).decode()}\n"
+
+
+def verify_note(note: str, name: str, public: bytes) -> str:
+    """The note's text once a signature line by `name` with `public` verifies; NoteError otherwise."""
+    text, lines = split(note)
+    if not any(_signed_by(text, line, name, public) for line in lines):
+        raise NoteError(f"no signature by {name} on the note verifies")
+    return text
+
+
+def split(note: str) -> tuple[str, list[str]]:
+    """(text ending in a newline, signature lines) of a well-formed note; NoteError otherwise."""
+    if len(note) > MAX_NOTE or any(ord(c) < 0x20 and c != "\n" for c in note) or "\ufffd" in note:
+        raise NoteError("is not a signed note (too long, a control character, or not UTF-8)")
+    at = note.rfind("\n\n")
+    if at < 0 or not note.endswith("\n") or at + 2 == len(note):
+        raise NoteError("is not a signed note (no blank line before the signatures, or no final newline)")
+    lines = note[at + 2 : -1].split("\n")
+    if len(lines) > MAX_SIGNATURES or not all(_well_formed(line) for line in lines):
+        raise NoteError("is not a signed note (a malformed signature line)")
+    return note[: at + 1], lines
+
+
+def open_checkpoint(note: str, publics: list[bytes], origin: str | None = None) -> Checkpoint:
+    """The checkpoint in `note` once a signature by one of `publics`, under the checkpoint's own origin as key
+    name, verifies; NoteError otherwise. `origin`: the log the caller expects."""
+    text, lines = split(note)
+    parsed = _parse(text, note)
+    if origin is not None and parsed.origin != origin:
+        raise NoteError(f"the checkpoint is of log {parsed.origin!r}, not {origin!r}")
+    if not any(_signed_by(text, line, parsed.origin, public) for line in lines for public in publics):
+        raise NoteError("no signature on the checkpoint verifies with a trusted key under its origin's name")
+    return parsed
+
+
+def _valid_name(name: str) -> bool:
+    return bool(name) and not any(c.isspace() or c == "+" for c in name)
+
+
+def _well_formed(line: str) -> bool:
+    if not line.startswith(DASH):
+        return False
+    name, _, encoded = line[len(DASH) :].partition(" ")
+    try:
+        return _valid_name(name) and len(base64.b64decode(encoded, validate=True)) >= 5
+    except binascii.Error:
+        return False
+
+
+def _signed_by(text: str, line: str, name: str, public: bytes) -> bool:
+    line_name, _, encoded = line[len(DASH) :].partition(" ")
+    raw = base64.b64decode(encoded)  # well-formed: split() checked it
+    if line_name != name or len(raw) != 68 or raw[:4] != key_hash(name, public):
+        return False
+    try:
+        Ed25519PublicKey.from_public_bytes(public).verify(raw[4:], text.encode())
+    except (InvalidSignature, ValueError):
+        return False
+    return True
+
+
+def _parse(text: str, note: str) -> Checkpoint:
+    lines = text[:-1].split("\n")
+    size = lines[1] if len(lines) > 1 else ""
+    if len(lines) < 3 or not _valid_name(lines[0]) or not (size.isdigit() and size.isascii()):
+        raise NoteError("the signed text is not a checkpoint (origin, tree size, root hash)")
+    if len(size) > 1 and size.startswith("0"):
+        raise NoteError("the checkpoint's tree size has a leading zero")
+    try:
+        root = base64.b64decode(lines[2], validate=True)
+    except binascii.Error:
+        root = b""
+    if len(root) != 32:
+        raise NoteError("the checkpoint's root hash is not base64 of 32 bytes")
+    return Checkpoint(lines[0], int(size), root, note)

@@ -1,0 +1,366 @@
+"""The rules of an evidence package (docs/evidence.md): what index.json says, checked against the members and
+every signature, with nothing left out that no signed statement excuses.
+
+`verify(zf, options)` returns a Report: problems (each naming the file), findings the portal itself recorded for
+the scope, and what was checked. The log's rules (inclusion, completeness of a date range, timestamps, an earlier
+checkpoint) are in package_log.py; the reading limits in bounded.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import zipfile
+from dataclasses import dataclass, field
+
+from . import bounded, package_log
+from .canonical import parse_time
+from .keys import ED25519, Trust, read_key_list
+
+FIXED_MEMBERS = {"README.txt", "index.json", "index.sig.json", "verify_evidence.pyz", "keys.json"}
+LEFT_OUT = {
+    "not_included": "asset(s) not included (package exported without assets)",
+    "outside_case": "asset(s) of the manifest outside this case's pages, not included",
+    "retained_away": "file(s) deleted under retention, as retention events in index.json record",
+}
+STORED_COPY_PROBLEMS = {
+    "missing": "at export time its file was missing from the output store",
+    "differs": "at export time its file in the output store differed from the database copy",
+    "no_database_row": "its file in the output store has no database row (the database lost or rewrote it)",
+}
+RETENTION_FIELDS = {
+    "bundle": "bundle",
+    "manifest": "manifest_sequence",
+    "what": "what",
+    "outcome": "outcome",
+    "files": "file_count",
+    "bytes_freed": "bytes_freed",
+    "at": "at",
+}
+COUNTS = ("manifests", "assets", "signatures", "log_proofs", "earlier_checkpoints", "timestamps", "boundaries")
+
+
+@dataclass
+class Options:
+    pinned: dict | None = None  # the portal's published key list, obtained separately
+    secrets: dict = field(default_factory=dict)  # HMAC key id -> secret, for signatures from before Ed25519
+    earlier: tuple | None = None  # (note seen before, consistency proof document or None)
+    tsa: object = None  # the TSA's x509.Certificate
+    origin: str | None = None  # the log origin the auditor expects
+
+
+@dataclass
+class Report:
+    problems: list = field(default_factory=list)
+    findings: list = field(default_factory=list)  # (run, finding) the portal's newest run recorded in scope
+    counts: dict = field(default_factory=lambda: dict.fromkeys((*COUNTS, *LEFT_OUT), 0))
+    unsigned: dict = field(default_factory=dict)  # HMAC key id -> signatures left unchecked for want of its key
+    signers: set = field(default_factory=set)
+    retention: list = field(default_factory=list)  # signed bodies of retention events that verified
+    pinned: bool = False
+    trust: Trust = field(default_factory=Trust)
+    timestamp_unchecked: bool = False
+    timestamped_at: object = None
+    index: dict | None = None
+
+    def fail(self, where: str, what: str) -> None:
+        self.problems.append(f"{where}: {what}")
+
+    def check_signature(self, where, body: bytes, signature, key_id, at=None) -> bool:
+        """`at`: the time the statement gives itself, which must fall inside its key's validity period."""
+        key_id = key_id if isinstance(key_id, str) else ""
+        if not key_id.startswith(ED25519) and key_id not in self.trust.secrets:
+            self.unsigned[key_id] = self.unsigned.get(key_id, 0) + 1
+            return False
+        signed_at = parse_time(at)
+        if key_id.startswith(ED25519) and signed_at is None:
+            self.fail(where, f"gives no time it was signed at ({at!r}), so key {key_id}'s validity cannot be checked")
+            return False
+        problem = self.trust.problem(body, signature if isinstance(signature, str) else "", key_id, signed_at)
+        if problem:
+            self.fail(where, problem[0].lower() + problem[1:].rstrip("."))
+            return False
+        self.counts["signatures"] += 1
+        if key_id.startswith(ED25519):
+            self.signers.add(key_id)
+        return True
+
+
+def verify(zf: zipfile.ZipFile, options: Options) -> Report:
+    report = Report()
+    data = _read(zf, "index.json", report, bounded.MAX_INDEX)
+    index = _json(report, "index.json", data)
+    if not isinstance(index, dict):
+        return report
+    report.index = index
+    _load_keys(zf, index, options, report)
+    _check_index_signature(zf, data, index, report)
+    _check_retention_events(_list(index, "retention_events"), report)
+    bodies = _check_manifests(zf, index, report)
+    _check_assets(zf, index, bodies, report)
+    _check_case_map(zf, index, report)
+    _check_members(zf, index, report)
+    package_log.check(zf, index, options, report)
+    _collect_findings(index, report)
+    return report
+
+
+def _dict(document: dict, key: str) -> dict:
+    value = document.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _list(document: dict, key: str) -> list:
+    """A list of objects from the index; anything else in its place is treated as empty (and fails elsewhere)."""
+    value = document.get(key)
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _read(zf, name, report, limit=bounded.MAX_DOCUMENT) -> bytes | None:
+    try:
+        return bounded.read(zf, name, limit)
+    except KeyError:
+        report.fail(name, "listed in index.json but missing from the package")
+    except bounded.Refused as exc:
+        report.fail(name, str(exc).removeprefix(f"{name}: "))
+    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as exc:
+        report.fail(name, f"cannot be read intact ({exc})")
+    return None
+
+
+def _json(report, where, data):
+    if data is None:
+        return None
+    try:
+        return bounded.parse_json(data)
+    except bounded.Refused as exc:
+        report.fail(where, str(exc))
+        return None
+
+
+def _load_keys(zf, index, options: Options, report: Report) -> None:
+    """The package's keys.json, which the signed index covers; with a pinned list, the package must agree."""
+    data = _read(zf, "keys.json", report) or b"{}"
+    if hashlib.sha256(data).hexdigest() != _dict(index, "keys").get("sha256"):
+        report.fail("keys.json", "is not the key list the index records (its sha256 differs from index.json's)")
+    carried, periods, problems = read_key_list(_json(report, "keys.json", data))
+    for problem in problems:
+        report.fail("keys.json", problem)
+    if options.pinned is not None:
+        report.pinned = True
+        trusted, periods, problems = read_key_list(options.pinned)
+        for problem in problems:
+            report.fail("--public-keys", problem)
+        for key_id, public in carried.items():
+            if trusted.get(key_id) != public:
+                report.fail("keys.json", f"key {key_id} is not in the published key list given with --public-keys")
+        carried = trusted
+    report.trust = Trust(carried, periods, dict(options.secrets))
+
+
+def _check_index_signature(zf, data, index, report: Report) -> None:
+    """index.json says what is in scope and why anything is absent; only the exporter's signature makes it count."""
+    if "index.sig.json" not in zf.namelist():
+        report.fail(
+            "index.json", "is not signed (index.sig.json is missing): what it says it left out cannot be trusted"
+        )
+        return
+    signed = _json(report, "index.sig.json", _read(zf, "index.sig.json", report))
+    signed = signed if isinstance(signed, dict) else {}
+    if not str(signed.get("key_id", "")).startswith(ED25519):
+        report.fail("index.sig.json", "the index must be signed with an Ed25519 key")
+        return
+    before = len(report.problems)
+    report.check_signature(
+        "index.sig.json", data, signed.get("signature"), signed.get("key_id"), index.get("generated_at")
+    )
+    if len(report.problems) > before:
+        report.problems[-1] = "index.json: changed after export: " + report.problems[-1].split(": ", 1)[1]
+
+
+def _check_retention_events(events: list, report: Report) -> None:
+    """Each retention event: its signed body verifies (Ed25519 only) and says what the index says."""
+    for event in events:
+        where = f"index.json: retention event {event.get('id')}"
+        text = event.get("body") if isinstance(event.get("body"), str) else ""
+        body = _json(report, where, text.encode("utf-8")) if text else None
+        if not isinstance(body, dict):
+            report.fail(where, "is not signed: it proves nothing about what was deleted")
+        elif not str(event.get("key_id", "")).startswith(ED25519):  # an HMAC one could go unchecked for want of a key
+            report.fail(where, "a retention event must be signed with an Ed25519 key")
+        elif report.check_signature(
+            where, text.encode(), event.get("signature"), event.get("key_id"), body.get("signed_at")
+        ):
+            differing = [k for k, f in RETENTION_FIELDS.items() if event.get(k) != body.get(f)]
+            if differing:
+                report.fail(where, f"says other {', '.join(differing)} than its signed body")
+            else:
+                report.retention.append(body)
+
+
+def _check_manifests(zf, index, report: Report) -> dict:
+    """Each manifest file: its bytes against index.json and its own name, its fields, its signature."""
+    bodies, seen = {}, set()
+    for entry in _list(index, "manifests"):
+        seq = entry.get("sequence")
+        where = entry.get("file") if isinstance(entry.get("file"), str) else f"manifest {seq}"
+        if seq in seen or not isinstance(seq, int):
+            report.fail("index.json", f"manifest {seq!r} is listed twice or without a sequence")
+            continue
+        seen.add(seq)
+        data = _read(zf, where, report)
+        if data is None:
+            continue
+        report.counts["manifests"] += 1
+        digest = hashlib.sha256(data).hexdigest()
+        if digest != entry.get("sha256"):
+            report.fail(where, f"the file hashes to {digest}, index.json says {entry.get('sha256')}")
+        if where != f"manifests/{seq:06d}-{digest}.json":
+            report.fail(where, f"the file name does not match its sequence and content hash ({seq:06d}-{digest})")
+        body = _json(report, where, data)
+        body = body if isinstance(body, dict) else {}
+        for name in ("sequence", "previous_sha256", "key_id"):
+            if body.get(name) != entry.get(name):
+                report.fail(where, f"the manifest says {name} {body.get(name)!r}, index.json says {entry.get(name)!r}")
+        bodies[seq] = body
+        report.check_signature(where, data, entry.get("signature"), entry.get("key_id"), body.get("created_at"))
+        _check_stored_copy(report, where, entry.get("stored_copy"), seq, entry.get("stored_name"))
+    return bodies
+
+
+def _check_stored_copy(report: Report, where, stored, sequence=None, name=None) -> None:
+    if stored == "deleted_by_retention":
+        _check_retained_away(report, where, sequence, "manifest_file", name)
+    elif stored != "matches":
+        report.fail(where, STORED_COPY_PROBLEMS.get(stored, f"its stored copy was not compared ({stored})"))
+
+
+def _check_retained_away(report: Report, where, sequence, what, name) -> None:
+    """Something left out as deleted under retention must have a signed retention event naming it."""
+    if any(
+        b.get("manifest_sequence") == sequence
+        and b.get("what") == what
+        and b.get("outcome") == "deleted"
+        and name in (b.get("files") if isinstance(b.get("files"), list) else [])
+        for b in report.retention
+    ):
+        report.counts["retained_away"] += 1
+    else:
+        report.fail(
+            where,
+            f"left out as deleted under retention, but no signed retention event in the package "
+            f"names {name} among the {what.replace('_', ' ')} of manifest {sequence} it deleted",
+        )
+
+
+def _check_assets(zf, index, bodies: dict, report: Report) -> None:
+    """Every asset a manifest lists: listed alike in index.json, and re-hashed when included."""
+    expected = {}
+    for seq, body in bodies.items():
+        for asset in body.get("assets") if isinstance(body.get("assets"), list) else []:
+            if isinstance(asset, dict):
+                expected[asset.get("name")] = (seq, asset)
+    listed = {a.get("name"): a for a in _list(index, "assets")}
+    for name, (seq, _) in expected.items():
+        if name not in listed:
+            report.fail("index.json", f"asset {name} of manifest {seq} is not listed")
+    for name, entry in listed.items():
+        if name not in expected:
+            report.fail("index.json", f"lists asset {name}, which no manifest in the package names")
+            continue
+        seq, wanted = expected[name]
+        if (entry.get("sha256"), entry.get("size"), entry.get("manifest_sequence")) != (
+            wanted.get("sha256"),
+            wanted.get("size"),
+            seq,
+        ):
+            report.fail("index.json", f"asset {name} is listed with another hash, size or manifest than manifest {seq}")
+        _check_asset_file(zf, index, entry, seq, wanted, report)
+
+
+def _check_asset_file(zf, index, entry, seq, wanted, report: Report) -> None:
+    name, where = entry.get("name"), entry.get("file")
+    if not where:
+        reason = entry.get("omitted") if isinstance(entry.get("omitted"), str) else "not_exported"
+        if reason == "deleted_by_retention":
+            _check_retained_away(report, f"assets/{name}", seq, "outputs", name)
+        elif reason == "not_exported" and index.get("includes_assets") is False:
+            report.counts["not_included"] += 1
+        elif reason == "outside_case" and "case_map" in index:
+            report.counts["outside_case"] += 1
+        else:
+            report.fail(f"assets/{name}", f"not in the package ({reason.replace('_', ' ')})")
+        return
+    if where != f"assets/{name}":
+        report.fail(str(where), f"is not where asset {name} belongs")
+    size = wanted.get("size") if isinstance(wanted.get("size"), int) else 0
+    try:
+        digest, found = bounded.hash_member(zf, where, size)
+    except KeyError:
+        report.fail(where, "listed in index.json but missing from the package")
+        return
+    except (bounded.Refused, zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as exc:
+        report.fail(where, f"cannot be read intact ({exc})")  # a flipped byte can break a member's CRC
+        return
+    report.counts["assets"] += 1
+    if digest != wanted.get("sha256") or found != size:
+        report.fail(
+            where, f"bytes hash to {digest} ({found} bytes), manifest {seq} says {wanted.get('sha256')} ({size} bytes)"
+        )
+
+
+def _check_case_map(zf, index, report: Report) -> None:
+    """A case package: the signed case map, for a manifest in the package, naming the assets included."""
+    entry = index.get("case_map")
+    if not isinstance(entry, dict):
+        return
+    where = str(entry.get("file") or "case map")
+    data = _read(zf, where, report)
+    if data is None:
+        return
+    if hashlib.sha256(data).hexdigest() != entry.get("sha256"):
+        report.fail(where, "the case map's bytes do not match the sha256 in index.json")
+    report.check_signature(where, data, entry.get("signature"), entry.get("key_id"), entry.get("created_at"))
+    body = _json(report, where, data)
+    body = body if isinstance(body, dict) else {}
+    if body.get("manifest_sha256") not in {m.get("sha256") for m in _list(index, "manifests")}:
+        report.fail(where, "refers to a manifest that is not in the package")
+    cases = [c for c in _list(body, "cases") if c.get("name") == entry.get("case")]
+    if not cases:
+        report.fail(where, f"has no case named {entry.get('case')!r}")
+        return
+    listed = {a.get("name"): a for a in _list(index, "assets")}
+    for asset in _list(cases[0], "assets"):
+        held = listed.get(asset.get("name"), {})
+        if held.get("file") and held.get("sha256") != asset.get("sha256"):
+            report.fail(where, f"names {asset.get('name')} with another hash than the package holds")
+        elif not held.get("file") and not (
+            held.get("omitted") == "deleted_by_retention" or index.get("includes_assets") is False
+        ):
+            report.fail(
+                where,
+                f"names {asset.get('name')}, which the package does not hold "
+                f"(listed as {held.get('omitted') or 'absent'})",
+            )
+
+
+def _check_members(zf, index, report: Report) -> None:
+    """Nothing in the zip that the index does not account for, and no name twice."""
+    allowed = FIXED_MEMBERS | {m.get("file") for m in _list(index, "manifests")}
+    allowed |= {m.get("file") for m in _list(_dict(index, "log"), "boundaries")}
+    allowed |= {a.get("file") for a in _list(index, "assets") if a.get("file")}
+    allowed |= {index["case_map"].get("file")} if isinstance(index.get("case_map"), dict) else set()
+    seen: set = set()
+    for name in zf.namelist():
+        if name in seen:
+            report.fail(name, "appears more than once in the zip")
+        elif name not in allowed:
+            report.fail(name, "unexpected file: index.json does not list it")
+        seen.add(name)
+
+
+def _collect_findings(index, report: Report) -> None:
+    """The portal's newest verification run's findings about the scope: the package then cannot PASS."""
+    runs = _list(index, "verification_runs")
+    newest = max(runs, key=lambda r: str(r.get("finished_at") or ""), default=None)
+    for finding in _list(newest or {}, "findings_in_scope"):
+        report.findings.append((newest.get("id"), finding))
