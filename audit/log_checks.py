@@ -88,17 +88,25 @@ def _invalid(name: str, detail: str) -> Finding:
     return Finding(kind=Kind.LOG_CHECKPOINT_INVALID, name=name, detail=detail)
 
 
+def _missing(name: str) -> Finding:
+    return Finding(kind=Kind.TIMESTAMP_MISSING, name=name, detail="The checkpoint has no RFC 3161 timestamp.")
+
+
 def _check_timestamps(rows) -> list[Finding]:
-    """With PAGETRAIL_TSA_CERTIFICATE set, every checkpoint's token must be the TSA's over its note."""
+    """With PAGETRAIL_TSA_CERTIFICATE set, every checkpoint's token must be the TSA's over its note: one without
+    a token is `timestamp_missing` (dropped, or the TSA failed when it was signed), as the offline verifier
+    given --tsa-certificate refuses a package whose checkpoint has none."""
     if not settings.PAGETRAIL_TSA_CERTIFICATE:
         return []
     with open(settings.PAGETRAIL_TSA_CERTIFICATE, "rb") as fh:
         certificate = x509.load_pem_x509_certificate(fh.read())
     found = []
     for row in rows:
+        if not row.timestamp_token:
+            found.append(_missing(row.storage_name))
+            continue
         try:
-            if row.timestamp_token:
-                timestamps.check(bytes(row.timestamp_token), row.note.encode(), certificate)
+            timestamps.check(bytes(row.timestamp_token), row.note.encode(), certificate)
         except timestamps.TimestampError as exc:
             found.append(_invalid(row.storage_name, f"Its RFC 3161 timestamp does not count: {exc}."))
     return found

@@ -147,6 +147,7 @@ class Finding(WriteOnceModel):
         UNEXPECTED_INPUT = "unexpected_input"
         LOG_MISMATCH = "log_mismatch"
         LOG_CHECKPOINT_INVALID = "log_checkpoint_invalid"
+        TIMESTAMP_MISSING = "timestamp_missing"
 
     run = models.ForeignKey(VerificationRun, on_delete=models.PROTECT, related_name="findings")
     kind = models.CharField(max_length=30, choices=Kind.choices, db_index=True)

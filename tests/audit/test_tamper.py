@@ -587,3 +587,15 @@ def test_rows_edited_into_non_ascii_are_findings_not_a_crash(completed):  # noqa
     RetentionEvent.objects.filter(what="input").update(body='{"signed_at": "2026-12-01T00:00:00Z", "\u00e9": 1}')
     Manifest.objects.filter(sequence=1).update(body="{\u00e9}")
     assert {"manifest_changed", "retention_event_invalid"} <= set(kinds())
+
+
+def test_a_package_whose_own_findings_say_failed_never_passes(chain, out):  # noqa: F811
+    """Manifests exported, without assets, after a run found their outputs changed and missing."""
+    changed, gone = Asset.objects.filter(manifest__sequence=1)[:2]
+    write_stored("outputs", changed.name, read_stored("outputs", changed.name) + b"\0")
+    delete_stored("outputs", gone.name)
+    verify_all()
+    done = verify(export(out, include_assets=False, manifest=1))
+    assert done.returncode == 4 and done.stdout.splitlines()[-3].startswith("FINDINGS (2)"), done.stdout
+    assert f"hash_mismatch: {changed.name}" in done.stdout and f"missing_output: {gone.name}" in done.stdout
+    assert "PASS" not in done.stdout

@@ -2,6 +2,7 @@
 and by the offline verifier against the TSA's certificate only."""
 
 import base64
+import subprocess
 
 import pytest
 from cryptography import x509
@@ -84,3 +85,33 @@ def test_the_offline_verifier_refuses_a_timestamp_of_other_bytes(chain, authorit
     done = verify(tampered, "--tsa-certificate", str(authority.root / "tsa.crt"), "--trust-package-keys", pin=False)
     failed(done, "RFC 3161 timestamp does not count", "other bytes")
     assert index_of(package)["log"]["timestamp"]
+
+
+def test_a_run_finds_a_checkpoint_whose_token_was_dropped(chain, authority, settings):  # noqa: F811
+    checkpoint = log_checkpoints.write_log_checkpoint()
+    LogCheckpoint.objects.filter(pk=checkpoint.pk).update(timestamp_token=b"")
+    settings.PAGETRAIL_TSA_CERTIFICATE = str(authority.root / "tsa.crt")
+    assert kinds() == ["timestamp_missing"]
+
+
+def reissued(server, usage: str) -> x509.Certificate:
+    """Another self-signed certificate for the TSA's own key: the token's signature verifies with it."""
+    done = subprocess.run(
+        ["openssl", "req", "-x509", "-key", str(server.root / "tsa.key"), "-days", "2", "-subj", "/CN=Other"]
+        + ["-addext", f"extendedKeyUsage=critical,{usage}"],
+        check=True,
+        capture_output=True,
+    )
+    return x509.load_pem_x509_certificate(done.stdout)
+
+
+def test_it_refuses_a_token_checked_with_a_certificate_not_for_time_stamping(authority):
+    token = timestamps.ask(authority.url, b"a checkpoint\n")
+    with pytest.raises(timestamps.TimestampError, match="not for time stamping"):
+        timestamps.check(token, b"a checkpoint\n", reissued(authority, "serverAuth"))
+
+
+def test_it_refuses_a_token_that_names_another_certificate_than_the_one_given(authority):
+    token = timestamps.ask(authority.url, b"a checkpoint\n")
+    with pytest.raises(timestamps.TimestampError, match="does not name its signing certificate"):
+        timestamps.check(token, b"a checkpoint\n", reissued(authority, "timeStamping"))
