@@ -11,7 +11,7 @@ class AuditConfig(AppConfig):
         from extraction import completion
         from extraction.signals import activity, alert
 
-        from . import schedules
+        from . import schedules, signing
         from .manifest_writing import record_completion
         from .roles import ensure_roles_after_migrate
 
@@ -19,6 +19,7 @@ class AuditConfig(AppConfig):
         alert.connect(open_alert, dispatch_uid="audit-alert")
         post_migrate.connect(ensure_roles_after_migrate, sender=self, dispatch_uid="audit-roles")
         post_migrate.connect(schedules.ensure_schedules, sender=self, dispatch_uid="audit-schedules")
+        post_migrate.connect(signing.publish_after_migrate, sender=self, dispatch_uid="audit-signing-key")
         completion.register(record_completion)  # extraction calls it once per completed job, never imports audit
 
 

@@ -4,7 +4,9 @@ import subprocess
 import sys
 import zipfile
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
+import jsonschema
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from django.conf import settings as django_settings
@@ -85,7 +87,12 @@ def retention_policy(**windows):
     )
 
 
+SCHEMA = json.loads((Path(__file__).parents[2] / "docs" / "evidence-index.schema.json").read_text())
+
+
 def export(out, name="evidence.zip", include_assets=True, **scope):
+    """A package of `scope` (default: a date range from ten years back), its index.json checked against the
+    schema docs/evidence-index.schema.json publishes."""
     build_evidence(
         out / name,
         include_assets=include_assets,
@@ -93,6 +100,7 @@ def export(out, name="evidence.zip", include_assets=True, **scope):
         at=AT,
         **scope or {"date_from": AT - timedelta(days=3650)},
     )
+    jsonschema.validate(index_of(out / name), SCHEMA, cls=jsonschema.Draft202012Validator)
     return out / name
 
 

@@ -10,6 +10,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from django.test import Client
 
+from audit import signing
 from audit.models import Manifest, SigningKey
 from audit.signing import key_id_of, public_bytes
 from tests.audit.test_evidence import chain, export, failed, out, rewrite, verify  # noqa: F401 (fixtures)
@@ -106,3 +107,10 @@ def test_it_does_not_publish_a_key_row_the_configuration_does_not_hold(chain):  
     public = public_bytes(Ed25519PrivateKey.generate().public_key())
     SigningKey.objects.create(key_id=key_id_of(public), public_key=base64.b64encode(public).decode())
     assert [k["key_id"] for k in published()["keys"]] == [chain.first().key_id]
+
+
+def test_the_signing_key_is_published_from_the_first_start(client):
+    """Before any manifest, checkpoint or export: migrate (or a flush) publishes it."""
+    assert not Manifest.objects.exists()
+    keys = client.get("/signing-keys.json").json()["keys"]
+    assert [k["key_id"] for k in keys] == [signing.current_key_id()]
