@@ -61,6 +61,7 @@ class Report:
     timestamp_unchecked: bool = False
     timestamped_at: object = None
     index: dict | None = None
+    manifest_bytes: dict = field(default_factory=dict)  # member name -> bytes, read once for hashes and proofs
 
     def fail(self, where: str, what: str) -> None:
         self.problems.append(f"{where}: {what}")
@@ -211,6 +212,7 @@ def _check_manifests(zf, index, report: Report) -> dict:
         if data is None:
             continue
         report.counts["manifests"] += 1
+        report.manifest_bytes[where] = data
         digest = hashlib.sha256(data).hexdigest()
         if digest != entry.get("sha256"):
             report.fail(where, f"the file hashes to {digest}, index.json says {entry.get('sha256')}")

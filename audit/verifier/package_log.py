@@ -49,7 +49,7 @@ def _decode(proof: dict) -> list[bytes]:
 def _leaf(zf, where, proof, head, report) -> bytes | None:
     """The member's bytes once its proof leads to the checkpoint's root as leaf proof["leaf_index"]."""
     try:
-        data = bounded.read(zf, where)
+        data = report.manifest_bytes.get(where) or bounded.read(zf, where)  # a boundary record is read here
     except (KeyError, bounded.Refused, OSError, ValueError):
         report.fail(where, "is not in the package, or cannot be read, so it cannot be checked against the log")
         return None
@@ -87,13 +87,13 @@ def _check_range_complete(zf, index, log, head, leaves: dict, report) -> None:
     for missing in sorted(set(range(first, last + 1)) - leaves.keys())[:20]:
         report.fail("index.json", f"log leaf {missing} lies inside the range's records but is not in the package")
     boundaries = {b.get("leaf_index"): b for b in log.get("boundaries") or [] if isinstance(b, dict)}
-    if first > 0 and not _boundary(zf, boundaries.get(first - 1), head, report, lambda at: start and at < start):
+    if first > 0 and not _boundary(zf, boundaries.get(first - 1), head, report, lambda at: _before(at, start)):
         report.fail(
             "index.json",
             f"log leaf {first - 1}, just before the package's first record, is not shown to be from before the range",
         )
     if last + 1 < head.size:
-        if not _boundary(zf, boundaries.get(last + 1), head, report, lambda at: end and at >= end):
+        if not _boundary(zf, boundaries.get(last + 1), head, report, lambda at: _at_or_after(at, end)):
             report.fail(
                 "index.json",
                 f"the log checkpoint holds leaf {last + 1}, after the package's last record, and the package does "
@@ -104,7 +104,13 @@ def _check_range_complete(zf, index, log, head, leaves: dict, report) -> None:
 
 
 def _at_or_after(at, moment) -> bool:
-    return at is not None and at >= moment
+    """False without a moment: an open range has no "after", so no record can close it."""
+    return at is not None and moment is not None and at >= moment
+
+
+def _before(at, moment) -> bool:
+    """False without a moment: a range open at its start begins at leaf 0."""
+    return at is not None and moment is not None and at < moment
 
 
 def _boundary(zf, entry, head, report, outside) -> bool:
