@@ -7,6 +7,7 @@ class AuditConfig(AppConfig):
 
     def ready(self):
         from django.db.models.signals import post_migrate
+        from django_q.signals import post_spawn
 
         from extraction import completion
         from extraction.signals import activity, alert
@@ -20,7 +21,20 @@ class AuditConfig(AppConfig):
         post_migrate.connect(ensure_roles_after_migrate, sender=self, dispatch_uid="audit-roles")
         post_migrate.connect(schedules.ensure_schedules, sender=self, dispatch_uid="audit-schedules")
         post_migrate.connect(signing.publish_after_migrate, sender=self, dispatch_uid="audit-signing-key")
+        post_spawn.connect(witness_at_worker_start, dispatch_uid="audit-store-witness")
         completion.register(record_completion)  # extraction calls it once per completed job, never imports audit
+
+
+def witness_at_worker_start(proc_name=None, **kwargs):
+    """The output store against the database before this worker appends anything (audit/store_witness.py)."""
+    import logging
+
+    from .store_witness import check_at_start
+
+    try:
+        logging.getLogger("audit.store_witness").info("worker %s: %s", proc_name, check_at_start())
+    except Exception:  # a store that cannot be read now: each append checks its own position anyway
+        logging.getLogger("audit.store_witness").exception("the store witness check at worker start failed")
 
 
 def record_activity(sender, actor, action, obj, before=None, after=None, **kwargs):

@@ -6,7 +6,7 @@ from django.conf import settings
 
 from extraction import stores
 
-from . import log_checkpoints, timestamps, tlog
+from . import log_checkpoints, store_witness, timestamps, tlog
 from .models import Finding, LogCheckpoint, Manifest
 from .verifier import merkle, notes
 
@@ -14,7 +14,7 @@ Kind = Finding.Kind
 
 
 def check_all() -> list[Finding]:
-    findings = _check_leaves()
+    findings = _check_leaves() + _check_store_ahead()
     try:
         leaves = tlog.leaf_hashes()
     except tlog.LogGap as gap:
@@ -31,6 +31,19 @@ def _check_leaves() -> list[Finding]:
         elif merkle.leaf_hash(body.encode("utf-8")).hex() != leaf:
             found.append(_leaf_problem(pk, name, "The manifest's log leaf is not the hash of its bytes."))
     return found
+
+
+def _check_store_ahead() -> list[Finding]:
+    """Positions the output store holds past the database's newest: the database was restored or lost them."""
+    return [
+        Finding(
+            kind=Kind.LEDGER_ROLLBACK,
+            name=marker["manifest"],
+            detail=f"The output store holds log position {marker['leaf_index']} (manifest {marker['sequence']}), "
+            "which the database lacks.",
+        )
+        for marker in store_witness.ahead_of_database()
+    ]
 
 
 def _leaf_problem(pk: int, name: str, detail: str) -> Finding:

@@ -10,7 +10,7 @@ from extraction import stores
 from extraction.models import Job
 from extraction.providers import JobReport, ProviderError, ReportedImage
 
-from . import manifests, previews, signing, tlog
+from . import manifests, previews, signing, store_witness, tlog
 from .models import Asset, Manifest, ManifestChain, Placement
 from .review import flag_provider_warnings
 
@@ -21,7 +21,8 @@ def record_completion(job: Job, report: JobReport, files: dict[str, Path], attem
     Returns False when another worker already completed the job (its manifest stands).
     `at` (default: now) dates the manifest and its assets; the job's manifest_durable_at is taken
     just before the commit that makes them durable, unless `at` is given. A store that fails midway
-    raises StorageUnavailable, after removing what this call wrote: never a partial set of outputs.
+    raises StorageUnavailable, after removing what this call wrote: never a partial set of outputs. An output
+    store ahead of the database raises LedgerRollback (a StorageUnavailable: the job is held) and stops appends.
     """
     ordered = sorted(report.assets, key=lambda a: a.first_placement)
     for asset in ordered:
@@ -34,9 +35,17 @@ def record_completion(job: Job, report: JobReport, files: dict[str, Path], attem
                 written.append(names[asset.key])
         return _commit(job, report, ordered, names, attempt_number, at, written)
     except stores.STORAGE_ERRORS as exc:
-        named = Asset.objects.filter(name__in=written).values_list("name", flat=True)  # a manifest that did commit
-        stores.discard(stores.outputs(), written, keep=set(named))
+        _discard(written)
         raise stores.StorageUnavailable("outputs", exc) from exc
+    except store_witness.LedgerRollback as exc:  # the store is ahead of the database: nothing is signed again
+        _discard(written)
+        store_witness.stop_appends(exc)
+        raise
+
+
+def _discard(written: list[str]) -> None:
+    named = Asset.objects.filter(name__in=written).values_list("name", flat=True)  # a manifest that did commit
+    stores.discard(stores.outputs(), written, keep=set(named))
 
 
 def _commit(job, report, ordered, names, attempt_number, at, written: list[str]) -> bool:

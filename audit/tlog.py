@@ -3,21 +3,26 @@
 from django.db import transaction
 from django.db.models import Max
 
-from . import worm
+from . import store_witness, worm
 from .models import LogLeaf, Manifest
 from .verifier import merkle
 
 
 def append_manifest(manifest: Manifest) -> LogLeaf:
-    """The next leaf, for a manifest being appended to the chain: the caller holds the chain's row lock."""
+    """The next leaf, for a manifest being appended to the chain: the caller holds the chain's row lock.
+    LedgerRollback when the output store already holds that position (store_witness.py)."""
     last = LogLeaf.objects.aggregate(last=Max("index"))["last"]
+    index = 0 if last is None else last + 1
+    store_witness.check_position(index)
     transaction.on_commit(lambda: worm.lock_manifest(manifest))
-    return LogLeaf.objects.create(
-        index=0 if last is None else last + 1,
+    leaf = LogLeaf.objects.create(
+        index=index,
         manifest=manifest,
         leaf_hash=merkle.leaf_hash(manifest.body.encode("ascii")).hex(),
         created_at=manifest.created_at,
     )
+    store_witness.witness_on_commit(leaf)
+    return leaf
 
 
 def leaf_hashes(size: int | None = None) -> list[bytes]:

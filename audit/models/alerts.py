@@ -17,6 +17,7 @@ class Alert(models.Model):
         INPUT_CHANGED = "input_changed"
         STORAGE_UNAVAILABLE = "storage_unavailable"
         OBJECT_LOCK_FAILED = "object_lock_failed"
+        LEDGER_ROLLBACK = "ledger_rollback"
 
     class Status(models.TextChoices):
         OPEN = "open"

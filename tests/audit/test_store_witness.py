@@ -1,0 +1,102 @@
+"""The output store witnesses the database: a database that lost its newest appends (a restore, a crash that
+lost the last transactions) cannot sign a log position again."""
+
+import pytest
+from django.db import connection
+
+from audit import store_witness
+from audit.models import Alert, LogLeaf, Manifest
+from audit.verify import verify_all
+from extraction.bundle_intake import submit_bundle
+from extraction.models import Job, SubmissionSwitch
+from extraction.runner import run_job
+from extraction.stores import outputs
+from tests import pdfs
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def witnessed(tmp_path, django_capture_on_commit_callbacks):
+    """Three completed jobs whose markers reached the output store, as they do after each commit."""
+    for factory in (pdfs.mixed, pdfs.reused_on_three_pages, pdfs.jpeg_rgb):
+        with django_capture_on_commit_callbacks(execute=True), open(factory(tmp_path), "rb") as fh:
+            run_job(submit_bundle(fh, filename="x.pdf", submitted_by="t").job_id)
+    return Manifest.objects.order_by("sequence")
+
+
+def lose_the_newest_append() -> Manifest:
+    """The database as a restore from before the newest manifest leaves it; the output store keeps everything."""
+    newest = Manifest.objects.order_by("-sequence").select_related("job__bundle").first()
+    previous = Manifest.objects.get(sequence=newest.sequence - 1)
+    job, bundle = newest.job, newest.job.bundle
+    with connection.cursor() as cursor:
+        for table, column, value in (
+            ("audit_placement", "manifest_id", newest.pk),
+            ("audit_logleaf", "manifest_id", newest.pk),
+            ("audit_asset", "manifest_id", newest.pk),
+            ("audit_manifest", "id", newest.pk),
+            ("extraction_attempt", "job_id", job.pk),
+            ("extraction_intake_submission", "job_id", job.pk),
+            ("extraction_job", "id", job.pk),
+            ("extraction_bundle", "id", bundle.pk),
+        ):
+            cursor.execute(f"DELETE FROM {table} WHERE {column} = %s", [value])
+        cursor.execute(
+            "UPDATE audit_manifestchain SET length = %s, head_sha256 = %s", [previous.sequence, previous.sha256]
+        )
+    return newest
+
+
+def test_each_committed_position_has_its_marker_in_the_output_store(witnessed):
+    for leaf in LogLeaf.objects.select_related("manifest"):
+        with outputs().open(store_witness.marker_name(leaf.index), "rb") as fh:
+            assert fh.read() == store_witness.marker(leaf)
+    assert store_witness.check_at_start() == {"ledger": "in_step", "size": 3}
+
+
+def test_a_rolled_back_database_cannot_sign_the_position_again(witnessed, tmp_path):
+    lost = lose_the_newest_append()
+    with open(pdfs.flate_gray(tmp_path), "rb") as fh:
+        job_id = submit_bundle(fh, filename="next.pdf", submitted_by="t").job_id
+    run_job(job_id)
+    assert not Manifest.objects.filter(sequence=lost.sequence).exists()  # position 2 was not signed again
+    assert Job.objects.get(pk=job_id).status != Job.Status.COMPLETED
+    alert = Alert.objects.get(kind="ledger_rollback", status=Alert.Status.OPEN)
+    assert "log position 2" in alert.message
+    assert not SubmissionSwitch.submissions_open()
+
+
+def test_a_worker_start_finds_the_store_ahead_and_stops_intake(witnessed):
+    lose_the_newest_append()
+    assert store_witness.check_at_start() == {"ledger": "rolled_back", "position": 2}
+    assert Alert.objects.filter(kind="ledger_rollback").exists() and not SubmissionSwitch.submissions_open()
+
+
+def test_a_verification_run_names_the_position_the_database_lost(witnessed):
+    lost = lose_the_newest_append()
+    found = [f for f in verify_all()[0] if f.kind == "ledger_rollback"]
+    assert [(f.name, f.detail) for f in found] == [
+        (
+            lost.storage_name,
+            f"The output store holds log position 2 (manifest {lost.sequence}), which the database lacks.",
+        )
+    ]
+
+
+def test_a_worker_start_writes_a_marker_a_crash_lost(witnessed):
+    newest = LogLeaf.objects.order_by("-index").first()
+    outputs().delete(store_witness.marker_name(newest.index))  # the worker died between the commit and the marker
+    assert store_witness.check_at_start() == {"ledger": "in_step", "size": 3}
+    assert outputs().exists(store_witness.marker_name(newest.index))
+
+
+def test_a_failed_append_leaves_no_marker(witnessed, django_capture_on_commit_callbacks):
+    from django.db import transaction
+
+    with django_capture_on_commit_callbacks(execute=True), pytest.raises(RuntimeError):
+        with transaction.atomic():
+            leaf = LogLeaf(index=3, manifest=Manifest.objects.first(), leaf_hash="00" * 32)
+            store_witness.witness_on_commit(leaf)
+            raise RuntimeError("the commit failed")
+    assert not outputs().exists(store_witness.marker_name(3))
