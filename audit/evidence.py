@@ -31,8 +31,9 @@ from .verifier import build as verifier_build
 
 # 2: keys.json covered by the index, signed retention events, the chain head; 3: log proofs;
 # 4: the log alone says where each record stands (no hash-chain segment, chain head or chain checkpoints), a date
-#    range carries its boundary records, the verifier is verify_evidence.pyz
-FORMAT_VERSION = 4
+#    range carries its boundary records, the verifier is verify_evidence.pyz; 5: retention events are ledger
+#    records with inclusion proofs (only a proven one excuses an absence), a date range holds those recorded in it
+FORMAT_VERSION = 5
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)  # the earliest time a zip can hold; real times would make every export differ
 
 
@@ -177,8 +178,9 @@ def _write_package(fh, scope: Scope, include_assets: bool, exported_by: str, at)
             for a in _assets(scope)
         ]
         # a signed log checkpoint, each manifest's proof, and a date range's boundary records
-        log = log_evidence.section(scope.manifests, at, _range(scope), lambda name, data: _put(zf, name, data))
-        index = _index(scope, manifests, assets, include_assets, exported_by, at, log)
+        events = sections.retention_event_rows(scope.manifests, _range(scope))
+        log = log_evidence.section(scope.manifests, events, at, _range(scope), lambda name, data: _put(zf, name, data))
+        index = _index(scope, manifests, assets, include_assets, exported_by, at, log, events)
         if scope.case is not None:
             index["case_map"] = _put_case_map(zf, scope.case)
         signing.cover(at)  # the period keys.json publishes covers the index's own time
@@ -285,7 +287,7 @@ def _put_asset(zf: zipfile.ZipFile, asset: dict, include: bool, outputs_deleted:
     return entry
 
 
-def _index(scope, manifests, assets, include_assets, exported_by, at, log) -> dict:
+def _index(scope, manifests, assets, include_assets, exported_by, at, log, events) -> dict:
     return {
         "format": "pagetrail-evidence",
         "format_version": FORMAT_VERSION,
@@ -295,7 +297,7 @@ def _index(scope, manifests, assets, include_assets, exported_by, at, log) -> di
         "includes_assets": include_assets,
         "manifests": manifests,
         "verification_runs": sections.verification_runs(scope.manifests),
-        "retention_events": sections.retention_events(scope.manifests),
+        "retention_events": sections.retention_events(events),
         "assets": assets,
         "log": log,
     }

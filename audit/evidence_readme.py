@@ -10,8 +10,9 @@ What is inside
 - manifests/<sequence>-<sha256>.json: each manifest exactly as hashed and signed (canonical JSON).
 - index.json: the exporter's signed statement (signature in index.sig.json, Ed25519, over the exact bytes
   of index.json): the scope; each manifest's sequence, sha256, key id, signature; the log section (a C2SP
-  checkpoint note signed with the evidence key, its RFC 3161 token if any, each manifest's leaf index and
-  inclusion proof, and for a date range the boundary records just outside it); the latest verification
+  checkpoint note signed with the evidence key, its RFC 3161 token if any, the leaf index and inclusion
+  proof of each manifest and each retention event, and for a date range the boundary records just outside
+  it: records/ holds those that are retention events); the latest verification
   runs and their findings for this scope; the retention events, each with its signed statement naming
   every file it deleted; every asset the manifests list, with its file or the reason it is absent; the
   sha256 of keys.json.
@@ -35,9 +36,10 @@ How to verify
     python3 -m zipfile -l verify_evidence.pyz
         what the verifier is: the very modules (audit/verifier/) the portal's verification runs import.
 
-It re-hashes every manifest and included asset; follows each manifest's inclusion proof to the signed
-log checkpoint; for a date range, checks that its records are contiguous leaves and that the boundary
-records just outside it were made outside it; checks every signature, each dated inside its key's
+It re-hashes every manifest and included asset; follows each manifest's and retention event's inclusion
+proof to the signed log checkpoint (a retention event the ledger does not hold excuses nothing); for a
+date range, checks that its records are contiguous leaves and that the boundary records just outside it
+were made outside it; checks every signature, each dated inside its key's
 validity period; accepts an absent asset or manifest file only when a signed retention event names it (or
 assets were not requested, or it lies outside the case); names the keys that signed. It prints PASS, or
 FAIL and one line per problem. Exit status: 0 PASS, 1 FAIL, 3 UNPINNED, 4 FINDINGS (the package is

@@ -61,14 +61,21 @@ def verification_runs(scoped: QuerySet) -> list[dict]:
     ]
 
 
-def retention_events(scoped: QuerySet) -> list[dict]:
-    """Deletions (or blocks) of the scoped manifests' outputs and files, and of their bundles' inputs."""
-    events = (
-        RetentionEvent.objects.filter(bundle__correlation_id__in=scoped.values("correlation_id"))
-        .filter(Q(manifest__isnull=True) | Q(manifest__in=scoped))
-        .select_related("bundle", "manifest", "policy")
-        .order_by("at", "pk")
+def retention_event_rows(scoped: QuerySet, span=None) -> QuerySet:
+    """Deletions (or blocks) of the scoped manifests' outputs and files, and of their bundles' inputs; for a date
+    range `span` (from, before), also every retention event recorded within it: they are records of the range."""
+    about = Q(bundle__correlation_id__in=scoped.values("correlation_id")) & (
+        Q(manifest__isnull=True) | Q(manifest__in=scoped)
     )
+    if span is not None:
+        start, before = span
+        within = Q(at__gte=start) if start else Q()
+        about |= within & (Q(at__lt=before) if before else Q())
+    return RetentionEvent.objects.filter(about).select_related("bundle", "manifest", "policy").order_by("at", "pk")
+
+
+def retention_events(events: QuerySet) -> list[dict]:
+    """Each retention event as index.json lists it, with its signed body."""
     return [
         {
             "id": e.pk,

@@ -7,7 +7,7 @@ from django.conf import settings
 from extraction import stores
 
 from . import log_checkpoints, store_witness, timestamps, tlog
-from .models import Finding, LogCheckpoint, Manifest
+from .models import Finding, LogCheckpoint, Manifest, RetentionEvent
 from .verifier import merkle, notes
 
 Kind = Finding.Kind
@@ -23,14 +23,25 @@ def check_all() -> list[Finding]:
 
 
 def _check_leaves() -> list[Finding]:
+    """Every manifest and every retention event is a leaf, which hashes its signed bytes."""
     found = []
     rows = Manifest.objects.order_by("sequence").values_list("pk", "storage_name", "body", "log_leaf__leaf_hash")
     for pk, name, body, leaf in rows.iterator(chunk_size=500):
-        if leaf is None:
-            found.append(_leaf_problem(pk, name, "The manifest is not in the transparency log."))
-        elif merkle.leaf_hash(body.encode("utf-8")).hex() != leaf:
-            found.append(_leaf_problem(pk, name, "The manifest's log leaf is not the hash of its bytes."))
+        if problem := _leaf_differs("manifest", body, leaf):
+            found.append(_leaf_problem(pk, name, problem))
+    events = RetentionEvent.objects.order_by("pk").values_list("pk", "manifest_id", "body", "log_leaf__leaf_hash")
+    for pk, manifest_id, body, leaf in events.iterator(chunk_size=500):
+        if problem := _leaf_differs("retention event", body, leaf):
+            found.append(_leaf_problem(manifest_id, f"retention event {pk}", problem))
     return found
+
+
+def _leaf_differs(what: str, body: str, leaf: str | None) -> str | None:
+    if leaf is None:
+        return f"The {what} is not in the transparency log."
+    if merkle.leaf_hash(body.encode("utf-8")).hex() != leaf:
+        return f"The {what}'s log leaf is not the hash of its bytes."
+    return None
 
 
 def _check_store_ahead() -> list[Finding]:
@@ -38,12 +49,16 @@ def _check_store_ahead() -> list[Finding]:
     return [
         Finding(
             kind=Kind.LEDGER_ROLLBACK,
-            name=marker["manifest"],
-            detail=f"The output store holds log position {marker['leaf_index']} (manifest {marker['sequence']}), "
-            "which the database lacks.",
+            name=marker.get("manifest", ""),
+            detail=f"The output store holds log position {marker['leaf_index']} "
+            f"({_what(marker)}), which the database lacks.",
         )
         for marker in store_witness.ahead_of_database()
     ]
+
+
+def _what(marker: dict) -> str:
+    return f"manifest {marker['sequence']}" if "sequence" in marker else marker.get("kind", "a record")
 
 
 def _leaf_problem(pk: int, name: str, detail: str) -> Finding:

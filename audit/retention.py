@@ -14,7 +14,7 @@ from django.db.models import OuterRef, Subquery
 from extraction import stores
 from extraction.models import Bundle, Job
 
-from . import legal_holds, retention_events, worm
+from . import legal_holds, retention_events, store_witness, worm
 from .alerts import raise_alert
 from .models import ActivityEvent, Asset, Manifest, PagePreview, RetentionAssignment, RetentionEvent, RetentionPolicy
 
@@ -161,6 +161,8 @@ def apply_retention(at=None, dry_run: bool = False) -> list[dict]:
 
     A dry run writes nothing at all: no assignment, no event, no alert.
     """
+    if not dry_run:
+        store_witness.check_next()  # a store ahead of the database: delete nothing that could not be recorded
     return _run(Book(), at or database_now(), dry_run)
 
 
@@ -228,7 +230,7 @@ def _decide(bundle, manifest, policy, what, now, dry_run, blocked) -> dict | Non
     if blocked or kept:
         return entry if _record_once(bundle, manifest, policy, what, entry["outcome"], files, now, kept) else None
     entry["deletion"] = _delete(bundle, what, files, now)
-    event = RetentionEvent.objects.create(
+    event = retention_events.record(
         bundle=bundle,
         manifest=manifest,
         policy=policy,
@@ -252,7 +254,7 @@ def _record_once(bundle, manifest, policy, what, outcome, files, now, kept) -> b
         bundle=bundle, manifest=manifest, what=what, policy=policy, outcome=outcome
     ).exists():
         return False
-    RetentionEvent.objects.create(
+    retention_events.record(
         bundle=bundle,
         manifest=manifest,
         what=what,

@@ -8,7 +8,9 @@ row and names the file excuses that file's absence, in a verification run and in
 import json
 from datetime import datetime
 
-from . import signing
+from django.db import transaction
+
+from . import signing, tlog
 from .manifests import canonical_bytes, timestamp
 from .models import Finding, RetentionEvent
 
@@ -56,6 +58,15 @@ def statement(
         "signed_at": timestamp(signed_at),
         "key_id": key_id,
     }
+
+
+def record(**fields) -> RetentionEvent:
+    """Write a retention event and append its signed body to the ledger: one transaction, the log's one lock."""
+    with transaction.atomic():
+        tlog.lock()
+        event = RetentionEvent.objects.create(**fields)
+        tlog.append(event)
+    return event
 
 
 def signed_fields(

@@ -45,20 +45,31 @@ def marker_name(index: int) -> str:
 
 
 def marker(leaf: LogLeaf) -> bytes:
-    return canonical_bytes(
-        {
-            "leaf_index": leaf.index,
-            "leaf_hash": leaf.leaf_hash,
-            "sequence": leaf.manifest.sequence,
-            "manifest": leaf.manifest.storage_name,
-        }
+    """What the store keeps of a position: the leaf, and where its record is (a manifest's stored file; a
+    retention event's signed body itself, which has no file of its own)."""
+    about = (
+        {"sequence": leaf.manifest.sequence, "manifest": leaf.manifest.storage_name}
+        if leaf.kind == LogLeaf.Kind.MANIFEST
+        else {"retention_event": leaf.retention_event.body}
     )
+    return canonical_bytes({"leaf_index": leaf.index, "leaf_hash": leaf.leaf_hash, "kind": leaf.kind, **about})
 
 
 def check_position(index: int) -> None:
     """Before appending at `index` (the caller holds the log's lock): LedgerRollback if the store has it."""
     if stores.outputs().exists(marker_name(index)):
         raise LedgerRollback(index)
+
+
+def check_next() -> None:
+    """Before work that will append (a retention run deletes first, then records): LedgerRollback, with the
+    alert and the kill switch, when the store holds the next position already."""
+    last = LogLeaf.objects.aggregate(last=Max("index"))["last"]
+    try:
+        check_position(0 if last is None else last + 1)
+    except LedgerRollback as exc:
+        stop_appends(exc)
+        raise
 
 
 def witness_on_commit(leaf: LogLeaf) -> None:
@@ -85,7 +96,7 @@ def check_at_start() -> dict:
     """At worker start: write the newest position's marker if a crash lost it, and stop appends if the store
     is ahead of the database."""
     last = LogLeaf.objects.aggregate(last=Max("index"))["last"]
-    newest = LogLeaf.objects.select_related("manifest").filter(index=last).first() if last is not None else None
+    newest = LogLeaf.objects.select_related("manifest", "retention_event").filter(index=last).first()
     if newest is not None and not stores.outputs().exists(marker_name(newest.index)):
         write_marker(newest)
     try:

@@ -1,28 +1,42 @@
-"""The transparency log's leaves: appending a manifest, and the tree they form (proofs: merkle.py)."""
+"""The ledger's leaves: one `append` of a signed evidence record (a manifest, a retention event) under one lock,
+and the tree the leaves form (proofs: verifier/merkle.py)."""
 
 from django.db import transaction
 from django.db.models import Max
 
 from . import store_witness, worm
-from .models import LogLeaf, Manifest
+from .models import LogLeaf, Manifest, ManifestChain, RetentionEvent
 from .verifier import merkle
 
 
-def append_manifest(manifest: Manifest) -> LogLeaf:
-    """The next leaf, for a manifest being appended to the chain: the caller holds the chain's row lock.
+def lock() -> None:
+    """The log's one lock, held to the end of the caller's transaction (the chain row's, which manifests
+    have always taken: one lock for every record, so two writers cannot take one place)."""
+    ManifestChain.objects.select_for_update().get_or_create(pk=1)
+
+
+def append(record: Manifest | RetentionEvent) -> LogLeaf:
+    """The next leaf, for a record being written in the caller's transaction, which holds lock().
     LedgerRollback when the output store already holds that position (store_witness.py)."""
     last = LogLeaf.objects.aggregate(last=Max("index"))["last"]
     index = 0 if last is None else last + 1
     store_witness.check_position(index)
-    transaction.on_commit(lambda: worm.lock_manifest(manifest))
+    kind = LogLeaf.Kind.MANIFEST if isinstance(record, Manifest) else LogLeaf.Kind.RETENTION_EVENT
     leaf = LogLeaf.objects.create(
         index=index,
-        manifest=manifest,
-        leaf_hash=merkle.leaf_hash(manifest.body.encode("ascii")).hex(),
-        created_at=manifest.created_at,
+        kind=kind,
+        **{kind: record},
+        leaf_hash=merkle.leaf_hash(record.body.encode("utf-8")).hex(),
+        created_at=record.created_at if kind == LogLeaf.Kind.MANIFEST else record.at,
     )
     store_witness.witness_on_commit(leaf)
     return leaf
+
+
+def append_manifest(manifest: Manifest) -> LogLeaf:
+    """A manifest's leaf, in the transaction that appends it to the chain (which holds the log's lock)."""
+    transaction.on_commit(lambda: worm.lock_manifest(manifest))
+    return append(manifest)
 
 
 def leaf_hashes(size: int | None = None) -> list[bytes]:

@@ -15,6 +15,7 @@ import time
 from datetime import timedelta
 
 from django.db import transaction
+from django.db.models import Max
 from django.utils import timezone
 
 from audit import manifests, signing
@@ -151,7 +152,7 @@ class Loader:
             specs = [self.asset_specs(i, job) for i, job in done]
             made = self.create(Manifest, [self.manifest(job, spec, chain) for (_, job), spec in zip(done, specs)])
             ManifestChain.objects.filter(pk=chain.pk).update(head_sha256=chain.head_sha256, length=chain.length)
-            self.create(LogLeaf, [self.leaf(m) for m in made])
+            self.create(LogLeaf, [self.leaf(m, i) for m, i in zip(made, self.next_leaves(len(made)))])
             assets = self.create(Asset, [Asset(manifest=m, **a["row"]) for m, spec in zip(made, specs) for a in spec])
             placed = zip(assets, (a for spec in specs for a in spec))
             self.create(
@@ -307,10 +308,15 @@ class Loader:
         chain.head_sha256, chain.length = digest, chain.length + 1
         return row
 
-    def leaf(self, manifest: Manifest) -> LogLeaf:
-        """The manifest's place in the transparency log (`tlog.append_manifest`): leaf i is sequence i + 1."""
+    def next_leaves(self, n: int) -> range:
+        """The next `n` positions of the log (the loader holds the log's lock, as `tlog.append` does)."""
+        last = LogLeaf.objects.aggregate(last=Max("index"))["last"]
+        return range(0 if last is None else last + 1, (0 if last is None else last + 1) + n)
+
+    def leaf(self, manifest: Manifest, index: int) -> LogLeaf:
+        """The manifest's place in the ledger (`tlog.append`)."""
         return LogLeaf(
-            index=manifest.sequence - 1,
+            index=index,
             manifest=manifest,
             leaf_hash=merkle.leaf_hash(manifest.body.encode("ascii")).hex(),
             created_at=manifest.created_at,
@@ -447,7 +453,7 @@ class Loader:
                 for b in gone + [b for b, _ in held]
             ],
         )
-        self.create(
+        events = self.create(
             RetentionEvent,
             [
                 RetentionEvent(
@@ -471,6 +477,19 @@ class Loader:
                     at=self.now,
                 )
                 for b, m in held
+            ],
+        )
+        self.create(  # each a ledger record, as retention_events.record appends it
+            LogLeaf,
+            [
+                LogLeaf(
+                    index=i,
+                    kind=LogLeaf.Kind.RETENTION_EVENT,
+                    retention_event=e,
+                    leaf_hash=merkle.leaf_hash(e.body.encode("utf-8")).hex(),
+                    created_at=e.at,
+                )
+                for e, i in zip(events, self.next_leaves(len(events)))
             ],
         )
 

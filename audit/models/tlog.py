@@ -1,25 +1,52 @@
-"""The transparency log: one leaf per manifest, and signed checkpoints (tree heads) of it. Write-once rows."""
+"""The transparency log (the ledger): one leaf per evidence record, and signed checkpoints (tree heads) of it.
+Write-once rows."""
 
 from django.db import models
+from django.db.models import Q
 from django.utils import timezone
 
 from .evidence import Manifest, WriteOnceModel
+from .retention import RetentionEvent
 
 
 class LogLeaf(WriteOnceModel):
-    """A manifest's place in the log: leaf `index` (from 0, no gaps) holds SHA-256(0x00 || its canonical bytes).
+    """An evidence record's place in the log: leaf `index` (from 0, no gaps) holds SHA-256(0x00 || the record's
+    signed canonical bytes). The record is a manifest or a retention event (exactly one of the two).
 
-    Appended in the transaction that appends the manifest to the chain, under the chain's row lock; the
-    unique index refuses a second leaf at a place even from a writer that skipped the lock.
+    Appended in the transaction that writes the record, under the log's one lock (audit/tlog.py); the unique
+    index refuses a second leaf at a place even from a writer that skipped the lock.
     """
 
+    class Kind(models.TextChoices):
+        MANIFEST = "manifest"
+        RETENTION_EVENT = "retention_event"
+
     index = models.PositiveBigIntegerField(unique=True)
-    manifest = models.OneToOneField(Manifest, on_delete=models.PROTECT, related_name="log_leaf")
+    kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.MANIFEST)
+    manifest = models.OneToOneField(Manifest, null=True, blank=True, on_delete=models.PROTECT, related_name="log_leaf")
+    retention_event = models.OneToOneField(
+        RetentionEvent, null=True, blank=True, on_delete=models.PROTECT, related_name="log_leaf"
+    )
     leaf_hash = models.CharField(max_length=64, help_text="Hex of the RFC 9162 leaf hash")
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         ordering = ["index"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(kind="manifest", manifest__isnull=False, retention_event__isnull=True))
+                | Q(kind="retention_event", manifest__isnull=True, retention_event__isnull=False),
+                name="log_leaf_holds_one_record_of_its_kind",
+            )
+        ]
+
+    @property
+    def record(self):
+        return self.manifest if self.kind == self.Kind.MANIFEST else self.retention_event
+
+    def record_bytes(self) -> bytes:
+        """The signed canonical bytes the leaf hashes."""
+        return self.record.body.encode("utf-8")
 
     def __str__(self):
         return f"log leaf {self.index}"

@@ -36,6 +36,7 @@ RETENTION_FIELDS = {
     "bytes_freed": "bytes_freed",
     "at": "at",
 }
+LEDGER_RETENTION = 5  # the format from which retention events are ledger records
 COUNTS = ("manifests", "assets", "signatures", "log_proofs", "earlier_checkpoints", "timestamps", "boundaries")
 
 
@@ -95,14 +96,21 @@ def verify(zf: zipfile.ZipFile, options: Options) -> Report:
     report.index = index
     _load_keys(zf, index, options, report)
     _check_index_signature(zf, data, index, report)
-    _check_retention_events(_list(index, "retention_events"), report)
+    head = package_log.open_head(index, options, report)
+    proven = package_log.proven_events(index, head, report)
+    _check_retention_events(_list(index, "retention_events"), report, proven, _version(index) >= LEDGER_RETENTION)
     bodies = _check_manifests(zf, index, report)
     _check_assets(zf, index, bodies, report)
     _check_case_map(zf, index, report)
     _check_members(zf, index, report)
-    package_log.check(zf, index, options, report)
+    package_log.check(zf, index, options, report, head, proven)
     _collect_findings(index, report)
     return report
+
+
+def _version(index: dict) -> int:
+    version = index.get("format_version")
+    return version if isinstance(version, int) else 0
 
 
 def _dict(document: dict, key: str) -> dict:
@@ -178,8 +186,9 @@ def _check_index_signature(zf, data, index, report: Report) -> None:
         report.problems[-1] = "index.json: changed after export: " + report.problems[-1].split(": ", 1)[1]
 
 
-def _check_retention_events(events: list, report: Report) -> None:
-    """Each retention event: its signed body verifies (Ed25519 only) and says what the index says."""
+def _check_retention_events(events: list, report: Report, proven: dict, in_ledger: bool) -> None:
+    """Each retention event: its signed body verifies (Ed25519 only), says what the index says, and (format 5)
+    is a leaf of the package's checkpoint: a signed statement the ledger does not hold excuses nothing."""
     for event in events:
         where = f"index.json: retention event {event.get('id')}"
         text = event.get("body") if isinstance(event.get("body"), str) else ""
@@ -188,6 +197,10 @@ def _check_retention_events(events: list, report: Report) -> None:
             report.fail(where, "is not signed: it proves nothing about what was deleted")
         elif not str(event.get("key_id", "")).startswith(ED25519):  # an HMAC one could go unchecked for want of a key
             report.fail(where, "a retention event must be signed with an Ed25519 key")
+        elif in_ledger and event.get("id") not in proven:
+            report.fail(
+                where, "is not in the ledger: no inclusion proof leads from its signed body to the package's checkpoint"
+            )
         elif report.check_signature(
             where, text.encode(), event.get("signature"), event.get("key_id"), body.get("signed_at")
         ):

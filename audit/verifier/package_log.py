@@ -1,11 +1,11 @@
-"""The transparency log's rules for a package: each manifest is a leaf of the signed checkpoint the package carries
-(its inclusion proof leads to the checkpoint's root), the checkpoint's RFC 3161 timestamp, an earlier checkpoint
-the auditor holds, and the completeness of a date range.
+"""The ledger's rules for a package: each record it carries (a manifest, a retention event) is a leaf of the signed
+checkpoint the package carries (its inclusion proof leads from the record's bytes to the checkpoint's root), the
+checkpoint's RFC 3161 timestamp, an earlier checkpoint the auditor holds, and the completeness of a date range.
 
-A date-range package holds every leaf from the first record of the range to the last before its end, contiguous,
-and proves both ends: the leaf just before the first is a *boundary* record created before the range starts, and
-the leaf just after the last, when the checkpoint holds one, a boundary record created at or after the range's end
-(else the export itself was after the end). A dropped record leaves a gap, or a covered leaf nobody accounts for.
+A date range's records (its manifests, and the retention events signed within it) are contiguous leaves, and both
+ends are proven: the leaf just before the first is a record made before the range starts, and the leaf just after
+the last, when the checkpoint holds one, a record made at or after the range's end (else the export itself was
+after the end). A dropped record leaves a gap, or a covered leaf nobody accounts for.
 """
 
 from __future__ import annotations
@@ -17,25 +17,48 @@ from . import bounded, merkle, notes, timestamps
 from .canonical import parse_time
 
 
-def check(zf, index: dict, options, report) -> None:
+def open_head(index: dict, options, report) -> notes.Checkpoint | None:
+    """The package's signed checkpoint (its timestamp checked too), or None with the reason reported."""
     log = index.get("log")
     if not isinstance(log, dict):
         if not isinstance(index.get("format_version"), int) or index["format_version"] >= 3:
             report.fail("index.json", "carries no transparency log checkpoint or inclusion proofs")
-        return
-    publics = list(report.trust.public.values())
+        return None
     try:
-        head = notes.open_checkpoint(str(log.get("checkpoint") or ""), publics, options.origin)
+        head = notes.open_checkpoint(
+            str(log.get("checkpoint") or ""), list(report.trust.public.values()), options.origin
+        )
     except notes.NoteError as exc:
         report.fail("index.json: log checkpoint", str(exc))
-        return
+        return None
     _check_timestamp(log, options.tsa, report)
-    leaves = _check_inclusion(zf, index, log, head, report)
+    return head
+
+
+def proven_events(index: dict, head, report) -> dict:
+    """{retention event id: leaf index} of the events whose signed body is a leaf of the checkpoint."""
+    log = index.get("log") if isinstance(index.get("log"), dict) else {}
+    proofs = {p.get("id"): p for p in log.get("retention_inclusion") or [] if isinstance(p, dict)}
+    proven = {}
+    for event in index.get("retention_events") or []:
+        proof = proofs.get(event.get("id")) if isinstance(event, dict) else None
+        body = event.get("body") if proof else None
+        if head is not None and isinstance(body, str) and _proves(body.encode("utf-8"), proof, head, report):
+            proven[event["id"]] = proof["leaf_index"]
+    return proven
+
+
+def check(zf, index: dict, options, report, head, proven: dict) -> None:
+    if head is None:
+        return
+    records = _check_inclusion(zf, index, head, report)  # leaf index -> the record's own signed time
+    times = {e.get("id"): e for e in index.get("retention_events") or [] if isinstance(e, dict)}
+    events = {leaf: _signed_at(times[pk].get("body")) for pk, leaf in proven.items()}
     scope = index.get("scope")
     if isinstance(scope, dict) and scope.get("kind") == "date_range":
-        _check_range_complete(zf, index, log, head, leaves, report)
+        _check_range_complete(zf, index, head, records, events, report)
     if options.earlier is not None:
-        _check_earlier(head, *options.earlier, publics, report)
+        _check_earlier(head, *options.earlier, list(report.trust.public.values()), report)
 
 
 def _decode(proof: dict) -> list[bytes]:
@@ -46,54 +69,71 @@ def _decode(proof: dict) -> list[bytes]:
         return []
 
 
-def _leaf(zf, where, proof, head, report) -> bytes | None:
-    """The member's bytes once its proof leads to the checkpoint's root as leaf proof["leaf_index"]."""
+def _proves(data: bytes, proof: dict, head, report) -> bool:
+    index = proof.get("leaf_index")
+    if isinstance(index, int) and merkle.verify_inclusion(
+        merkle.leaf_hash(data), index, head.size, _decode(proof), head.root
+    ):
+        report.counts["log_proofs"] += 1
+        return True
+    return False
+
+
+def _member(zf, where, report) -> bytes | None:
     try:
-        data = report.manifest_bytes.get(where) or bounded.read(zf, where)  # a boundary record is read here
+        return report.manifest_bytes.get(where) or bounded.read(zf, where)  # a boundary record is read here
     except (KeyError, bounded.Refused, OSError, ValueError):
         report.fail(where, "is not in the package, or cannot be read, so it cannot be checked against the log")
         return None
-    index = proof.get("leaf_index")
-    if not isinstance(index, int) or not merkle.verify_inclusion(
-        merkle.leaf_hash(data), index, head.size, _decode(proof), head.root
-    ):
-        report.fail(where, f"its inclusion proof does not lead to the root of the signed log checkpoint ({head.size})")
+
+
+def _signed_at(text) -> object:
+    """The time a record gives itself: a manifest's created_at, a retention event's signed_at."""
+    try:
+        body = bounded.parse_json(text if isinstance(text, bytes) else str(text or "").encode("utf-8"))
+    except bounded.Refused:
         return None
-    report.counts["log_proofs"] += 1
-    return data
+    return parse_time(body.get("created_at") or body.get("signed_at")) if isinstance(body, dict) else None
 
 
-def _check_inclusion(zf, index, log, head, report) -> dict[int, dict]:
-    """{leaf index: manifest body} of the scope's manifests whose proofs verify."""
+def _check_inclusion(zf, index, head, report) -> dict:
+    """{leaf index: created_at} of the package's manifests whose proofs verify."""
+    log = index["log"]
     proofs = {p.get("sequence"): p for p in log.get("inclusion") or [] if isinstance(p, dict)}
     leaves = {}
     for entry in index.get("manifests") or []:
         if not isinstance(entry, dict):
             continue
         where, proof = str(entry.get("file") or f"manifest {entry.get('sequence')}"), proofs.get(entry.get("sequence"))
+        data = _member(zf, where, report) if proof is not None else None
         if proof is None:
             report.fail(where, "has no inclusion proof in the package's log checkpoint")
-        elif _leaf(zf, where, proof, head, report) is not None:
-            leaves[proof["leaf_index"]] = entry
+        elif data is not None and _proves(data, proof, head, report):
+            leaves[proof["leaf_index"]] = _signed_at(data)
+        elif data is not None:
+            report.fail(
+                where, f"its inclusion proof does not lead to the root of the signed log checkpoint ({head.size})"
+            )
     return leaves
 
 
-def _check_range_complete(zf, index, log, head, leaves: dict, report) -> None:
+def _check_range_complete(zf, index, head, manifests: dict, events: dict, report) -> None:
     scope = index["scope"]
     start, end = parse_time(scope.get("from")), parse_time(scope.get("before"))
-    if not leaves:
+    inside = set(manifests) | {leaf for leaf, at in events.items() if _within(at, start, end)}
+    if not inside:
         return
-    first, last = min(leaves), max(leaves)
-    for missing in sorted(set(range(first, last + 1)) - leaves.keys())[:20]:
+    known = {**events, **manifests, **_boundaries(zf, index, head, report)}  # leaf -> the record's signed time
+    first, last = min(inside), max(inside)
+    for missing in sorted(set(range(first, last + 1)) - known.keys())[:20]:
         report.fail("index.json", f"log leaf {missing} lies inside the range's records but is not in the package")
-    boundaries = {b.get("leaf_index"): b for b in log.get("boundaries") or [] if isinstance(b, dict)}
-    if first > 0 and not _boundary(zf, boundaries.get(first - 1), head, report, lambda at: _before(at, start)):
+    if first > 0 and not _before(known.get(first - 1), start):
         report.fail(
             "index.json",
             f"log leaf {first - 1}, just before the package's first record, is not shown to be from before the range",
         )
     if last + 1 < head.size:
-        if not _boundary(zf, boundaries.get(last + 1), head, report, lambda at: _at_or_after(at, end)):
+        if not _at_or_after(known.get(last + 1), end):
             report.fail(
                 "index.json",
                 f"the log checkpoint holds leaf {last + 1}, after the package's last record, and the package does "
@@ -101,6 +141,21 @@ def _check_range_complete(zf, index, log, head, leaves: dict, report) -> None:
             )
     elif end is not None and not _at_or_after(parse_time(index.get("generated_at")), end):
         report.fail("index.json", "the range ends after the export: records made later in the range cannot be in it")
+
+
+def _boundaries(zf, index, head, report) -> dict:
+    """{leaf index: signed time} of the boundary records whose proofs verify."""
+    found = {}
+    for entry in index["log"].get("boundaries") or []:
+        data = _member(zf, str(entry.get("file")), report) if isinstance(entry, dict) else None
+        if data is not None and _proves(data, entry, head, report):
+            found[entry["leaf_index"]] = _signed_at(data)
+            report.counts["boundaries"] += 1
+    return found
+
+
+def _within(at, start, end) -> bool:
+    return at is not None and (start is None or at >= start) and (end is None or at < end)
 
 
 def _at_or_after(at, moment) -> bool:
@@ -111,22 +166,6 @@ def _at_or_after(at, moment) -> bool:
 def _before(at, moment) -> bool:
     """False without a moment: a range open at its start begins at leaf 0."""
     return at is not None and moment is not None and at < moment
-
-
-def _boundary(zf, entry, head, report, outside) -> bool:
-    """A record next to the range, proven in the log and made outside the range (its own signed time)."""
-    if entry is None:
-        return False
-    data = _leaf(zf, str(entry.get("file")), entry, head, report)
-    try:
-        body = bounded.parse_json(data) if data is not None else None
-    except bounded.Refused:
-        body = None
-    at = parse_time(body.get("created_at")) if isinstance(body, dict) else None
-    if at is not None and outside(at):
-        report.counts["boundaries"] += 1
-        return True
-    return False
 
 
 def _check_timestamp(log, tsa, report) -> None:

@@ -167,7 +167,7 @@ def test_it_finds_an_input_deleted_and_explained_by_a_made_up_retention_event(co
     bundle = Bundle.objects.first()
     delete_stored("inputs", bundle.input_name)
     made_up_deletion(bundle)
-    assert kinds() == ["missing_input", "retention_event_invalid"]
+    assert kinds() == ["log_mismatch", "missing_input", "retention_event_invalid"]  # and the ledger lacks it
 
 
 def test_it_finds_an_edited_retention_event(completed):  # noqa: F811
@@ -326,7 +326,7 @@ def test_it_finds_an_asset_deleted_beside_a_signed_event_that_does_not_name_it(c
     kept, taken = list(manifest.assets.order_by("name"))[:2]
     policy = approved_policy(is_default=True, contract_owner="Claims Ltd", decision_note="x")
     at = timezone.now()
-    RetentionEvent.objects.create(
+    retention_events.record(  # as retention records a deletion: signed, and in the ledger
         bundle=manifest.job.bundle,
         manifest=manifest,
         policy=policy,
@@ -377,7 +377,7 @@ def resign(members: dict, key=None) -> None:
     ).encode()
 
 
-def explained_by_a_made_up_event(package, key=None):
+def explained_by_a_made_up_event(package, key=None, carry_key=True):
     gone = next(a for a in index_of(package)["assets"] if a["file"])
 
     def strip(members):
@@ -392,7 +392,7 @@ def explained_by_a_made_up_event(package, key=None):
             "outcome": "deleted",
             "files": 1,
             "bytes_freed": gone["size"],
-            "at": "2026-11-30T00:00:00Z",
+            "at": "2026-11-30T12:00:00Z",  # the export's own time: inside the portal key's published period
             "body": "",
         }
         if key is not None:  # signed with the insider's key, naming the asset
@@ -412,7 +412,7 @@ def explained_by_a_made_up_event(package, key=None):
             event.update(body=body, signature=key.sign(body.encode()).hex(), key_id=insider_key_entry(key)["key_id"])
         index["retention_events"].append(event)
         members["index.json"] = json.dumps(index).encode()
-        resign(members, key)
+        resign(members, key if carry_key else None)
 
     return rewrite(package, strip), gone
 
@@ -424,11 +424,22 @@ def test_a_made_up_retention_event_fails_even_in_an_index_re_signed_with_the_por
     failed(done, gone["name"], "no signed retention event in the package names")
 
 
+def test_a_made_up_retention_event_signed_with_the_portals_own_key_is_not_in_the_ledger(chain, out):  # noqa: F811
+    """The insider holds the signing key: the event and the index verify, but no proof puts it in the ledger."""
+    tampered, gone = explained_by_a_made_up_event(export(out), signing.private_key(), carry_key=False)
+    done = verify(tampered)
+    failed(done, "retention event 999", "is not in the ledger")
+    failed(done, gone["name"], "no signed retention event in the package names")
+    assert "signature does not verify" not in done.stdout  # every signature is the portal's own,
+    assert "outside the validity period" not in done.stdout  # made inside its key's period
+
+
 def test_a_package_re_signed_throughout_with_an_insiders_key_fails_against_the_pinned_keys(chain, out):  # noqa: F811
     tampered, _ = explained_by_a_made_up_event(export(out), INSIDER)
     failed(verify(tampered), "keys.json", "is not in the published key list")
     unpinned = verify(tampered, pin=False)  # only the package's own keys: it says so and does not pass
-    assert unpinned.returncode == 3 and "WARNING: no --public-keys given" in unpinned.stdout, unpinned.stdout
+    assert unpinned.returncode == 1 and "WARNING: no --public-keys given" in unpinned.stdout, unpinned.stdout
+    assert "retention event 999: is not in the ledger" in unpinned.stdout  # no key makes a proof for it
     assert "PASS" not in unpinned.stdout.splitlines()
 
 
@@ -599,3 +610,21 @@ def test_a_package_whose_own_findings_say_failed_never_passes(chain, out):  # no
     assert done.returncode == 4 and done.stdout.splitlines()[-3].startswith("FINDINGS (2)"), done.stdout
     assert f"hash_mismatch: {changed.name}" in done.stdout and f"missing_output: {gone.name}" in done.stdout
     assert "PASS" not in done.stdout
+
+
+def test_a_retention_event_cut_from_a_date_range_leaves_its_leaf_unaccounted(chain, out):  # noqa: F811
+    """Retention events are records of the range they were signed in: the package holds each, proven."""
+    approved_policy(is_default=True, input_days=1, contract_owner="Claims Ltd", decision_note="x")
+    retention.apply_retention(at=timezone.now() + timedelta(days=2))
+    package = export(out)
+    done = verify(package)
+    assert done.returncode == 0 and "6 log inclusion proof(s)" in done.stdout, done.stdout  # 3 manifests, 3 events
+
+    def cut(members):
+        index = json.loads(members["index.json"])
+        event = index["retention_events"].pop(1)
+        index["log"]["retention_inclusion"] = [p for p in index["log"]["retention_inclusion"] if p["id"] != event["id"]]
+        members["index.json"] = json.dumps(index).encode()
+        resign(members)
+
+    failed(verify(rewrite(package, cut)), "index.json", "log leaf 4 lies inside the range's records")

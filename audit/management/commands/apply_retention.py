@@ -1,8 +1,9 @@
 import json
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from audit.retention import apply_retention
+from audit.store_witness import LedgerRollback
 
 
 class Command(BaseCommand):
@@ -13,7 +14,10 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true")
 
     def handle(self, *args, **options):
-        report = apply_retention(dry_run=options["dry_run"])
+        try:
+            report = apply_retention(dry_run=options["dry_run"])
+        except LedgerRollback as exc:
+            raise CommandError(exc.message) from exc
         if options["json"]:
             self.stdout.write(json.dumps(report, indent=2))
             return
