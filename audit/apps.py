@@ -6,13 +6,15 @@ class AuditConfig(AppConfig):
     verbose_name = "Audit"
 
     def ready(self):
-        from django.db.models.signals import post_migrate
+        from django.contrib.admin.models import LogEntry
+        from django.contrib.auth.models import Group, User
+        from django.db.models.signals import m2m_changed, post_migrate, post_save
         from django_q.signals import post_spawn
 
         from extraction import completion
         from extraction.signals import activity, alert
 
-        from . import schedules, signing
+        from . import access_activity, schedules, signing
         from .manifest_writing import record_completion
         from .roles import ensure_roles_after_migrate
 
@@ -22,6 +24,9 @@ class AuditConfig(AppConfig):
         post_migrate.connect(schedules.ensure_schedules, sender=self, dispatch_uid="audit-schedules")
         post_migrate.connect(signing.publish_after_migrate, sender=self, dispatch_uid="audit-signing-key")
         post_spawn.connect(witness_at_worker_start, dispatch_uid="audit-store-witness")
+        post_save.connect(access_activity.record_admin_change, sender=LogEntry, dispatch_uid="audit-admin-access")
+        for through in (User.groups.through, User.user_permissions.through, Group.permissions.through):
+            m2m_changed.connect(access_activity.record_membership, sender=through, dispatch_uid=f"audit-{through}")
         completion.register(record_completion)  # extraction calls it once per completed job, never imports audit
 
 

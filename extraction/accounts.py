@@ -9,6 +9,8 @@ from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
 
+from .signals import activity
+
 
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
@@ -39,7 +41,7 @@ class ServiceAccount(models.Model):
         overlap_end = at + timedelta(days=settings.PAGETRAIL_TOKEN_OVERLAP_DAYS)
         with transaction.atomic():
             self.tokens.valid(at).filter(expires_at__gt=overlap_end).update(expires_at=overlap_end)
-            ServiceAccountToken.objects.create(
+            issued = ServiceAccountToken.objects.create(
                 account=self,
                 token_sha256=token_hash(token),
                 prefix=token[:10],
@@ -47,13 +49,16 @@ class ServiceAccount(models.Model):
                 created_at=at,
                 expires_at=at + timedelta(days=settings.PAGETRAIL_TOKEN_DAYS),
             )
+            _changed(by, "token_issued", issued, account=self.name, expires_at=issued.expires_at.isoformat())
         return token
 
-    def revoke(self, at=None) -> bool:
-        return (
-            ServiceAccount.objects.filter(pk=self.pk, revoked_at__isnull=True).update(revoked_at=at or timezone.now())
-            == 1
+    def revoke(self, at=None, by: str = "") -> bool:
+        done = ServiceAccount.objects.filter(pk=self.pk, revoked_at__isnull=True).update(
+            revoked_at=at or timezone.now()
         )
+        if done:
+            _changed(by, "service_account_revoked", self, account=self.name)
+        return done == 1
 
     @classmethod
     def for_token(cls, token: str, at=None) -> "ServiceAccount | None":
@@ -91,13 +96,20 @@ class ServiceAccountToken(models.Model):
     def __str__(self):
         return f"{self.prefix}… of {self.account.name}"
 
-    def revoke(self, at=None) -> bool:
-        return (
-            ServiceAccountToken.objects.filter(pk=self.pk, revoked_at__isnull=True).update(
-                revoked_at=at or timezone.now()
-            )
-            == 1
+    def revoke(self, at=None, by: str = "") -> bool:
+        done = ServiceAccountToken.objects.filter(pk=self.pk, revoked_at__isnull=True).update(
+            revoked_at=at or timezone.now()
         )
+        if done:
+            _changed(by, "token_revoked", self, account=self.account.name)
+        return done == 1
+
+
+def _changed(by: str, action: str, obj, **after) -> None:
+    """Access changes are activity (audit records them): who issued or revoked which secret."""
+    activity.send(
+        type(obj), actor=by or "system", action=action, obj=obj, after={"prefix": getattr(obj, "prefix", None), **after}
+    )
 
 
 class BundleAccess(models.Model):

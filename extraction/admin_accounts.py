@@ -71,7 +71,7 @@ class ServiceAccountAdmin(admin.ModelAdmin):
 
     @admin.action(description="Revoke the selected accounts (all their tokens)", permissions=["change"])
     def revoke(self, request, queryset):
-        done = sum(account.revoke() for account in queryset)
+        done = sum(account.revoke(by=request.user.get_username()) for account in queryset)
         self.message_user(request, f"Revoked {done} account(s).")
 
 
@@ -88,7 +88,7 @@ class ServiceAccountTokenAdmin(ReadOnlyAdmin):
 
     @admin.action(description="Revoke the selected tokens now", permissions=["revoke"])
     def revoke(self, request, queryset):
-        done = sum(token.revoke() for token in queryset)
+        done = sum(token.revoke(by=request.user.get_username()) for token in queryset)
         self.message_user(request, f"Revoked {done} token(s).")
 
     def has_revoke_permission(self, request):

@@ -52,7 +52,7 @@ class ActivityEvent(WriteOnceModel):
                     event = cls(
                         actor=actor[:150],
                         action=action,
-                        object_type=type(obj).__name__.lower(),
+                        object_type=getattr(obj, "activity_type", None) or type(obj).__name__.lower(),
                         object_id=str(obj.pk),
                         before=before,
                         after=after,
