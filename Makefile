@@ -90,12 +90,15 @@ lint: $(STAMP)
 	$(BIN)/ruff check $(if $(FIX),--fix) .
 
 # The browser tests drive Debian's Chromium (Playwright never downloads a browser here); the fidelity
-# harness's tests use poppler's pdfimages as their oracle. Both come from Debian's packages.
+# harness's tests use poppler's pdfimages as their oracle and MuPDF (mutool, with qpdf) as its second opinion,
+# without which their verdicts differ. All come from Debian's packages.
 browser:
-	@command -v chromium >/dev/null && command -v pdfimages >/dev/null || { [ "$$(id -u)" = 0 ] && \
+	@command -v chromium >/dev/null && command -v pdfimages >/dev/null && command -v mutool >/dev/null && \
+	  command -v qpdf >/dev/null || { [ "$$(id -u)" = 0 ] && \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium poppler-utils \
-	   >/dev/null); } || echo "Chromium or poppler-utils is not installed and could not be (run: sudo apt-get" \
-	  "install chromium poppler-utils); the browser and fidelity-harness tests will be skipped"
+	   mupdf-tools qpdf >/dev/null); } || echo "Chromium, poppler-utils, mupdf-tools or qpdf is not installed and" \
+	  "could not be (run: sudo apt-get install chromium poppler-utils mupdf-tools qpdf); the browser and" \
+	  "fidelity-harness tests will be skipped or fail"
 
 clean:
 	rm -rf var/test .pytest_cache
