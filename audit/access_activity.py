@@ -39,7 +39,9 @@ def record_membership(sender, instance, action: str, reverse: bool, model, pk_se
     if action not in ("post_add", "post_remove", "pre_clear"):
         return
     if action == "pre_clear":  # after the clear the names are gone
-        pk_set = set(getattr(instance, _field(sender)).values_list("pk", flat=True)) if not reverse else set()
+        field = _field(sender)
+        related = model.objects.filter(**{field: instance}) if reverse else getattr(instance, field)
+        pk_set = set(related.values_list("pk", flat=True))
     names = sorted(_name(row) for row in model.objects.filter(pk__in=pk_set or ()))
     if not names:
         return

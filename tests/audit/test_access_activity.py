@@ -74,3 +74,14 @@ def test_tokens_issued_and_revoked_are_recorded_with_their_prefix():
     issued, revoked = events("token_issued"), events("token_revoked")
     assert [(e.actor, e.after["prefix"]) for e in issued + revoked] == [("ops@example", secret[:10])] * 2
     assert [e.after["account"] for e in events("service_account_revoked")] == ["claims-ingest"]
+
+
+def test_a_group_emptied_from_its_own_side_names_everyone_removed():
+    group = Group.objects.create(name="Reviewers")
+    rita, sam = User.objects.create_user("rita"), User.objects.create_user("sam")
+    group.user_set.add(rita, sam)
+    group.user_set.clear()
+    assert [e.after for e in events("group_members_changed") if e.object_id == str(group.pk)] == [
+        {"added": ["rita", "sam"]},
+        {"removed": ["rita", "sam"]},
+    ]
