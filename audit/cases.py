@@ -3,8 +3,9 @@
 import hashlib
 
 from django.db import transaction
+from django.utils import timezone
 
-from . import manifests, signing
+from . import manifests, signing, tlog
 from .models import ActivityEvent, Case, CaseMap, Manifest, Placement
 
 
@@ -42,17 +43,21 @@ def validate(ranges: list[tuple[str, int, int]], page_count: int) -> None:
 def split(manifest: Manifest, ranges: list[tuple[str, int, int]], by: str) -> CaseMap:
     """Record the split; the manifest and its assets are untouched, nothing is re-extracted."""
     validate(ranges, manifest.page_count)
-    body = manifests.canonical_bytes(_document(manifest, ranges))
+    at = timezone.now()
+    body = manifests.canonical_bytes(_document(manifest, ranges, at))
     with transaction.atomic():
+        tlog.lock()  # the ledger's one lock first: the activity record's own lock comes after it everywhere
         case_map = CaseMap.objects.create(
             manifest=manifest,
             manifest_sha256=manifest.sha256,
             body=body.decode("ascii"),
             sha256=hashlib.sha256(body).hexdigest(),
-            signature=signing.sign(body),
+            signature=signing.sign(body, at),
             key_id=signing.current_key_id(),
             created_by=by[:150],
+            created_at=at,
         )
+        tlog.append(case_map)
         Case.objects.bulk_create(
             [Case(case_map=case_map, name=name, first_page=first, last_page=last) for name, first, last in ranges]
         )
@@ -60,12 +65,13 @@ def split(manifest: Manifest, ranges: list[tuple[str, int, int]], by: str) -> Ca
     return case_map
 
 
-def _document(manifest: Manifest, ranges) -> dict:
+def _document(manifest: Manifest, ranges, at) -> dict:
     placements = list(
         Placement.objects.filter(manifest=manifest).select_related("asset").order_by("page", "index_on_page")
     )
     return {
-        "schema_version": 1,
+        "schema_version": 2,  # 2: created_at, the time the map gives itself (a ledger record's signed time)
+        "created_at": manifests.timestamp(at),
         "manifest_sha256": manifest.sha256,
         "manifest_sequence": manifest.sequence,
         "correlation_id": manifest.correlation_id,

@@ -26,14 +26,15 @@ from . import evidence_sections as sections
 from . import log_evidence, signing
 from .evidence_readme import README
 from .manifests import timestamp
-from .models import Asset, Manifest
+from .models import Asset, CaseMap, Manifest
 from .verifier import build as verifier_build
 
 # 2: keys.json covered by the index, signed retention events, the chain head; 3: log proofs;
 # 4: the log alone says where each record stands (no hash-chain segment, chain head or chain checkpoints), a date
 #    range carries its boundary records, the verifier is verify_evidence.pyz; 5: retention events are ledger
-#    records with inclusion proofs (only a proven one excuses an absence), a date range holds those recorded in it
-FORMAT_VERSION = 5
+#    records with inclusion proofs (only a proven one excuses an absence), a date range holds those recorded in it;
+#    6: case maps are ledger records too (a case package's map proven; a date range holds the maps made in it)
+FORMAT_VERSION = 6
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)  # the earliest time a zip can hold; real times would make every export differ
 
 
@@ -179,10 +180,15 @@ def _write_package(fh, scope: Scope, include_assets: bool, exported_by: str, at)
         ]
         # a signed log checkpoint, each manifest's proof, and a date range's boundary records
         events = sections.retention_event_rows(scope.manifests, _range(scope))
-        log = log_evidence.section(scope.manifests, events, at, _range(scope), lambda name, data: _put(zf, name, data))
+        case_maps = _case_maps(scope)
+        log = log_evidence.section(
+            scope.manifests, events, case_maps, at, _range(scope), lambda name, data: _put(zf, name, data)
+        )
         index = _index(scope, manifests, assets, include_assets, exported_by, at, log, events)
         if scope.case is not None:
-            index["case_map"] = _put_case_map(zf, scope.case)
+            index["case_map"] = {**_put_case_map(zf, scope.case.case_map), "case": scope.case.name}
+        elif case_maps:
+            index["case_maps"] = [_put_case_map(zf, case_map) for case_map in case_maps]
         signing.cover(at)  # the period keys.json publishes covers the index's own time
         keys = json.dumps(signing.published_document(), indent=1, sort_keys=True).encode("ascii")
         _put(zf, "keys.json", keys)  # covered by the signed index: its keys and periods cannot be swapped
@@ -250,12 +256,22 @@ def _case_asset_names(scope: Scope) -> set[str] | None:
     )
 
 
-def _put_case_map(zf: zipfile.ZipFile, case) -> dict:
-    case_map = case.case_map
+def _case_maps(scope: Scope) -> list[CaseMap]:
+    """The case package's own map; a date range's maps made within it (records of the range); else none."""
+    if scope.case is not None:
+        return [scope.case.case_map]
+    span = _range(scope)
+    if span is None:
+        return []
+    start, before = span
+    rows = CaseMap.objects.filter(**({"created_at__gte": start} if start else {}))
+    return list(rows.filter(**({"created_at__lt": before} if before else {})).order_by("created_at", "pk"))
+
+
+def _put_case_map(zf: zipfile.ZipFile, case_map: CaseMap) -> dict:
     entry = {
-        "file": f"cases/case-map-{case_map.sha256}.json",
+        "file": log_evidence.case_map_file(case_map),
         "sha256": case_map.sha256,
-        "case": case.name,
         "signature": case_map.signature,
         "key_id": case_map.key_id,
         "manifest_sha256": case_map.manifest_sha256,

@@ -11,11 +11,11 @@ What is inside
 - index.json: the exporter's signed statement (signature in index.sig.json, Ed25519, over the exact bytes
   of index.json): the scope; each manifest's sequence, sha256, key id, signature; the log section (a C2SP
   checkpoint note signed with the evidence key, its RFC 3161 token if any, the leaf index and inclusion
-  proof of each manifest and each retention event, and for a date range the boundary records just outside
-  it: records/ holds those that are retention events); the latest verification
-  runs and their findings for this scope; the retention events, each with its signed statement naming
-  every file it deleted; every asset the manifests list, with its file or the reason it is absent; the
-  sha256 of keys.json.
+  proof of each manifest, retention event and case map, and for a date range the boundary records just
+  outside it: records/ holds those that are retention events); for a date range, the case maps made in it
+  (cases/); the latest verification runs and their findings for this scope; the retention events, each
+  with its signed statement naming every file it deleted; every asset the manifests list, with its file
+  or the reason it is absent; the sha256 of keys.json.
 - assets/<name>: the extracted images, if the package was exported with assets. Files deleted under a
   retention policy are left out; a signed retention event in index.json names each of them.
 - keys.json: the portal's Ed25519 public keys (current and retired, with their validity periods).
@@ -36,8 +36,8 @@ How to verify
     python3 -m zipfile -l verify_evidence.pyz
         what the verifier is: the very modules (audit/verifier/) the portal's verification runs import.
 
-It re-hashes every manifest and included asset; follows each manifest's and retention event's inclusion
-proof to the signed log checkpoint (a retention event the ledger does not hold excuses nothing); for a
+It re-hashes every manifest and included asset; follows each manifest's, retention event's and case map's
+inclusion proof to the signed log checkpoint (a record the ledger does not hold counts for nothing); for a
 date range, checks that its records are contiguous leaves and that the boundary records just outside it
 were made outside it; checks every signature, each dated inside its key's
 validity period; accepts an absent asset or manifest file only when a signed retention event names it (or

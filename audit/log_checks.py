@@ -7,7 +7,7 @@ from django.conf import settings
 from extraction import stores
 
 from . import log_checkpoints, store_witness, timestamps, tlog
-from .models import Finding, LogCheckpoint, Manifest, RetentionEvent
+from .models import CaseMap, Finding, LogCheckpoint, Manifest, RetentionEvent
 from .verifier import merkle, notes
 
 Kind = Finding.Kind
@@ -23,7 +23,7 @@ def check_all() -> list[Finding]:
 
 
 def _check_leaves() -> list[Finding]:
-    """Every manifest and every retention event is a leaf, which hashes its signed bytes."""
+    """Every manifest, retention event and case map is a leaf, which hashes its signed bytes."""
     found = []
     rows = Manifest.objects.order_by("sequence").values_list("pk", "storage_name", "body", "log_leaf__leaf_hash")
     for pk, name, body, leaf in rows.iterator(chunk_size=500):
@@ -33,6 +33,10 @@ def _check_leaves() -> list[Finding]:
     for pk, manifest_id, body, leaf in events.iterator(chunk_size=500):
         if problem := _leaf_differs("retention event", body, leaf):
             found.append(_leaf_problem(manifest_id, f"retention event {pk}", problem))
+    maps = CaseMap.objects.order_by("pk").values_list("sha256", "manifest_id", "body", "log_leaf__leaf_hash")
+    for sha256, manifest_id, body, leaf in maps.iterator(chunk_size=500):
+        if problem := _leaf_differs("case map", body, leaf):
+            found.append(_leaf_problem(manifest_id, f"case map {sha256[:12]}", problem))
     return found
 
 

@@ -45,12 +45,12 @@ def marker_name(index: int) -> str:
 
 
 def marker(leaf: LogLeaf) -> bytes:
-    """What the store keeps of a position: the leaf, and where its record is (a manifest's stored file; a
-    retention event's signed body itself, which has no file of its own)."""
+    """What the store keeps of a position: the leaf, and where its record is (a manifest's stored file; the
+    signed body itself of a retention event or a case map, which have no file of their own)."""
     about = (
         {"sequence": leaf.manifest.sequence, "manifest": leaf.manifest.storage_name}
         if leaf.kind == LogLeaf.Kind.MANIFEST
-        else {"retention_event": leaf.retention_event.body}
+        else {leaf.kind: leaf.record.body}
     )
     return canonical_bytes({"leaf_index": leaf.index, "leaf_hash": leaf.leaf_hash, "kind": leaf.kind, **about})
 
@@ -96,7 +96,7 @@ def check_at_start() -> dict:
     """At worker start: write the newest position's marker if a crash lost it, and stop appends if the store
     is ahead of the database."""
     last = LogLeaf.objects.aggregate(last=Max("index"))["last"]
-    newest = LogLeaf.objects.select_related("manifest", "retention_event").filter(index=last).first()
+    newest = LogLeaf.objects.select_related("manifest", "retention_event", "case_map").filter(index=last).first()
     if newest is not None and not stores.outputs().exists(marker_name(newest.index)):
         write_marker(newest)
     try:

@@ -5,8 +5,10 @@ from django.db import transaction
 from django.db.models import Max
 
 from . import store_witness, worm
-from .models import LogLeaf, Manifest, ManifestChain, RetentionEvent
+from .models import CaseMap, LogLeaf, Manifest, ManifestChain, RetentionEvent
 from .verifier import merkle
+
+KINDS = {Manifest: LogLeaf.Kind.MANIFEST, RetentionEvent: LogLeaf.Kind.RETENTION_EVENT, CaseMap: LogLeaf.Kind.CASE_MAP}
 
 
 def lock() -> None:
@@ -15,19 +17,19 @@ def lock() -> None:
     ManifestChain.objects.select_for_update().get_or_create(pk=1)
 
 
-def append(record: Manifest | RetentionEvent) -> LogLeaf:
+def append(record: Manifest | RetentionEvent | CaseMap) -> LogLeaf:
     """The next leaf, for a record being written in the caller's transaction, which holds lock().
     LedgerRollback when the output store already holds that position (store_witness.py)."""
     last = LogLeaf.objects.aggregate(last=Max("index"))["last"]
     index = 0 if last is None else last + 1
     store_witness.check_position(index)
-    kind = LogLeaf.Kind.MANIFEST if isinstance(record, Manifest) else LogLeaf.Kind.RETENTION_EVENT
+    kind = KINDS[type(record)]
     leaf = LogLeaf.objects.create(
         index=index,
         kind=kind,
         **{kind: record},
         leaf_hash=merkle.leaf_hash(record.body.encode("utf-8")).hex(),
-        created_at=record.created_at if kind == LogLeaf.Kind.MANIFEST else record.at,
+        created_at=record.at if kind == LogLeaf.Kind.RETENTION_EVENT else record.created_at,
     )
     store_witness.witness_on_commit(leaf)
     return leaf

@@ -313,6 +313,17 @@ class Loader:
         last = LogLeaf.objects.aggregate(last=Max("index"))["last"]
         return range(0 if last is None else last + 1, (0 if last is None else last + 1) + n)
 
+    def record_leaf(self, record, index: int, at) -> LogLeaf:
+        """A retention event's or a case map's place in the ledger, as `tlog.append` gives it."""
+        kind = LogLeaf.Kind.CASE_MAP if isinstance(record, CaseMap) else LogLeaf.Kind.RETENTION_EVENT
+        return LogLeaf(
+            index=index,
+            kind=kind,
+            **{kind: record},
+            leaf_hash=merkle.leaf_hash(record.body.encode("utf-8")).hex(),
+            created_at=at,
+        )
+
     def leaf(self, manifest: Manifest, index: int) -> LogLeaf:
         """The manifest's place in the ledger (`tlog.append`)."""
         return LogLeaf(
@@ -353,6 +364,9 @@ class Loader:
         )
         maps = self.create(
             CaseMap, [self.case_map(m) for i, m in done if i % 1000 == 23] + [self.case_map(m) for _, m in showcase]
+        )
+        self.create(
+            LogLeaf, [self.record_leaf(cm, i, cm.created_at) for cm, i in zip(maps, self.next_leaves(len(maps)))]
         )
         self.create(
             Case,
@@ -479,19 +493,7 @@ class Loader:
                 for b, m in held
             ],
         )
-        self.create(  # each a ledger record, as retention_events.record appends it
-            LogLeaf,
-            [
-                LogLeaf(
-                    index=i,
-                    kind=LogLeaf.Kind.RETENTION_EVENT,
-                    retention_event=e,
-                    leaf_hash=merkle.leaf_hash(e.body.encode("utf-8")).hex(),
-                    created_at=e.at,
-                )
-                for e, i in zip(events, self.next_leaves(len(events)))
-            ],
-        )
+        self.create(LogLeaf, [self.record_leaf(e, i, e.at) for e, i in zip(events, self.next_leaves(len(events)))])
 
     def alerts(self, unknown: list[Job]) -> None:
         alerts = self.create(

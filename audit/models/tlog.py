@@ -5,13 +5,14 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from .cases import CaseMap
 from .evidence import Manifest, WriteOnceModel
 from .retention import RetentionEvent
 
 
 class LogLeaf(WriteOnceModel):
     """An evidence record's place in the log: leaf `index` (from 0, no gaps) holds SHA-256(0x00 || the record's
-    signed canonical bytes). The record is a manifest or a retention event (exactly one of the two).
+    signed canonical bytes). The record is a manifest, a retention event or a case map (exactly one of them).
 
     Appended in the transaction that writes the record, under the log's one lock (audit/tlog.py); the unique
     index refuses a second leaf at a place even from a writer that skipped the lock.
@@ -20,6 +21,7 @@ class LogLeaf(WriteOnceModel):
     class Kind(models.TextChoices):
         MANIFEST = "manifest"
         RETENTION_EVENT = "retention_event"
+        CASE_MAP = "case_map"
 
     index = models.PositiveBigIntegerField(unique=True)
     kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.MANIFEST)
@@ -27,6 +29,7 @@ class LogLeaf(WriteOnceModel):
     retention_event = models.OneToOneField(
         RetentionEvent, null=True, blank=True, on_delete=models.PROTECT, related_name="log_leaf"
     )
+    case_map = models.OneToOneField(CaseMap, null=True, blank=True, on_delete=models.PROTECT, related_name="log_leaf")
     leaf_hash = models.CharField(max_length=64, help_text="Hex of the RFC 9162 leaf hash")
     created_at = models.DateTimeField(default=timezone.now)
 
@@ -34,15 +37,18 @@ class LogLeaf(WriteOnceModel):
         ordering = ["index"]
         constraints = [
             models.CheckConstraint(
-                condition=(Q(kind="manifest", manifest__isnull=False, retention_event__isnull=True))
-                | Q(kind="retention_event", manifest__isnull=True, retention_event__isnull=False),
+                condition=Q(
+                    kind="manifest", manifest__isnull=False, retention_event__isnull=True, case_map__isnull=True
+                )
+                | Q(kind="retention_event", manifest__isnull=True, retention_event__isnull=False, case_map__isnull=True)
+                | Q(kind="case_map", manifest__isnull=True, retention_event__isnull=True, case_map__isnull=False),
                 name="log_leaf_holds_one_record_of_its_kind",
             )
         ]
 
     @property
     def record(self):
-        return self.manifest if self.kind == self.Kind.MANIFEST else self.retention_event
+        return getattr(self, self.kind)
 
     def record_bytes(self) -> bytes:
         """The signed canonical bytes the leaf hashes."""

@@ -37,6 +37,7 @@ RETENTION_FIELDS = {
     "at": "at",
 }
 LEDGER_RETENTION = 5  # the format from which retention events are ledger records
+LEDGER_CASE_MAPS = 6  # and case maps
 COUNTS = ("manifests", "assets", "signatures", "log_proofs", "earlier_checkpoints", "timestamps", "boundaries")
 
 
@@ -63,6 +64,7 @@ class Report:
     timestamped_at: object = None
     index: dict | None = None
     manifest_bytes: dict = field(default_factory=dict)  # member name -> bytes, read once for hashes and proofs
+    case_map_leaves: dict = field(default_factory=dict)  # leaf index -> the case map's signed time (or None)
 
     def fail(self, where: str, what: str) -> None:
         self.problems.append(f"{where}: {what}")
@@ -101,7 +103,7 @@ def verify(zf: zipfile.ZipFile, options: Options) -> Report:
     _check_retention_events(_list(index, "retention_events"), report, proven, _version(index) >= LEDGER_RETENTION)
     bodies = _check_manifests(zf, index, report)
     _check_assets(zf, index, bodies, report)
-    _check_case_map(zf, index, report)
+    _check_case_maps(zf, index, report, head)
     _check_members(zf, index, report)
     package_log.check(zf, index, options, report, head, proven)
     _collect_findings(index, report)
@@ -323,18 +325,34 @@ def _check_asset_file(zf, index, entry, seq, wanted, report: Report) -> None:
         )
 
 
-def _check_case_map(zf, index, report: Report) -> None:
-    """A case package: the signed case map, for a manifest in the package, naming the assets included."""
-    entry = index.get("case_map")
-    if not isinstance(entry, dict):
-        return
-    where = str(entry.get("file") or "case map")
-    data = _read(zf, where, report)
-    if data is None:
-        return
-    if hashlib.sha256(data).hexdigest() != entry.get("sha256"):
-        report.fail(where, "the case map's bytes do not match the sha256 in index.json")
-    report.check_signature(where, data, entry.get("signature"), entry.get("key_id"), entry.get("created_at"))
+def _check_case_maps(zf, index, report: Report, head) -> None:
+    """Each signed case map the package carries: its bytes, its signature and (format 6) its place in the ledger;
+    a case package's own map also names the assets its case holds."""
+    proofs = {p.get("sha256"): p for p in _list(_dict(index, "log"), "case_map_inclusion")}
+    own = index.get("case_map") if isinstance(index.get("case_map"), dict) else None
+    for entry in ([own] if own else []) + _list(index, "case_maps"):
+        where = str(entry.get("file") or "case map")
+        data = _read(zf, where, report)
+        if data is None:
+            continue
+        if hashlib.sha256(data).hexdigest() != entry.get("sha256"):
+            report.fail(where, "the case map's bytes do not match the sha256 in index.json")
+        report.check_signature(where, data, entry.get("signature"), entry.get("key_id"), entry.get("created_at"))
+        if _version(index) >= LEDGER_CASE_MAPS:
+            _check_in_ledger(where, data, proofs.get(entry.get("sha256")), head, report)
+        if entry is own:
+            _check_case(where, data, entry, index, report)
+
+
+def _check_in_ledger(where, data: bytes, proof, head, report: Report) -> None:
+    if head is not None and isinstance(proof, dict) and package_log.proves(data, proof, head, report):
+        report.case_map_leaves[proof["leaf_index"]] = package_log.signed_at(data)
+    else:
+        report.fail(where, "is not in the ledger: no inclusion proof leads from its bytes to the package's checkpoint")
+
+
+def _check_case(where, data: bytes, entry, index, report: Report) -> None:
+    """The case package's map: for a manifest in the package, naming the assets included."""
     body = _json(report, where, data)
     body = body if isinstance(body, dict) else {}
     if body.get("manifest_sha256") not in {m.get("sha256") for m in _list(index, "manifests")}:
@@ -364,6 +382,7 @@ def _check_members(zf, index, report: Report) -> None:
     allowed |= {m.get("file") for m in _list(_dict(index, "log"), "boundaries")}
     allowed |= {a.get("file") for a in _list(index, "assets") if a.get("file")}
     allowed |= {index["case_map"].get("file")} if isinstance(index.get("case_map"), dict) else set()
+    allowed |= {m.get("file") for m in _list(index, "case_maps")}
     seen: set = set()
     for name in zf.namelist():
         if name in seen:

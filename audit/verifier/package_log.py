@@ -1,11 +1,12 @@
-"""The ledger's rules for a package: each record it carries (a manifest, a retention event) is a leaf of the signed
-checkpoint the package carries (its inclusion proof leads from the record's bytes to the checkpoint's root), the
-checkpoint's RFC 3161 timestamp, an earlier checkpoint the auditor holds, and the completeness of a date range.
+"""The ledger's rules for a package: each record it carries (a manifest, a retention event, a case map) is a leaf of
+the signed checkpoint the package carries (its inclusion proof leads from the record's bytes to the checkpoint's
+root), the checkpoint's RFC 3161 timestamp, an earlier checkpoint the auditor holds, and the completeness of a
+date range.
 
-A date range's records (its manifests, and the retention events signed within it) are contiguous leaves, and both
-ends are proven: the leaf just before the first is a record made before the range starts, and the leaf just after
-the last, when the checkpoint holds one, a record made at or after the range's end (else the export itself was
-after the end). A dropped record leaves a gap, or a covered leaf nobody accounts for.
+A date range's records (its manifests, and the retention events and case maps signed within it) are contiguous
+leaves, and both ends are proven: the leaf just before the first is a record made before the range starts, and
+the leaf just after the last, when the checkpoint holds one, a record made at or after the range's end (else the
+export itself was after the end). A dropped record leaves a gap, or a covered leaf nobody accounts for.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def proven_events(index: dict, head, report) -> dict:
     for event in index.get("retention_events") or []:
         proof = proofs.get(event.get("id")) if isinstance(event, dict) else None
         body = event.get("body") if proof else None
-        if head is not None and isinstance(body, str) and _proves(body.encode("utf-8"), proof, head, report):
+        if head is not None and isinstance(body, str) and proves(body.encode("utf-8"), proof, head, report):
             proven[event["id"]] = proof["leaf_index"]
     return proven
 
@@ -53,7 +54,8 @@ def check(zf, index: dict, options, report, head, proven: dict) -> None:
         return
     records = _check_inclusion(zf, index, head, report)  # leaf index -> the record's own signed time
     times = {e.get("id"): e for e in index.get("retention_events") or [] if isinstance(e, dict)}
-    events = {leaf: _signed_at(times[pk].get("body")) for pk, leaf in proven.items()}
+    events = {leaf: signed_at(times[pk].get("body")) for pk, leaf in proven.items()}
+    events.update(report.case_map_leaves)  # the case maps the package proved, with their own signed times
     scope = index.get("scope")
     if isinstance(scope, dict) and scope.get("kind") == "date_range":
         _check_range_complete(zf, index, head, records, events, report)
@@ -69,7 +71,7 @@ def _decode(proof: dict) -> list[bytes]:
         return []
 
 
-def _proves(data: bytes, proof: dict, head, report) -> bool:
+def proves(data: bytes, proof: dict, head, report) -> bool:
     index = proof.get("leaf_index")
     if isinstance(index, int) and merkle.verify_inclusion(
         merkle.leaf_hash(data), index, head.size, _decode(proof), head.root
@@ -87,7 +89,7 @@ def _member(zf, where, report) -> bytes | None:
         return None
 
 
-def _signed_at(text) -> object:
+def signed_at(text) -> object:
     """The time a record gives itself: a manifest's created_at, a retention event's signed_at."""
     try:
         body = bounded.parse_json(text if isinstance(text, bytes) else str(text or "").encode("utf-8"))
@@ -108,8 +110,8 @@ def _check_inclusion(zf, index, head, report) -> dict:
         data = _member(zf, where, report) if proof is not None else None
         if proof is None:
             report.fail(where, "has no inclusion proof in the package's log checkpoint")
-        elif data is not None and _proves(data, proof, head, report):
-            leaves[proof["leaf_index"]] = _signed_at(data)
+        elif data is not None and proves(data, proof, head, report):
+            leaves[proof["leaf_index"]] = signed_at(data)
         elif data is not None:
             report.fail(
                 where, f"its inclusion proof does not lead to the root of the signed log checkpoint ({head.size})"
@@ -148,8 +150,8 @@ def _boundaries(zf, index, head, report) -> dict:
     found = {}
     for entry in index["log"].get("boundaries") or []:
         data = _member(zf, str(entry.get("file")), report) if isinstance(entry, dict) else None
-        if data is not None and _proves(data, entry, head, report):
-            found[entry["leaf_index"]] = _signed_at(data)
+        if data is not None and proves(data, entry, head, report):
+            found[entry["leaf_index"]] = signed_at(data)
             report.counts["boundaries"] += 1
     return found
 

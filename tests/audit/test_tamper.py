@@ -628,3 +628,48 @@ def test_a_retention_event_cut_from_a_date_range_leaves_its_leaf_unaccounted(cha
         resign(members)
 
     failed(verify(rewrite(package, cut)), "index.json", "log leaf 4 lies inside the range's records")
+
+
+def test_a_case_map_made_up_and_signed_with_the_portals_own_key_is_not_in_the_ledger(manifest, tmp_path):  # noqa: F811
+    """The insider narrows a case to fewer pages with a new map, signed and re-signed with the real key."""
+    cases.split(manifest, [("claim A", 1, 60)], "rita")
+    package = tmp_path / "case.zip"
+    call_command("export_evidence", "--out", package, "--case", Case.objects.get().pk, "--with-assets")
+    assert verify(package).returncode == 0
+
+    def narrow(members):
+        index = json.loads(members["index.json"])
+        entry = index["case_map"]
+        body = json.loads(members[entry["file"]])
+        body["cases"][0]["pages"] = [1, 1]
+        data = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+        del members[entry["file"]]
+        entry.update(
+            sha256=hashlib.sha256(data).hexdigest(),
+            file=f"cases/case-map-{hashlib.sha256(data).hexdigest()}.json",
+            signature=signing.private_key().sign(data).hex(),
+        )
+        members[entry["file"]] = data
+        members["index.json"] = json.dumps(index).encode()
+        resign(members)
+
+    done = verify(rewrite(package, narrow))
+    failed(done, "cases/case-map-", "is not in the ledger")
+    assert "signature does not verify" not in done.stdout
+
+
+def test_a_case_map_made_within_a_date_range_travels_in_it_and_cannot_be_cut(chain, out):  # noqa: F811
+    cases.split(chain.get(sequence=2), [("claim A", 1, 1)], "rita")
+    package = export(out)
+    index = index_of(package)
+    assert [m["sha256"] for m in index["case_maps"]] == [Case.objects.get().case_map.sha256]
+    assert verify(package).returncode == 0
+
+    def cut(members):
+        index = json.loads(members["index.json"])
+        del members[index.pop("case_maps")[0]["file"]]
+        index["log"]["case_map_inclusion"] = []
+        members["index.json"] = json.dumps(index).encode()
+        resign(members)
+
+    failed(verify(rewrite(package, cut)), "index.json", "after the package's last record")
