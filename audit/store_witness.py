@@ -56,9 +56,15 @@ def marker(leaf: LogLeaf) -> bytes:
 
 
 def check_position(index: int) -> None:
-    """Before appending at `index` (the caller holds the log's lock): LedgerRollback if the store has it."""
-    if stores.outputs().exists(marker_name(index)):
+    """Before appending at `index`: LedgerRollback if the store has it and the database does not."""
+    if stores.outputs().exists(marker_name(index)) and not _in_database(index):
         raise LedgerRollback(index)
+
+
+def _in_database(index: int) -> bool:
+    """Asked after the store: a marker is written only once its append committed, so a leaf committed by
+    another worker since this one read the newest index is found here, and only a lost one is not."""
+    return LogLeaf.objects.filter(index=index).exists()
 
 
 def check_next() -> None:
@@ -112,7 +118,8 @@ def ahead_of_database() -> list[dict]:
     last = LogLeaf.objects.aggregate(last=Max("index"))["last"]
     found, index = [], 0 if last is None else last + 1
     while stores.outputs().exists(marker_name(index)):
-        with stores.outputs().open(marker_name(index), "rb") as fh:
-            found.append(json.loads(fh.read()))
+        if not _in_database(index):  # not committed by another worker meanwhile
+            with stores.outputs().open(marker_name(index), "rb") as fh:
+                found.append(json.loads(fh.read()))
         index += 1
     return found

@@ -100,3 +100,11 @@ def test_a_failed_append_leaves_no_marker(witnessed, django_capture_on_commit_ca
             store_witness.witness_on_commit(leaf)
             raise RuntimeError("the commit failed")
     assert not outputs().exists(store_witness.marker_name(3))
+
+
+def test_a_position_committed_by_another_worker_after_this_one_looked_is_not_a_rollback(witnessed):
+    """A worker starting while another appends: it read the newest index before the other's commit and its
+    marker; the store then holds the next position, which the database has too."""
+    newest = LogLeaf.objects.order_by("-index").first()
+    store_witness.check_position(newest.index)  # the marker exists, and so does the leaf: nothing raised
+    assert not Alert.objects.filter(kind="ledger_rollback").exists() and SubmissionSwitch.submissions_open()
