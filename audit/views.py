@@ -14,7 +14,7 @@ from PIL import Image
 from extraction import stores
 from portal import display
 
-from . import cases, previews, review, signing
+from . import cases, previews, review, signing, store_witness
 from .models import ActivityEvent, Asset, Manifest, PagePreview, ReviewFlag
 
 THUMBNAIL = 240
@@ -96,6 +96,9 @@ def review_page(request, manifest_id: int):
                 return redirect(request.path)
             except cases.SplitRefused as exc:
                 split_form.add_error("cases", str(exc))
+            except store_witness.LedgerRollback as exc:  # the store holds the place this map would take
+                store_witness.stop_appends(exc)
+                split_form.add_error("cases", exc.message)
     elif request.method == "POST":
         if not request.user.has_perm("audit.add_reviewflag"):
             raise PermissionDenied

@@ -3,9 +3,10 @@ lost the last transactions) cannot sign a log position again."""
 
 import pytest
 from django.db import connection
+from django.urls import reverse
 
 from audit import store_witness
-from audit.models import Alert, LogLeaf, Manifest
+from audit.models import Alert, CaseMap, LogLeaf, Manifest
 from audit.verify import verify_all
 from extraction.bundle_intake import submit_bundle
 from extraction.models import Job, SubmissionSwitch
@@ -108,3 +109,14 @@ def test_a_position_committed_by_another_worker_after_this_one_looked_is_not_a_r
     newest = LogLeaf.objects.order_by("-index").first()
     store_witness.check_position(newest.index)  # the marker exists, and so does the leaf: nothing raised
     assert not Alert.objects.filter(kind="ledger_rollback").exists() and SubmissionSwitch.submissions_open()
+
+
+def test_a_split_during_a_rollback_is_refused_on_the_review_page(witnessed, admin_client):
+    lose_the_newest_append()
+    manifest = Manifest.objects.order_by("sequence").first()
+    response = admin_client.post(reverse("review-manifest", args=[manifest.pk]), {"cases": "claim A: 1-1"})
+    assert response.status_code == 200
+    assert "already holds log position 2" in response.content.decode()
+    assert not CaseMap.objects.exists()
+    assert Alert.objects.filter(kind="ledger_rollback", status=Alert.Status.OPEN).exists()
+    assert not SubmissionSwitch.submissions_open()
