@@ -26,7 +26,7 @@ from . import evidence_sections as sections
 from . import log_evidence, signing
 from .evidence_readme import README
 from .manifests import timestamp
-from .models import Asset, CaseMap, Manifest
+from .models import ActivityEvent, Asset, CaseMap, Manifest
 from .verifier import build as verifier_build
 
 # 2: keys.json covered by the index, signed retention events, the chain head; 3: log proofs;
@@ -34,7 +34,7 @@ from .verifier import build as verifier_build
 #    range carries its boundary records, the verifier is verify_evidence.pyz; 5: retention events are ledger
 #    records with inclusion proofs (only a proven one excuses an absence), a date range holds those recorded in it;
 #    6: case maps are ledger records too (a case package's map proven; a date range holds the maps made in it)
-FORMAT_VERSION = 6
+FORMAT_VERSION = 7
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)  # the earliest time a zip can hold; real times would make every export differ
 
 
@@ -180,15 +180,17 @@ def _write_package(fh, scope: Scope, include_assets: bool, exported_by: str, at)
         ]
         # a signed log checkpoint, each manifest's proof, and a date range's boundary records
         events = sections.retention_event_rows(scope.manifests, _range(scope))
-        case_maps = _case_maps(scope)
+        case_maps, activity = _case_maps(scope), _activity(scope)
         log = log_evidence.section(
-            scope.manifests, events, case_maps, at, _range(scope), lambda name, data: _put(zf, name, data)
+            scope.manifests, events, case_maps, activity, at, _range(scope), lambda name, data: _put(zf, name, data)
         )
         index = _index(scope, manifests, assets, include_assets, exported_by, at, log, events)
         if scope.case is not None:
             index["case_map"] = {**_put_case_map(zf, scope.case.case_map), "case": scope.case.name}
         elif case_maps:
             index["case_maps"] = [_put_case_map(zf, case_map) for case_map in case_maps]
+        if activity:
+            index["activity"] = [_put_activity(zf, event) for event in activity]
         signing.cover(at)  # the period keys.json publishes covers the index's own time
         keys = json.dumps(signing.published_document(), indent=1, sort_keys=True).encode("ascii")
         _put(zf, "keys.json", keys)  # covered by the signed index: its keys and periods cannot be swapped
@@ -266,6 +268,32 @@ def _case_maps(scope: Scope) -> list[CaseMap]:
     start, before = span
     rows = CaseMap.objects.filter(**({"created_at__gte": start} if start else {}))
     return list(rows.filter(**({"created_at__lt": before} if before else {})).order_by("created_at", "pk"))
+
+
+def _activity(scope: Scope) -> list[ActivityEvent]:
+    """A date range's activity: the events the ledger took within it (an event signed at the upgrade joined it
+    then, whatever time it gives the deed)."""
+    span = _range(scope)
+    if span is None:
+        return []
+    start, before = span
+    rows = ActivityEvent.objects.filter(**({"log_leaf__created_at__gte": start} if start else {}))
+    rows = rows.filter(log_leaf__isnull=False, **({"log_leaf__created_at__lt": before} if before else {}))
+    return list(rows.order_by("log_leaf__index"))
+
+
+def _put_activity(zf: zipfile.ZipFile, event: ActivityEvent) -> dict:
+    body = event.body.encode("ascii")
+    entry = {
+        "id": event.pk,
+        "file": log_evidence.activity_file(event.pk),
+        "sha256": hashlib.sha256(body).hexdigest(),
+        "signature": event.signature,
+        "key_id": event.key_id,
+        "signed_at": json.loads(body)["signed_at"],
+    }
+    _put(zf, entry["file"], body)
+    return entry
 
 
 def _put_case_map(zf: zipfile.ZipFile, case_map: CaseMap) -> dict:

@@ -14,7 +14,7 @@ import re
 from extraction import stores
 from extraction.models import Bundle
 
-from . import signing
+from . import activity_records, signing
 from .models import ActivityEvent, Checkpoint, Finding, Manifest, ManifestChain, PagePreview, SigningKey
 from .previews import WIDTHS
 
@@ -132,9 +132,14 @@ def _input_finding(kind: str, bundle: Bundle, detail: str) -> Finding:
     return Finding(kind=kind, name=bundle.input_name, detail=detail)
 
 
-def check_activity() -> list[Finding]:
-    """Every activity event still hashes to its recorded value and links to the one before it."""
+def check_activity(trusted: signing.Trust) -> list[Finding]:
+    """Every activity event still hashes to its recorded value and links to the one before it, and its signed
+    body (the ledger's leaf: log_checks.py) states its row."""
     return [
+        Finding(kind=Kind.ACTIVITY_INVALID, name=f"activity event {event.pk}", detail=why)
+        for event in ActivityEvent.objects.order_by("pk").iterator(chunk_size=1000)
+        if (why := activity_records.problem(event, trusted))
+    ] + [
         Finding(
             kind=Kind.ACTIVITY_CHAIN_BREAK,
             name=f"activity event {pk}",

@@ -7,7 +7,7 @@ from django.conf import settings
 from extraction import stores
 
 from . import log_checkpoints, store_witness, timestamps, tlog
-from .models import CaseMap, Finding, LogCheckpoint, Manifest, RetentionEvent
+from .models import ActivityEvent, CaseMap, Finding, LogCheckpoint, Manifest, RetentionEvent
 from .verifier import merkle, notes
 
 Kind = Finding.Kind
@@ -23,7 +23,7 @@ def check_all() -> list[Finding]:
 
 
 def _check_leaves() -> list[Finding]:
-    """Every manifest, retention event and case map is a leaf, which hashes its signed bytes."""
+    """Every manifest, retention event, case map and activity event is a leaf, which hashes its signed bytes."""
     found = []
     rows = Manifest.objects.order_by("sequence").values_list("pk", "storage_name", "body", "log_leaf__leaf_hash")
     for pk, name, body, leaf in rows.iterator(chunk_size=500):
@@ -37,6 +37,10 @@ def _check_leaves() -> list[Finding]:
     for sha256, manifest_id, body, leaf in maps.iterator(chunk_size=500):
         if problem := _leaf_differs("case map", body, leaf):
             found.append(_leaf_problem(manifest_id, f"case map {sha256[:12]}", problem))
+    activity = ActivityEvent.objects.order_by("pk").values_list("pk", "body", "log_leaf__leaf_hash")
+    for pk, body, leaf in activity.iterator(chunk_size=1000):
+        if problem := _leaf_differs("activity event", body, leaf):
+            found.append(_leaf_problem(None, f"activity event {pk}", problem))
     return found
 
 
@@ -65,7 +69,7 @@ def _what(marker: dict) -> str:
     return f"manifest {marker['sequence']}" if "sequence" in marker else marker.get("kind", "a record")
 
 
-def _leaf_problem(pk: int, name: str, detail: str) -> Finding:
+def _leaf_problem(pk: int | None, name: str, detail: str) -> Finding:
     return Finding(kind=Kind.LOG_MISMATCH, manifest_id=pk, name=name, detail=detail)
 
 

@@ -102,7 +102,7 @@ def check_at_start() -> dict:
     """At worker start: write the newest position's marker if a crash lost it, and stop appends if the store
     is ahead of the database."""
     last = LogLeaf.objects.aggregate(last=Max("index"))["last"]
-    newest = LogLeaf.objects.select_related("manifest", "retention_event", "case_map").filter(index=last).first()
+    newest = LogLeaf.objects.select_related(*LogLeaf.RECORDS).filter(index=last).first()
     if newest is not None and not stores.outputs().exists(marker_name(newest.index)):
         write_marker(newest)
     try:

@@ -1,14 +1,20 @@
-"""The ledger's leaves: one `append` of a signed evidence record (a manifest, a retention event) under one lock,
-and the tree the leaves form (proofs: verifier/merkle.py)."""
+"""The ledger's leaves: one `append` of a signed evidence record (a manifest, a retention event, a case map, an
+activity event) under one lock, and the tree the leaves form (proofs: verifier/merkle.py)."""
 
 from django.db import transaction
 from django.db.models import Max
 
 from . import store_witness, worm
-from .models import CaseMap, LogLeaf, Manifest, ManifestChain, RetentionEvent
+from .models import ActivityEvent, CaseMap, LogLeaf, Manifest, ManifestChain, RetentionEvent
 from .verifier import merkle
 
-KINDS = {Manifest: LogLeaf.Kind.MANIFEST, RetentionEvent: LogLeaf.Kind.RETENTION_EVENT, CaseMap: LogLeaf.Kind.CASE_MAP}
+KINDS = {
+    Manifest: LogLeaf.Kind.MANIFEST,
+    RetentionEvent: LogLeaf.Kind.RETENTION_EVENT,
+    CaseMap: LogLeaf.Kind.CASE_MAP,
+    ActivityEvent: LogLeaf.Kind.ACTIVITY,
+}
+MADE_AT = {Manifest: "created_at", RetentionEvent: "at", CaseMap: "created_at", ActivityEvent: "at"}
 
 
 def lock() -> None:
@@ -17,7 +23,7 @@ def lock() -> None:
     ManifestChain.objects.select_for_update().get_or_create(pk=1)
 
 
-def append(record: Manifest | RetentionEvent | CaseMap) -> LogLeaf:
+def append(record: Manifest | RetentionEvent | CaseMap | ActivityEvent) -> LogLeaf:
     """The next leaf, for a record being written in the caller's transaction, which holds lock().
     LedgerRollback when the output store already holds that position (store_witness.py)."""
     last = LogLeaf.objects.aggregate(last=Max("index"))["last"]
@@ -29,7 +35,7 @@ def append(record: Manifest | RetentionEvent | CaseMap) -> LogLeaf:
         kind=kind,
         **{kind: record},
         leaf_hash=merkle.leaf_hash(record.body.encode("utf-8")).hex(),
-        created_at=record.at if kind == LogLeaf.Kind.RETENTION_EVENT else record.created_at,
+        created_at=getattr(record, MADE_AT[type(record)]),
     )
     store_witness.witness_on_commit(leaf)
     return leaf

@@ -8,6 +8,7 @@ at most once a second, so a run is bounded by storage read speed rather than by 
 import hashlib
 import time
 
+from django.db import transaction
 from django.db.models import Count
 from django.db.models.functions import Now
 
@@ -16,9 +17,11 @@ from extraction.models import Bundle, Job
 
 from . import checkpoints, integrity, log_checkpoints, log_checks, previews, retention, retention_events, signing
 from .alerts import raise_alert
-from .models import GENESIS, Asset, Finding, Manifest, PagePreview, VerificationRun
+from .manifests import canonical_bytes
+from .models import GENESIS, ActivityEvent, Asset, Finding, Manifest, PagePreview, VerificationRun
 
 Kind = Finding.Kind
+RESULT_FINDINGS = 1000  # findings listed in a run's ledger record; the rest are counted and hashed
 
 
 def start_run(by: str, *, bundle=None, date_from=None, date_to=None) -> VerificationRun:
@@ -43,11 +46,17 @@ def execute(run_id: int) -> VerificationRun:
         findings = _check_everything(run)
     except Exception as exc:
         run.mark_error(repr(exc))
+        ActivityEvent.record(
+            "verification", "verification_errored", run, after={"scope": run.scope, "error": repr(exc)}
+        )
         raise
     for finding in findings:
         finding.run = run
-    Finding.objects.bulk_create(findings, batch_size=1000)
-    run.mark_finished(len(findings))
+    with transaction.atomic():  # the findings, the run's result and its ledger record stand or fall together
+        Finding.objects.bulk_create(findings, batch_size=1000)
+        run.mark_finished(len(findings))
+        run.refresh_from_db()
+        ActivityEvent.record("verification", "verification_finished", run, after=result(run, findings))
     if findings:
         raise_alert(
             "verification_findings",
@@ -57,6 +66,23 @@ def execute(run_id: int) -> VerificationRun:
         )
     run.refresh_from_db()
     return run
+
+
+def result(run: VerificationRun, findings: list[Finding]) -> dict:
+    """What the ledger keeps of a run: its scope, status and counts, and each finding (kind, manifest, name)
+    up to RESULT_FINDINGS of them, with the sha256 of the whole list so a longer one can be checked."""
+    sequences = dict(Manifest.objects.filter(pk__in={f.manifest_id for f in findings}).values_list("pk", "sequence"))
+    listed = [[f.kind, sequences.get(f.manifest_id), f.name] for f in findings]
+    return {
+        "scope": run.scope,
+        "status": run.status,
+        "manifests": run.manifests_done,
+        "assets": run.assets_done,
+        "bytes": run.bytes_done,
+        "findings_count": len(findings),
+        "findings_sha256": hashlib.sha256(canonical_bytes(listed)).hexdigest(),
+        "findings": listed[:RESULT_FINDINGS],
+    }
 
 
 def scoped_manifests(run: VerificationRun):
@@ -83,7 +109,7 @@ def _check_everything(run: VerificationRun) -> list[Finding]:
         return findings + integrity.check_inputs(bundles, excused["inputs"])
     findings += about_events + integrity.check_signing_keys(trusted)
     findings += integrity.check_inputs(Bundle.objects.all(), excused["inputs"]) + integrity.check_input_store()
-    findings += integrity.check_activity() + integrity.check_chain_head() + checkpoints.check_all(trusted)
+    findings += integrity.check_activity(trusted) + integrity.check_chain_head() + checkpoints.check_all(trusted)
     findings += integrity.check_previews(excused["outputs"]) + log_checks.check_all()
     return findings + _check_store() + _jobs_past_deadline() + _inputs_kept_too_long()
 

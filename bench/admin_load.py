@@ -18,7 +18,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from audit import manifests, signing
+from audit import activity_records, manifests, signing, tlog
 from audit.models import (
     GENESIS,
     ActivityEvent,
@@ -314,8 +314,8 @@ class Loader:
         return range(0 if last is None else last + 1, (0 if last is None else last + 1) + n)
 
     def record_leaf(self, record, index: int, at) -> LogLeaf:
-        """A retention event's or a case map's place in the ledger, as `tlog.append` gives it."""
-        kind = LogLeaf.Kind.CASE_MAP if isinstance(record, CaseMap) else LogLeaf.Kind.RETENTION_EVENT
+        """A retention event's, a case map's or an activity event's place in the ledger, as `tlog.append` gives it."""
+        kind = tlog.KINDS[type(record)]
         return LogLeaf(
             index=index,
             kind=kind,
@@ -439,8 +439,13 @@ class Loader:
         )
 
     def activity(self, entries: list[tuple]) -> None:
-        """Appended to the activity record's hash chain, as ActivityEvent.record does one by one."""
+        """Appended to the activity record's hash chain, signed and each a leaf of the ledger, as
+        ActivityEvent.record does one by one."""
+        if not entries:
+            return
         last = ActivityEvent.objects.order_by("-pk").values_list("sha256", flat=True).first() or GENESIS
+        signing.cover(min(at for *_, at in entries))  # once: the key's published period covers every event
+        key, key_id = signing.private_key(), signing.current_key_id()
         events = []
         for actor, action, obj, at in entries:
             event = ActivityEvent(
@@ -451,10 +456,14 @@ class Loader:
                 after={"by": "bench"},
                 at=at,
                 previous_sha256=last,
+                key_id=key_id,
             )
             event.sha256 = last = hashlib.sha256(event.content()).hexdigest()
+            body = manifests.canonical_bytes(activity_records.statement(event, at))
+            event.body, event.signature = body.decode("ascii"), key.sign(body).hex()
             events.append(event)
-        self.create(ActivityEvent, events)
+        events = self.create(ActivityEvent, events)
+        self.create(LogLeaf, [self.record_leaf(e, i, e.at) for e, i in zip(events, self.next_leaves(len(events)))])
 
     def retention(self, bundles: list, showcase: list) -> None:
         """Inputs deleted after their window; the showcase's outputs kept by a legal hold."""

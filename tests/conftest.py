@@ -4,6 +4,7 @@ The same tests run on the embedded profile (file-system stores) and on the produ
 (S3 buckets on a loopback S3 server, PostgreSQL, Redis); see tests/profile.py.
 """
 
+import shutil
 import uuid
 
 import pytest
@@ -28,6 +29,50 @@ def s3_buckets():
             s3 = boto3.client("s3", endpoint_url=options["endpoint_url"], region_name=options["region_name"])
             if options["bucket_name"] not in [b["Name"] for b in s3.list_buckets()["Buckets"]]:
                 s3.create_bucket(Bucket=options["bucket_name"])
+
+
+@pytest.fixture(scope="session", autouse=True)
+def stores_outside_tests():
+    """What no test's own stores hold (the test database's migrations, the flush after a transactional test)
+    goes to stores of its own, fresh after each test: each (re)created database appends ledger records (roles,
+    the signing key) whose store witness markers must not meet a later database's (audit/store_witness.py)."""
+    fresh_stores_outside_tests()
+    yield
+    shutil.rmtree(django_settings.DATA_DIR / "outside-tests", ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup):
+    """The test database's migrations wrote their markers to the stores outside tests: the first test's flush
+    (a transactional test's) goes to fresh ones, as every later flush does."""
+    fresh_stores_outside_tests()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    yield  # after the test's fixtures, the database's flush included
+    if django_settings.configured and _outside["override"] is not None:
+        fresh_stores_outside_tests()
+
+
+_outside: dict = {"override": None}
+
+
+def fresh_stores_outside_tests() -> None:
+    from django.test.utils import override_settings
+
+    if _outside["override"] is not None:
+        _outside["override"].disable()
+    prefix = f"outside-tests/{uuid.uuid4().hex}"
+    configured = dict(django_settings.STORAGES)
+    for alias in STORES:
+        backend = dict(configured[alias])
+        s3 = backend["BACKEND"].endswith("S3Storage")
+        location = f"{prefix}/{alias}" if s3 else django_settings.DATA_DIR / prefix / alias
+        backend["OPTIONS"] = {**backend["OPTIONS"], "location": location}
+        configured[alias] = backend
+    _outside["override"] = override_settings(STORAGES=configured)
+    _outside["override"].enable()
 
 
 @pytest.fixture(autouse=True)

@@ -1,9 +1,9 @@
-"""The activity record: who did what to which object, before and after, chained like manifests."""
+"""The activity record: who did what to which object, before and after; each event signed and a ledger leaf."""
 
 import hashlib
 import json
 
-from django.db import IntegrityError, models, transaction
+from django.db import models
 from django.utils import timezone
 
 from .evidence import GENESIS, WriteOnceModel
@@ -19,6 +19,9 @@ class ActivityEvent(WriteOnceModel):
     at = models.DateTimeField(default=timezone.now)
     previous_sha256 = models.CharField(max_length=64, unique=True)
     sha256 = models.CharField(max_length=64, unique=True)
+    body = models.TextField(blank=True, help_text="Canonical JSON that was signed: the event as the ledger holds it")
+    signature = models.CharField(max_length=200, blank=True)
+    key_id = models.CharField(max_length=50, blank=True)
 
     class Meta:
         ordering = ["-pk"]
@@ -43,28 +46,10 @@ class ActivityEvent(WriteOnceModel):
 
     @classmethod
     def record(cls, actor: str, action: str, obj, before=None, after=None, at=None) -> "ActivityEvent":
-        """Append one event. The newest row is locked, and `previous_sha256` is unique: two appends
-        racing for the same place cannot fork the chain; the loser takes the next place."""
-        for _ in range(5):
-            try:
-                with transaction.atomic():
-                    last = cls.objects.select_for_update().order_by("-pk").first()
-                    event = cls(
-                        actor=actor[:150],
-                        action=action,
-                        object_type=getattr(obj, "activity_type", None) or type(obj).__name__.lower(),
-                        object_id=str(obj.pk),
-                        before=before,
-                        after=after,
-                        at=at or timezone.now(),
-                        previous_sha256=last.sha256 if last else GENESIS,
-                    )
-                    event.sha256 = hashlib.sha256(event.content()).hexdigest()
-                    event.save()
-                    return event
-            except IntegrityError:
-                continue
-        raise RuntimeError("could not append to the activity record")
+        """Append one event: signed, and a leaf of the ledger (audit/activity_records.py)."""
+        from ..activity_records import record
+
+        return record(actor, action, obj, before=before, after=after, at=at)
 
     @classmethod
     def broken_links(cls) -> list[int]:

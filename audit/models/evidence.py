@@ -149,6 +149,7 @@ class Finding(WriteOnceModel):
         LOG_CHECKPOINT_INVALID = "log_checkpoint_invalid"
         TIMESTAMP_MISSING = "timestamp_missing"
         LEDGER_ROLLBACK = "ledger_rollback"
+        ACTIVITY_INVALID = "activity_invalid"
 
     run = models.ForeignKey(VerificationRun, on_delete=models.PROTECT, related_name="findings")
     kind = models.CharField(max_length=30, choices=Kind.choices, db_index=True)

@@ -3,6 +3,9 @@
 from django.db import models, transaction
 from django.utils import timezone
 
+from .activity import ActivityEvent
+from .evidence import ManifestChain
+
 
 class SigningKey(models.Model):
     """One Ed25519 public key: valid from its first signature until the next key's first signature."""
@@ -31,11 +34,18 @@ class SigningKey(models.Model):
         if cls.objects.filter(key_id=key_id, valid_until__isnull=True, valid_from__lte=at).exists():
             return
         with transaction.atomic():
+            # the ledger's one lock first, as every signer takes it: a rotation is a ledger record
+            ManifestChain.objects.select_for_update().get_or_create(pk=1)
             key, created = cls.objects.get_or_create(
                 key_id=key_id, defaults={"public_key": public_key, "valid_from": at}
             )
             if created:
-                cls.objects.exclude(key_id=key_id).filter(valid_until__isnull=True).update(valid_until=at)
+                retired = cls.objects.exclude(key_id=key_id).filter(valid_until__isnull=True)
+                retires = sorted(retired.values_list("key_id", flat=True))
+                retired.update(valid_until=at)
+                ActivityEvent.record(
+                    "signing", "signing_key_published", key, after={**key.as_json(), "retires": retires}
+                )
                 return
             cls.objects.filter(pk=key.pk, valid_from__gt=at).update(valid_from=at)
             cls.objects.filter(pk=key.pk, valid_until__lt=at).update(valid_until=at)

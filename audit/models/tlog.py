@@ -5,14 +5,23 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from .activity import ActivityEvent
 from .cases import CaseMap
 from .evidence import Manifest, WriteOnceModel
 from .retention import RetentionEvent
 
+RECORD_FIELDS = ("manifest", "retention_event", "case_map", "activity")
+
+
+def _holds_only(kind: str) -> Q:
+    """A leaf of `kind` refers to its record of that kind and to no other."""
+    return Q(kind=kind, **{f"{field}__isnull": field != kind for field in RECORD_FIELDS})
+
 
 class LogLeaf(WriteOnceModel):
     """An evidence record's place in the log: leaf `index` (from 0, no gaps) holds SHA-256(0x00 || the record's
-    signed canonical bytes). The record is a manifest, a retention event or a case map (exactly one of them).
+    signed canonical bytes). The record is a manifest, a retention event, a case map or an activity event (exactly
+    one of them).
 
     Appended in the transaction that writes the record, under the log's one lock (audit/tlog.py); the unique
     index refuses a second leaf at a place even from a writer that skipped the lock.
@@ -22,6 +31,7 @@ class LogLeaf(WriteOnceModel):
         MANIFEST = "manifest"
         RETENTION_EVENT = "retention_event"
         CASE_MAP = "case_map"
+        ACTIVITY = "activity"
 
     index = models.PositiveBigIntegerField(unique=True)
     kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.MANIFEST)
@@ -30,18 +40,21 @@ class LogLeaf(WriteOnceModel):
         RetentionEvent, null=True, blank=True, on_delete=models.PROTECT, related_name="log_leaf"
     )
     case_map = models.OneToOneField(CaseMap, null=True, blank=True, on_delete=models.PROTECT, related_name="log_leaf")
+    activity = models.OneToOneField(
+        ActivityEvent, null=True, blank=True, on_delete=models.PROTECT, related_name="log_leaf"
+    )
     leaf_hash = models.CharField(max_length=64, help_text="Hex of the RFC 9162 leaf hash")
+    RECORDS = RECORD_FIELDS
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         ordering = ["index"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(
-                    kind="manifest", manifest__isnull=False, retention_event__isnull=True, case_map__isnull=True
-                )
-                | Q(kind="retention_event", manifest__isnull=True, retention_event__isnull=False, case_map__isnull=True)
-                | Q(kind="case_map", manifest__isnull=True, retention_event__isnull=True, case_map__isnull=False),
+                condition=_holds_only("manifest")
+                | _holds_only("retention_event")
+                | _holds_only("case_map")
+                | _holds_only("activity"),
                 name="log_leaf_holds_one_record_of_its_kind",
             )
         ]

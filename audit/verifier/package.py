@@ -38,6 +38,7 @@ RETENTION_FIELDS = {
 }
 LEDGER_RETENTION = 5  # the format from which retention events are ledger records
 LEDGER_CASE_MAPS = 6  # and case maps
+LEDGER_ACTIVITY = 7  # and activity events (a date range carries those recorded within it)
 COUNTS = ("manifests", "assets", "signatures", "log_proofs", "earlier_checkpoints", "timestamps", "boundaries")
 
 
@@ -64,7 +65,7 @@ class Report:
     timestamped_at: object = None
     index: dict | None = None
     manifest_bytes: dict = field(default_factory=dict)  # member name -> bytes, read once for hashes and proofs
-    case_map_leaves: dict = field(default_factory=dict)  # leaf index -> the case map's signed time (or None)
+    record_leaves: dict = field(default_factory=dict)  # leaf index -> a case map's or activity's signed time
 
     def fail(self, where: str, what: str) -> None:
         self.problems.append(f"{where}: {what}")
@@ -104,6 +105,7 @@ def verify(zf: zipfile.ZipFile, options: Options) -> Report:
     bodies = _check_manifests(zf, index, report)
     _check_assets(zf, index, bodies, report)
     _check_case_maps(zf, index, report, head)
+    _check_activity(zf, index, report, head)
     _check_members(zf, index, report)
     package_log.check(zf, index, options, report, head, proven)
     _collect_findings(index, report)
@@ -346,9 +348,29 @@ def _check_case_maps(zf, index, report: Report, head) -> None:
 
 def _check_in_ledger(where, data: bytes, proof, head, report: Report) -> None:
     if head is not None and isinstance(proof, dict) and package_log.proves(data, proof, head, report):
-        report.case_map_leaves[proof["leaf_index"]] = package_log.signed_at(data)
+        report.record_leaves[proof["leaf_index"]] = package_log.signed_at(data)
     else:
         report.fail(where, "is not in the ledger: no inclusion proof leads from its bytes to the package's checkpoint")
+
+
+def _check_activity(zf, index, report: Report, head) -> None:
+    """Each signed activity event a date range carries: its bytes, its signature and its place in the ledger."""
+    proofs = {p.get("id"): p for p in _list(_dict(index, "log"), "activity_inclusion")}
+    for entry in _list(index, "activity"):
+        where = str(entry.get("file") or "activity event")
+        data = _read(zf, where, report)
+        if data is None:
+            continue
+        if hashlib.sha256(data).hexdigest() != entry.get("sha256"):
+            report.fail(where, "the activity event's bytes do not match the sha256 in index.json")
+        report.check_signature(where, data, entry.get("signature"), entry.get("key_id"), entry.get("signed_at"))
+        proof = proofs.get(entry.get("id"))
+        if head is not None and isinstance(proof, dict) and package_log.proves(data, proof, head, report):
+            report.record_leaves[proof["leaf_index"]] = package_log.signed_at(data)
+        else:
+            report.fail(
+                where, "is not in the ledger: no inclusion proof leads from its bytes to the package's checkpoint"
+            )
 
 
 def _check_case(where, data: bytes, entry, index, report: Report) -> None:
@@ -383,6 +405,7 @@ def _check_members(zf, index, report: Report) -> None:
     allowed |= {a.get("file") for a in _list(index, "assets") if a.get("file")}
     allowed |= {index["case_map"].get("file")} if isinstance(index.get("case_map"), dict) else set()
     allowed |= {m.get("file") for m in _list(index, "case_maps")}
+    allowed |= {m.get("file") for m in _list(index, "activity")}
     seen: set = set()
     for name in zf.namelist():
         if name in seen:

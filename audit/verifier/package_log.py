@@ -3,7 +3,7 @@ the signed checkpoint the package carries (its inclusion proof leads from the re
 root), the checkpoint's RFC 3161 timestamp, an earlier checkpoint the auditor holds, and the completeness of a
 date range.
 
-A date range's records (its manifests, and the retention events and case maps signed within it) are contiguous
+A date range's records (its manifests, and the retention events, case maps and activity signed within it) are contiguous
 leaves, and both ends are proven: the leaf just before the first is a record made before the range starts, and
 the leaf just after the last, when the checkpoint holds one, a record made at or after the range's end (else the
 export itself was after the end). A dropped record leaves a gap, or a covered leaf nobody accounts for.
@@ -55,7 +55,7 @@ def check(zf, index: dict, options, report, head, proven: dict) -> None:
     records = _check_inclusion(zf, index, head, report)  # leaf index -> the record's own signed time
     times = {e.get("id"): e for e in index.get("retention_events") or [] if isinstance(e, dict)}
     events = {leaf: signed_at(times[pk].get("body")) for pk, leaf in proven.items()}
-    events.update(report.case_map_leaves)  # the case maps the package proved, with their own signed times
+    events.update(report.record_leaves)  # the case maps and activity the package proved, with their signed times
     scope = index.get("scope")
     if isinstance(scope, dict) and scope.get("kind") == "date_range":
         _check_range_complete(zf, index, head, records, events, report)
@@ -90,7 +90,8 @@ def _member(zf, where, report) -> bytes | None:
 
 
 def signed_at(text) -> object:
-    """The time a record gives itself: a manifest's created_at, a retention event's signed_at."""
+    """The time a record gives itself: a manifest's or a case map's created_at, a retention event's or an activity
+    event's signed_at (an event signed at an upgrade joined the ledger then, whatever time it gives the deed)."""
     try:
         body = bounded.parse_json(text if isinstance(text, bytes) else str(text or "").encode("utf-8"))
     except bounded.Refused:

@@ -6,7 +6,7 @@ import pytest
 from django.test import Client
 
 from audit import log_checkpoints, signing
-from audit.models import Manifest
+from audit.models import LogLeaf, Manifest
 from audit.verifier import merkle, notes
 from extraction.accounts import ServiceAccount
 from extraction.models import Job
@@ -34,7 +34,7 @@ def test_it_serves_the_latest_checkpoint_without_a_token(completed):  # noqa: F8
     log_checkpoints.write_log_checkpoint()
     response = Client().get("/api/v1/log/checkpoint")
     assert response.status_code == 200 and response["Content-Type"].startswith("text/plain")
-    assert head(response.content.decode()).size == 2
+    assert head(response.content.decode()).size == LogLeaf.objects.count()
 
 
 def test_it_proves_a_manifest_is_in_the_signed_log(token):
@@ -54,11 +54,13 @@ def test_it_says_when_no_checkpoint_holds_a_manifest_yet(token):
 
     from audit import tlog
 
-    log_checkpoints._signed(1, merkle.root(tlog.leaf_hashes(1)), timezone.now())  # signed before manifest 2
     newest, auth = Manifest.objects.get(sequence=2), {"HTTP_AUTHORIZATION": f"Bearer {token}"}
+    before = newest.log_leaf.index
+    log_checkpoints._signed(before, merkle.root(tlog.leaf_hashes(before)), timezone.now())  # just before manifest 2
     response = Client().get(f"/api/v1/manifests/{newest.pk}/inclusion-proof", **auth)
     assert response.status_code == 409 and response.json()["error"]["code"] == "not_checkpointed"
-    assert Client().get(f"/api/v1/manifests/{newest.pk}/inclusion-proof?tree_size=2", **auth).status_code == 404
+    unsigned = f"/api/v1/manifests/{newest.pk}/inclusion-proof?tree_size={before + 1}"
+    assert Client().get(unsigned, **auth).status_code == 404
 
 
 def test_it_answers_another_accounts_manifest_as_missing(token):
@@ -72,9 +74,11 @@ def test_it_answers_another_accounts_manifest_as_missing(token):
 def test_it_proves_a_later_checkpoint_extends_an_earlier_one(completed):  # noqa: F811
     log_checkpoints.write_log_checkpoint()
     older = head(log_checkpoints.latest().note)
-    response = Client().get("/api/v1/log/consistency?first=1&second=2")
+    first = Manifest.objects.get(sequence=1).log_leaf.index + 1  # the log up to manifest 1
+    response = Client().get(f"/api/v1/log/consistency?first={first}&second={older.size}")
     assert response.status_code == 200
     proof = [base64.b64decode(h) for h in response.json()["proof"]]
-    one = merkle.leaf_hash(Manifest.objects.get(sequence=1).body.encode())
-    assert merkle.verify_consistency(1, 2, one, older.root, proof)
-    assert Client().get("/api/v1/log/consistency?first=1&second=3").status_code == 400
+    records = LogLeaf.objects.filter(index__lt=first).order_by("index")
+    first_root = merkle.root([merkle.leaf_hash(leaf.record_bytes()) for leaf in records])  # from the records' bytes
+    assert merkle.verify_consistency(first, older.size, first_root, older.root, proof)
+    assert Client().get(f"/api/v1/log/consistency?first={first}&second={older.size + 1}").status_code == 400

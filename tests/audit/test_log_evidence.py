@@ -12,7 +12,17 @@ from django.utils import timezone
 from audit import log_checkpoints, tlog
 from audit.models import LogCheckpoint, Manifest, ManifestChain
 from audit.verifier import merkle
-from tests.audit.test_evidence import chain, edit_index, export, failed, index_of, out, rewrite, verify  # noqa: F401
+from tests.audit.test_evidence import (  # chain and out are fixtures
+    activity_carried,
+    chain,  # noqa: F401
+    edit_index,
+    export,
+    failed,
+    index_of,
+    out,  # noqa: F401
+    rewrite,
+    verify,
+)
 from tests.audit.test_tlog import rewrite_manifest_row
 from tests.conftest import delete_stored, write_stored
 
@@ -35,8 +45,10 @@ def insider_rewrites_the_newest_manifest():
 
 
 def test_it_passes_a_package_whose_manifests_are_all_in_the_signed_log(chain, out):  # noqa: F811
-    done = verify(export(out))
-    assert done.returncode == 0 and "3 log inclusion proof(s)" in done.stdout, done.stdout
+    package = export(out)
+    done = verify(package)
+    proofs = 3 + activity_carried(package)  # the manifests, and the activity the ledger took in the range
+    assert done.returncode == 0 and f" {proofs} log inclusion proof(s)" in done.stdout, done.stdout
     assert index_of(out / "evidence.zip")["log"]["checkpoint"] == log_checkpoints.latest().note
 
 
@@ -44,7 +56,7 @@ def test_it_fails_a_manifest_swapped_in_a_re_signed_index(chain, out):  # noqa: 
     package = export(out)
 
     def swap(index):
-        index["log"]["inclusion"][0]["leaf_index"] = 1
+        index["log"]["inclusion"][0]["leaf_index"] = chain.get(sequence=2).log_leaf.index
 
     failed(verify(rewrite(package, edit_index(swap)), "--trust-package-keys", pin=False), "inclusion proof")
 
@@ -74,27 +86,35 @@ def consistency_answer(out, first: int, second: int):
     return str(answer)
 
 
-def test_a_smaller_earlier_checkpoint_joins_the_package_only_through_a_true_consistency_proof(chain, out):  # noqa: F811
+def signed_before_the_newest_manifest(out):
+    """An earlier checkpoint an outside party holds: the log up to, not including, manifest 3."""
+    size = Manifest.objects.get(sequence=3).log_leaf.index
     earlier = out / "earlier.note"
-    earlier.write_text(log_checkpoints._signed(2, merkle.root(tlog.leaf_hashes(2)), timezone.now()).note)
+    earlier.write_text(log_checkpoints._signed(size, merkle.root(tlog.leaf_hashes(size)), timezone.now()).note)
+    return earlier, size
+
+
+def test_a_smaller_earlier_checkpoint_joins_the_package_only_through_a_true_consistency_proof(chain, out):  # noqa: F811
+    earlier, size = signed_before_the_newest_manifest(out)
     package = export(out)
-    done = verify(package, "--earlier-checkpoint", str(earlier), "--consistency-proof", consistency_answer(out, 2, 3))
+    proof = consistency_answer(out, size, log_checkpoints.latest().tree_size)
+    done = verify(package, "--earlier-checkpoint", str(earlier), "--consistency-proof", proof)
     assert done.returncode == 0 and "1 earlier log checkpoint(s)" in done.stdout, done.stdout
     failed(verify(package, "--earlier-checkpoint", str(earlier)), "not heads of one log")
 
 
 def test_a_record_newer_than_the_earlier_checkpoint_is_not_protected_by_it(chain, out):  # noqa: F811
     """The limit docs/transparency-log.md states: a checkpoint vouches for the records it covers, no more."""
-    earlier = out / "earlier.note"
-    earlier.write_text(log_checkpoints._signed(2, merkle.root(tlog.leaf_hashes(2)), timezone.now()).note)
+    earlier, size = signed_before_the_newest_manifest(out)
     insider_rewrites_the_newest_manifest()  # manifest 3, which no outside party had seen
     package = export(out)
-    done = verify(package, "--earlier-checkpoint", str(earlier), "--consistency-proof", consistency_answer(out, 2, 3))
+    proof = consistency_answer(out, size, log_checkpoints.latest().tree_size)
+    done = verify(package, "--earlier-checkpoint", str(earlier), "--consistency-proof", proof)
     assert done.returncode == 0, done.stdout
 
 
 def test_the_proofs_in_a_package_are_the_ones_the_api_serves(chain, out):  # noqa: F811
     log = index_of(export(out))["log"]
     first = next(p for p in log["inclusion"] if p["sequence"] == 1)
-    tree = tlog.tree(3)
+    tree = tlog.tree(int(log["checkpoint"].split("\n")[1]))  # the size the package's checkpoint signs
     assert first["proof"] == [base64.b64encode(h).decode() for h in tree.inclusion_proof(first["leaf_index"])]

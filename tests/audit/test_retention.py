@@ -167,27 +167,33 @@ def test_the_upgrade_signs_events_recorded_before_signing_and_widens_key_periods
 
     from django.apps import apps
 
-    from audit.models import SigningKey
+    from audit.models import ActivityEvent, SigningKey
     from tests.audit.test_verify import kinds
 
     policy(input_days=1, output_days=1)
     retention.apply_retention(at=timezone.now() + timedelta(days=2))
-    with connection.cursor() as cursor:  # as recorded before the ledger held retention events
-        cursor.execute("DELETE FROM audit_logleaf WHERE kind = 'retention_event'")
+    with connection.cursor() as cursor:  # as recorded before the ledger (0015) held anything
+        cursor.execute("DELETE FROM audit_logleaf")
     RetentionEvent.objects.update(body="", signature="", key_id="")  # as recorded before events were signed
+    ActivityEvent.objects.update(body="", signature="", key_id="")  # and activity (0021)
     SigningKey.objects.update(valid_from=timezone.now())  # published at the first signature, after its statement
     assert set(kinds()) == {
+        "activity_invalid",  # not signed yet
         "bad_signature",
-        "log_mismatch",  # the events are not in the ledger yet
+        "log_mismatch",  # the records are not in the ledger yet
         "missing_input",
         "missing_output",
         "retention_event_invalid",
     }
+    with connection.cursor() as cursor:  # the run's own activity event took leaf 0: it too predates the ledger
+        cursor.execute("DELETE FROM audit_logleaf")
     upgrade = importlib.import_module("audit.migrations.0014_signed_retention_events")
     upgrade.periods_covering_what_each_key_signed(apps, None)
     upgrade.sign_events_recorded_before_signing(apps, None)
+    importlib.import_module("audit.migrations.0015_transparency_log").log_every_manifest_so_far(apps, None)
     importlib.import_module("audit.migrations.0019_ledger_retention_events").log_every_retention_event_so_far(
         apps, None
     )
+    importlib.import_module("audit.migrations.0021_ledger_activity").sign_and_log_every_event_so_far(apps, None)
     assert kinds() == []
     assert all('"signed_at_upgrade":true' in e.body for e in RetentionEvent.objects.all())

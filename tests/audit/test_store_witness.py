@@ -27,8 +27,9 @@ def witnessed(tmp_path, django_capture_on_commit_callbacks):
 
 
 def lose_the_newest_append() -> Manifest:
-    """The database as a restore from before the newest manifest leaves it; the output store keeps everything."""
-    newest = Manifest.objects.order_by("-sequence").select_related("job__bundle").first()
+    """The database as a restore from before the newest manifest leaves it; the output store keeps everything.
+    The manifest returned still holds its leaf as it was (`lost.log_leaf.index`, the position lost)."""
+    newest = Manifest.objects.order_by("-sequence").select_related("job__bundle", "log_leaf").first()
     previous = Manifest.objects.get(sequence=newest.sequence - 1)
     job, bundle = newest.job, newest.job.bundle
     with connection.cursor() as cursor:
@@ -50,10 +51,13 @@ def lose_the_newest_append() -> Manifest:
 
 
 def test_each_committed_position_has_its_marker_in_the_output_store(witnessed):
-    for leaf in LogLeaf.objects.select_related("manifest"):
+    # the positions migrate took (roles, the signing key) were witnessed by the stores outside tests (conftest.py)
+    appended = LogLeaf.objects.filter(index__gte=witnessed.first().log_leaf.index).select_related(*LogLeaf.RECORDS)
+    assert [leaf.manifest.sequence for leaf in appended] == [1, 2, 3]
+    for leaf in appended:
         with outputs().open(store_witness.marker_name(leaf.index), "rb") as fh:
             assert fh.read() == store_witness.marker(leaf)
-    assert store_witness.check_at_start() == {"ledger": "in_step", "size": 3}
+    assert store_witness.check_at_start() == {"ledger": "in_step", "size": LogLeaf.objects.count()}
 
 
 def test_a_rolled_back_database_cannot_sign_the_position_again(witnessed, tmp_path):
@@ -64,13 +68,13 @@ def test_a_rolled_back_database_cannot_sign_the_position_again(witnessed, tmp_pa
     assert not Manifest.objects.filter(sequence=lost.sequence).exists()  # position 2 was not signed again
     assert Job.objects.get(pk=job_id).status != Job.Status.COMPLETED
     alert = Alert.objects.get(kind="ledger_rollback", status=Alert.Status.OPEN)
-    assert "log position 2" in alert.message
+    assert f"log position {lost.log_leaf.index}" in alert.message
     assert not SubmissionSwitch.submissions_open()
 
 
 def test_a_worker_start_finds_the_store_ahead_and_stops_intake(witnessed):
-    lose_the_newest_append()
-    assert store_witness.check_at_start() == {"ledger": "rolled_back", "position": 2}
+    lost = lose_the_newest_append()
+    assert store_witness.check_at_start() == {"ledger": "rolled_back", "position": lost.log_leaf.index}
     assert Alert.objects.filter(kind="ledger_rollback").exists() and not SubmissionSwitch.submissions_open()
 
 
@@ -80,7 +84,8 @@ def test_a_verification_run_names_the_position_the_database_lost(witnessed):
     assert [(f.name, f.detail) for f in found] == [
         (
             lost.storage_name,
-            f"The output store holds log position 2 (manifest {lost.sequence}), which the database lacks.",
+            f"The output store holds log position {lost.log_leaf.index} (manifest {lost.sequence}), "
+            "which the database lacks.",
         )
     ]
 
@@ -88,19 +93,20 @@ def test_a_verification_run_names_the_position_the_database_lost(witnessed):
 def test_a_worker_start_writes_a_marker_a_crash_lost(witnessed):
     newest = LogLeaf.objects.order_by("-index").first()
     outputs().delete(store_witness.marker_name(newest.index))  # the worker died between the commit and the marker
-    assert store_witness.check_at_start() == {"ledger": "in_step", "size": 3}
+    assert store_witness.check_at_start() == {"ledger": "in_step", "size": newest.index + 1}
     assert outputs().exists(store_witness.marker_name(newest.index))
 
 
 def test_a_failed_append_leaves_no_marker(witnessed, django_capture_on_commit_callbacks):
     from django.db import transaction
 
+    following = LogLeaf.objects.count()
     with django_capture_on_commit_callbacks(execute=True), pytest.raises(RuntimeError):
         with transaction.atomic():
-            leaf = LogLeaf(index=3, manifest=Manifest.objects.first(), leaf_hash="00" * 32)
+            leaf = LogLeaf(index=following, manifest=Manifest.objects.first(), leaf_hash="00" * 32)
             store_witness.witness_on_commit(leaf)
             raise RuntimeError("the commit failed")
-    assert not outputs().exists(store_witness.marker_name(3))
+    assert not outputs().exists(store_witness.marker_name(following))
 
 
 def test_a_position_committed_by_another_worker_after_this_one_looked_is_not_a_rollback(witnessed):
@@ -112,11 +118,11 @@ def test_a_position_committed_by_another_worker_after_this_one_looked_is_not_a_r
 
 
 def test_a_split_during_a_rollback_is_refused_on_the_review_page(witnessed, admin_client):
-    lose_the_newest_append()
+    lost = lose_the_newest_append()
     manifest = Manifest.objects.order_by("sequence").first()
     response = admin_client.post(reverse("review-manifest", args=[manifest.pk]), {"cases": "claim A: 1-1"})
     assert response.status_code == 200
-    assert "already holds log position 2" in response.content.decode()
+    assert f"already holds log position {lost.log_leaf.index}" in response.content.decode()
     assert not CaseMap.objects.exists()
     assert Alert.objects.filter(kind="ledger_rollback", status=Alert.Status.OPEN).exists()
     assert not SubmissionSwitch.submissions_open()

@@ -14,7 +14,7 @@ from django.db import connection
 from django.utils import timezone
 
 from audit import cases, checkpoints, retention, retention_events, signing
-from audit.models import ActivityEvent, Asset, Case, Manifest, PagePreview, RetentionEvent
+from audit.models import ActivityEvent, Asset, Case, LogLeaf, Manifest, PagePreview, RetentionEvent
 from audit.signing import key_id_of, public_bytes
 from audit.verify import verify_all
 from extraction.models import Bundle
@@ -67,14 +67,15 @@ def events(count: int) -> list[ActivityEvent]:
 def test_it_finds_a_rewritten_activity_actor(completed):  # noqa: F811
     middle = events(3)[1]
     ActivityEvent.objects.filter(pk=middle.pk).update(actor="someone else")
-    assert kinds() == ["activity_chain_break"]
+    assert kinds() == ["activity_chain_break", "activity_invalid"]  # its hash and its signed body both differ
 
 
 def test_it_finds_a_deleted_activity_event(completed):  # noqa: F811
     middle = events(3)[1]
     with connection.cursor() as cursor:  # past the model's write-once guard, as an insider would be
+        cursor.execute("DELETE FROM audit_logleaf WHERE activity_id = %s", [middle.pk])  # its leaf first (PROTECT)
         cursor.execute(f"DELETE FROM {ActivityEvent._meta.db_table} WHERE id = %s", [middle.pk])
-    assert kinds() == ["activity_chain_break"]
+    assert kinds() == ["activity_chain_break", "log_mismatch"]  # the chain breaks and the ledger has a gap
 
 
 def test_it_finds_the_newest_checkpoint_file_deleted(completed):  # noqa: F811
@@ -300,8 +301,11 @@ def test_it_fails_a_date_range_index_that_leaves_out_a_manifest_of_its_range(cha
     def leave_out(index):
         index["manifests"].pop(1)
 
+    left_out = chain.get(sequence=2).log_leaf.index
     failed(
-        verify(rewrite(export(out), edit_index(leave_out))), "index.json", "log leaf 1 lies inside the range's records"
+        verify(rewrite(export(out), edit_index(leave_out))),
+        "index.json",
+        f"log leaf {left_out} lies inside the range's records",
     )
 
 
@@ -498,13 +502,14 @@ def test_a_date_range_package_trimmed_and_re_signed_with_the_portals_key_leaves_
     failed(
         verify(dropped(export(out))),
         "index.json",
-        "the log checkpoint holds leaf 2, after the package's last record",
+        f"the log checkpoint holds leaf {chain.get(sequence=3).log_leaf.index}, after the package's last record",
         "records of the range are missing",
     )
 
 
 def test_a_date_range_package_with_a_record_cut_from_its_middle_has_a_gap(chain, out):  # noqa: F811
-    failed(verify(dropped(export(out), position=1)), "index.json", "log leaf 1 lies inside the range's records")
+    cut = chain.get(sequence=2).log_leaf.index
+    failed(verify(dropped(export(out), position=1)), "index.json", f"log leaf {cut} lies inside the range's records")
 
 
 def test_a_date_range_package_trimmed_and_re_signed_with_an_insiders_key_fails_pinned(chain, out):  # noqa: F811
@@ -514,6 +519,7 @@ def test_a_date_range_package_trimmed_and_re_signed_with_an_insiders_key_fails_p
 def test_a_boundary_record_inside_the_range_does_not_close_it(chain, out):  # noqa: F811
     """The newest record of the range passed off as the boundary after it: its own signed time is in the range."""
     package = export(out, date_from=chain.get(sequence=1).created_at, date_to=chain.get(sequence=3).created_at)
+    newest, after = (chain.get(sequence=n).log_leaf.index for n in (2, 3))
 
     def relabel(members):
         index = json.loads(members["index.json"])
@@ -521,7 +527,7 @@ def test_a_boundary_record_inside_the_range_does_not_close_it(chain, out):  # no
         index["assets"] = [a for a in index["assets"] if a["manifest_sequence"] != newest["sequence"]]
         proof = next(p for p in index["log"]["inclusion"] if p["sequence"] == newest["sequence"])
         index["log"]["inclusion"].remove(proof)
-        index["log"]["boundaries"] = [b for b in index["log"]["boundaries"] if b["leaf_index"] != 2]
+        index["log"]["boundaries"] = [b for b in index["log"]["boundaries"] if b["leaf_index"] != after]
         index["log"]["boundaries"].append({**proof, "file": newest["file"]})
         members["index.json"] = json.dumps(index).encode()
         for name in [n for n in members if n.startswith("assets/")]:
@@ -529,7 +535,7 @@ def test_a_boundary_record_inside_the_range_does_not_close_it(chain, out):  # no
                 del members[name]
         resign(members)
 
-    failed(verify(rewrite(package, relabel)), "index.json", "the log checkpoint holds leaf 1")
+    failed(verify(rewrite(package, relabel)), "index.json", f"the log checkpoint holds leaf {newest}")
 
 
 def test_it_fails_a_package_log_checkpoint_whose_signed_text_was_altered(chain, out):  # noqa: F811
@@ -616,9 +622,12 @@ def test_a_retention_event_cut_from_a_date_range_leaves_its_leaf_unaccounted(cha
     """Retention events are records of the range they were signed in: the package holds each, proven."""
     approved_policy(is_default=True, input_days=1, contract_owner="Claims Ltd", decision_note="x")
     retention.apply_retention(at=timezone.now() + timedelta(days=2))
-    package = export(out)
+    package, size = export(out), LogLeaf.objects.count()
+    assert len(index_of(package)["retention_events"]) == 3
     done = verify(package)
-    assert done.returncode == 0 and "6 log inclusion proof(s)" in done.stdout, done.stdout  # 3 manifests, 3 events
+    # every record of the ledger is of the range: 3 manifests, 3 retention events, and the activity around them
+    assert done.returncode == 0 and f"{size} log inclusion proof(s)" in done.stdout, done.stdout
+    taken = RetentionEvent.objects.get(pk=index_of(package)["retention_events"][1]["id"]).log_leaf.index
 
     def cut(members):
         index = json.loads(members["index.json"])
@@ -627,7 +636,7 @@ def test_a_retention_event_cut_from_a_date_range_leaves_its_leaf_unaccounted(cha
         members["index.json"] = json.dumps(index).encode()
         resign(members)
 
-    failed(verify(rewrite(package, cut)), "index.json", "log leaf 4 lies inside the range's records")
+    failed(verify(rewrite(package, cut)), "index.json", f"log leaf {taken} lies inside the range's records")
 
 
 def test_a_case_map_made_up_and_signed_with_the_portals_own_key_is_not_in_the_ledger(manifest, tmp_path):  # noqa: F811
@@ -672,4 +681,6 @@ def test_a_case_map_made_within_a_date_range_travels_in_it_and_cannot_be_cut(cha
         members["index.json"] = json.dumps(index).encode()
         resign(members)
 
-    failed(verify(rewrite(package, cut)), "index.json", "after the package's last record")
+    # the split's own activity event follows the map in the ledger: the cut leaves a gap
+    cut_leaf = Case.objects.get().case_map.log_leaf.index
+    failed(verify(rewrite(package, cut)), "index.json", f"log leaf {cut_leaf} lies inside the range's records")

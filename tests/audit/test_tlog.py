@@ -17,16 +17,18 @@ pytestmark = pytest.mark.django_db
 
 
 def test_it_logs_each_manifest_as_a_leaf_in_chain_order(completed):  # noqa: F811
-    leaves = list(LogLeaf.objects.order_by("index").select_related("manifest"))
+    size = LogLeaf.objects.count()  # the records migrate made (roles, the signing key) come first
+    leaves = list(LogLeaf.objects.filter(kind="manifest").order_by("index").select_related("manifest"))
     assert [leaf.manifest.sequence for leaf in leaves] == [1, 2]
-    assert [leaf.index for leaf in leaves] == [0, 1]
+    assert [leaf.index for leaf in leaves] == [size - 2, size - 1]
+    assert list(LogLeaf.objects.values_list("index", flat=True)) == list(range(size))
     assert all(leaf.leaf_hash == merkle.leaf_hash(leaf.manifest.body.encode()).hex() for leaf in leaves)
 
 
 def test_it_signs_a_checkpoint_of_the_log_once_per_size(completed, settings):  # noqa: F811
     checkpoint = log_checkpoints.write_log_checkpoint()
     head = notes.open_checkpoint(read_stored("outputs", checkpoint.storage_name).decode(), trusted())
-    assert (head.origin, head.size) == (settings.PAGETRAIL_LOG_ORIGIN, 2)
+    assert (head.origin, head.size) == (settings.PAGETRAIL_LOG_ORIGIN, LogLeaf.objects.count())
     assert head.root == merkle.root(tlog.leaf_hashes()) and head.root.hex() == checkpoint.root_hash
     assert log_checkpoints.write_log_checkpoint() is None
     assert kinds() == []
@@ -34,7 +36,7 @@ def test_it_signs_a_checkpoint_of_the_log_once_per_size(completed, settings):  #
 
 def test_it_signs_the_log_on_the_checkpoint_schedule(completed):  # noqa: F811
     tasks.write_checkpoint()
-    assert list(LogCheckpoint.objects.values_list("tree_size", flat=True)) == [2]
+    assert list(LogCheckpoint.objects.values_list("tree_size", flat=True)) == [LogLeaf.objects.count()]
 
 
 def trusted() -> list[bytes]:
@@ -44,11 +46,12 @@ def trusted() -> list[bytes]:
 def test_it_reads_a_note_only_with_the_key_that_signed_it(completed):  # noqa: F811
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    note = log_checkpoints.write_log_checkpoint().note
+    checkpoint = log_checkpoints.write_log_checkpoint()
+    note, size = checkpoint.note, checkpoint.tree_size
     with pytest.raises(notes.NoteError):
         notes.open_checkpoint(note, [Ed25519PrivateKey.generate().public_key().public_bytes_raw()])
     with pytest.raises(notes.NoteError):
-        notes.open_checkpoint(note.replace("\n2\n", "\n3\n", 1), trusted())
+        notes.open_checkpoint(note.replace(f"\n{size}\n", f"\n{size + 1}\n", 1), trusted())
 
 
 def rewrite_manifest_row(manifest: Manifest, **changes) -> None:
@@ -67,7 +70,7 @@ def rewrite_manifest_row(manifest: Manifest, **changes) -> None:
 
 
 def test_it_finds_a_manifest_whose_leaf_is_not_its_hash(completed):  # noqa: F811
-    LogLeaf.objects.filter(index=0).update(leaf_hash="0" * 64)
+    LogLeaf.objects.filter(manifest__sequence=1).update(leaf_hash="0" * 64)
     assert "log_mismatch" in kinds()
 
 
@@ -78,15 +81,17 @@ def test_it_finds_a_leaf_rewritten_under_a_signed_checkpoint(completed):  # noqa
 
 
 def test_it_finds_a_log_truncated_under_a_signed_checkpoint(completed):  # noqa: F811
-    log_checkpoints.write_log_checkpoint()
+    newest = Manifest.objects.get(sequence=2).log_leaf.index
+    assert log_checkpoints.write_log_checkpoint().tree_size == newest + 1  # the newest leaf, under the checkpoint
     with connection.cursor() as cursor:
-        cursor.execute('DELETE FROM audit_logleaf WHERE "index" = 1')
+        cursor.execute('DELETE FROM audit_logleaf WHERE "index" = %s', [newest])
     assert kinds().count("log_checkpoint_invalid") == 1 and "log_mismatch" in kinds()
 
 
 def test_it_finds_an_altered_checkpoint_file(completed):  # noqa: F811
-    name = log_checkpoints.write_log_checkpoint().storage_name
-    write_stored("outputs", name, read_stored("outputs", name).replace(b"\n2\n", b"\n1\n", 1))
+    checkpoint = log_checkpoints.write_log_checkpoint()
+    size, name = checkpoint.tree_size, checkpoint.storage_name
+    write_stored("outputs", name, read_stored("outputs", name).replace(b"\n%d\n" % size, b"\n%d\n" % (size - 1), 1))
     assert kinds() == ["log_checkpoint_invalid"]
 
 
@@ -102,11 +107,12 @@ def test_it_signs_a_checkpoint_on_demand(completed, settings):  # noqa: F811
 
     from django.core.management import call_command
 
-    printed = StringIO()
+    printed, size = StringIO(), LogLeaf.objects.count()
     call_command("log_checkpoint", stdout=printed)
-    assert "Signed the checkpoint at 2." in printed.getvalue() and log_checkpoints.latest().note in printed.getvalue()
+    assert f"Signed the checkpoint at {size}." in printed.getvalue()
+    assert log_checkpoints.latest().note in printed.getvalue()
     call_command("log_checkpoint", stdout=printed)
-    assert "Unchanged since the checkpoint at 2." in printed.getvalue()
+    assert f"Unchanged since the checkpoint at {size}." in printed.getvalue()
     key = printed.getvalue().rsplit("verifier key (for C2SP and Go sumdb note tools): ", 1)[1].strip()
     name, key_hash, encoded = key.split("+", 2)  # the base64 may hold "+" too
     assert name == settings.PAGETRAIL_LOG_ORIGIN and base64.b64decode(encoded)[1:] in trusted()
@@ -118,9 +124,12 @@ def test_the_upgrade_logs_every_manifest_written_before_the_log(completed):  # n
 
     from django.apps import apps
 
-    before = {leaf.index: leaf.leaf_hash for leaf in LogLeaf.objects.all()}
+    before = list(LogLeaf.objects.filter(kind="manifest").values_list("manifest__sequence", "leaf_hash"))
     with connection.cursor() as cursor:
         cursor.execute("DELETE FROM audit_logleaf")  # as the database stood before the upgrade
     importlib.import_module("audit.migrations.0015_transparency_log").log_every_manifest_so_far(apps, None)
-    assert {leaf.index: leaf.leaf_hash for leaf in LogLeaf.objects.all()} == before
+    assert list(LogLeaf.objects.values_list("manifest__sequence", "leaf_hash")) == before
+    assert list(LogLeaf.objects.values_list("index", flat=True)) == [0, 1]
+    # activity joined the ledger later (0021), after every record so far
+    importlib.import_module("audit.migrations.0021_ledger_activity").sign_and_log_every_event_so_far(apps, None)
     assert kinds() == []

@@ -11,7 +11,7 @@ from django.db import connection
 from django.utils import timezone
 
 from audit import log_checkpoints, signing, tlog
-from audit.models import LogCheckpoint, Manifest
+from audit.models import LogCheckpoint, LogLeaf, Manifest
 from audit.verifier import merkle
 from tests.audit.test_evidence import chain, export, out  # noqa: F401 (fixtures)
 from tests.audit.test_tlog import rewrite_manifest_row
@@ -29,8 +29,11 @@ def portal(live_server, chain, out):  # noqa: F811
     return live_server.url
 
 
-def sign_size(size: int):
+def sign_before_the_newest_manifest() -> int:
+    """A checkpoint of the log up to, not including, manifest 3; its size."""
+    size = Manifest.objects.get(sequence=3).log_leaf.index
     log_checkpoints._signed(size, merkle.root(tlog.leaf_hashes(size)), timezone.now())
+    return size
 
 
 def witness(portal, out, state="witness.json", *compare):
@@ -63,7 +66,7 @@ def insider_re_signs(rewrite):
 
 def drop_newest():
     with connection.cursor() as cursor:
-        cursor.execute('DELETE FROM audit_logleaf WHERE "index" = 2')
+        cursor.execute('DELETE FROM audit_logleaf WHERE "index" = %s', [LogLeaf.objects.count() - 1])
 
 
 def rewrite_second():
@@ -71,26 +74,27 @@ def rewrite_second():
 
 
 def test_it_keeps_the_first_checkpoint_and_accepts_the_log_growing(portal, out):
-    sign_size(2)
-    assert "at 2 records, first checkpoint kept" in witness(portal, out)
-    log_checkpoints.write_log_checkpoint()
-    assert "at 3 records, consistent" in witness(portal, out)
-    assert json.loads((out / "witness.json").read_text())["tree_size"] == 3
+    before = sign_before_the_newest_manifest()
+    assert f"at {before} records, first checkpoint kept" in witness(portal, out)
+    size = log_checkpoints.write_log_checkpoint().tree_size
+    assert size > before and f"at {size} records, consistent" in witness(portal, out)
+    assert json.loads((out / "witness.json").read_text())["tree_size"] == size
 
 
 def test_it_refuses_a_history_rewritten_and_re_signed_at_the_same_size(portal, out):
-    log_checkpoints.write_log_checkpoint()
+    seen = log_checkpoints.write_log_checkpoint()
     witness(portal, out)
     insider_re_signs(rewrite_second)
+    assert log_checkpoints.latest().tree_size == seen.tree_size and log_checkpoints.latest().root_hash != seen.root_hash
     refused = alarm(portal, out)
     assert refused.returncode == 2 and "FORK" in str(refused)
-    assert json.loads((out / "witness.json").read_text())["tree_size"] == 3  # still the last good one
+    assert json.loads((out / "witness.json").read_text())["note"] == seen.note  # still the last good one
 
 
 def test_it_refuses_a_history_rewritten_below_what_it_saw_as_the_log_grows(portal, out):
-    sign_size(2)
+    sign_before_the_newest_manifest()
     witness(portal, out)
-    insider_re_signs(rewrite_second)  # size 3, not consistent with the size-2 head the witness kept
+    insider_re_signs(rewrite_second)  # a larger size, not consistent with the smaller head the witness kept
     refused = alarm(portal, out)
     assert refused.returncode == 2 and "does not extend" in str(refused)
 
@@ -113,11 +117,11 @@ def test_two_witnesses_shown_different_histories_find_the_fork_when_they_compare
 
 
 def test_a_witness_that_saw_more_than_the_portal_now_serves_makes_the_other_find_a_rollback(portal, out):
-    log_checkpoints.write_log_checkpoint()
+    size = log_checkpoints.write_log_checkpoint().tree_size
     witness(portal, out, "a.json")
     insider_re_signs(drop_newest)
     refused = alarm(portal, out, "b.json", out / "a.json")
-    assert refused.returncode == 3 and "ROLLBACK" in str(refused) and "holds a checkpoint of 3" in str(refused)
+    assert refused.returncode == 3 and "ROLLBACK" in str(refused) and f"holds a checkpoint of {size}" in str(refused)
     assert not (out / "b.json").exists()
 
 
