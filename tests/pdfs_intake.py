@@ -85,6 +85,52 @@ def child_where_pikepdf_open(tmp_path: Path, monkeypatch, does: str) -> None:
     monkeypatch.setenv("PYTHONPATH", str(site))
 
 
+def children_that_wait_to_be_killed(tmp_path: Path, monkeypatch) -> Path:
+    """Children started from now on, once they open a PDF, write an empty file named for their pid into the
+    returned directory and wait there, using no CPU, until something kills them: a validation stopped from
+    outside. Once the directory's `wait` file is removed, they read their PDFs as usual."""
+    from extraction.pdf.sandbox import stop_idle_children
+
+    site, waiting = tmp_path / "site", tmp_path / "waiting"
+    site.mkdir()
+    waiting.mkdir()
+    (waiting / "wait").touch()
+    (site / "sitecustomize.py").write_text(
+        "import os, time, pikepdf\n"
+        "_open = pikepdf.open\n"
+        "def _waiting(*args, **kwargs):\n"
+        f"    if os.path.exists({str(waiting / 'wait')!r}):\n"
+        f"        open(os.path.join({str(waiting)!r}, str(os.getpid())), 'w').close()\n"
+        "        time.sleep(3600)\n"
+        "    return _open(*args, **kwargs)\n"
+        "pikepdf.open = _waiting\n"
+    )
+    stop_idle_children()
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    return waiting
+
+
+def kill_waiting_children(waiting: Path, count: int) -> list[float]:
+    """SIGKILL the next `count` children that wait in `waiting`, as an operator's `kill -9` or the host's OOM
+    killer would; children started after the last of them read their PDFs. Returns the CPU seconds each had
+    used when it was killed."""
+    import os
+    import signal
+
+    from extraction.pdf.exits import cpu_time
+    from tests.waiting import wait_until
+
+    used = []
+    for n in range(count):
+        pid = wait_until(lambda: [p for p in waiting.iterdir() if p.name.isdigit()], 60, "no child waits")[0]
+        if n == count - 1:
+            (waiting / "wait").unlink()
+        used.append(cpu_time(int(pid.name)))
+        os.kill(int(pid.name), signal.SIGKILL)
+        pid.unlink()
+    return used
+
+
 def crypt_identity_stream(d: Path) -> Path:
     """A stream with the standard Crypt filter (/Identity), as encrypted files leave their metadata."""
     stream = raw_stream(b"0 0 m", b"/Filter [/Crypt] /DecodeParms [<< /Name /Identity >>]")

@@ -4,11 +4,12 @@ import os
 from pathlib import Path
 
 from .errors import Refusal, SandboxError
+from .exits import ChildStopped
 from .limits import Limits
 from .protocol import PARTIAL, extraction_from_dict
 from .render import RenderedPage, Rendering
 from .results import Extraction, Inspection
-from .sandbox import ChildStopped, run_child
+from .sandbox import run_child
 from .sniff import precheck
 
 

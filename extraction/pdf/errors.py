@@ -16,7 +16,7 @@ class SandboxError(Exception):
     `permanent` is True when the same input would fail the same way again (it cannot be
     opened, or it exhausted its CPU, memory or wall-clock budget), so a retry is pointless;
     False when the failure lies with this machine (the child could not start, crashed in
-    our own code, or the disk was full).
+    our own code, was killed from outside below its limits, or the disk was full).
     """
 
     def __init__(self, code: str, message: str, permanent: bool):

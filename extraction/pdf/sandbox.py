@@ -15,8 +15,8 @@ import atexit
 import json
 import os
 import resource
+import select
 import selectors
-import signal
 import subprocess
 import sys
 import tempfile
@@ -26,8 +26,9 @@ from functools import partial
 from pathlib import Path
 
 from .errors import SandboxError
+from .exits import ChildStopped, Usage, cpu_time, reply_of
 from .limits import Limits
-from .protocol import EXIT_OUT_OF_MEMORY, MODULE, READY, limits_to_json
+from .protocol import MODULE, READY, limits_to_json
 
 # The directory holding the `extraction` package: `-m` must import from here, wherever
 # the caller's working directory is.
@@ -38,15 +39,6 @@ STOP_GRACE_SECONDS = 2
 # buffers of a few hundred KiB per image; at the default each one moved the heap's top, and the page
 # faults that followed made the 240-page bundle 1.5x slower. Peak memory is unchanged (RLIMIT_AS holds).
 MALLOC_TOP_PAD = 16 * 1024 * 1024
-
-
-class ChildStopped(Exception):
-    """The child was stopped by a limit or crashed: the same input will do it again."""
-
-    def __init__(self, code: str, message: str):
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 def run_child(args: list[str], limits: Limits) -> dict:
@@ -85,6 +77,7 @@ class Child:
             ) from None
         self.pid = self.process.pid
         self.ready = False
+        self.cpu_before = 0.0  # its CPU seconds when its last command began
         # One selector for the child's life: making one per reply cost three system calls a command.
         self.selector = selectors.DefaultSelector()
         self.selector.register(self.process.stdout, selectors.EVENT_READ)
@@ -103,6 +96,7 @@ class Child:
         stderr_from = self.stderr.seek(0, os.SEEK_END)
         if started := (line := self.wait_ready(limits.wall_seconds)) == READY:
             request = json.dumps({"args": args, "limits": limits_to_json(limits)}) + "\n"
+            self.cpu_before = cpu_time(self.pid)
             try:
                 self.process.stdin.write(request.encode())
                 self.process.stdin.flush()
@@ -118,7 +112,7 @@ class Child:
                 return json.loads(line)
             except ValueError:
                 pass
-        return reply_of(self._exit_status(), self._stderr_since(stderr_from), limits, started)
+        return reply_of(*self._exit_status(), self._stderr_since(stderr_from), limits, started)
 
     def _read_line(self, timeout: float) -> bytes | None:
         """The reply line; b"" when the child exited first, None when the wall clock ran out."""
@@ -135,12 +129,19 @@ class Child:
             received += chunk
         return received
 
-    def _exit_status(self) -> int:
+    def _exit_status(self) -> tuple[int, Usage]:
+        """Its exit status and what it used: os.wait4 gives this child's own figures, Popen.wait none."""
+        pidfd = os.pidfd_open(self.pid)
         try:
-            return self.process.wait(timeout=STOP_GRACE_SECONDS)
-        except subprocess.TimeoutExpired:  # it closed its answer but lives on: no more chances
-            self.process.kill()
-            return self.process.wait()
+            exited = select.poll()
+            exited.register(pidfd, select.POLLIN)
+            if not exited.poll(STOP_GRACE_SECONDS * 1000):  # it closed its answer but lives on: no more chances
+                self.process.kill()
+        finally:
+            os.close(pidfd)
+        _, status, rusage = os.wait4(self.pid, 0)
+        self.process.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait for it
+        return self.process.returncode, Usage.of(rusage, self.cpu_before)
 
     def _stderr_since(self, offset: int) -> str:
         end = self.stderr.seek(0, os.SEEK_END)
@@ -246,30 +247,6 @@ def idle_pids() -> list[int]:
     """The process ids of this process's idle warm children, for tests and diagnostics."""
     with _pool.lock:
         return [child.pid for child in _pool.idle]
-
-
-def reply_of(status: int, stderr: str, limits: Limits, started: bool = True) -> dict:
-    """Why a child gave no answer. Exceptions in our code are answered (child.crashed); an exit
-    without an answer is native code quitting on this input, unless the child never got ready."""
-    if status == EXIT_OUT_OF_MEMORY:
-        message = f"Reading the PDF needed more than its {limits.memory_bytes // 2**20} MiB of memory."
-        raise ChildStopped("resource_limit", message)
-    if status in (-signal.SIGXCPU, -signal.SIGKILL):
-        # A SIGKILL we did not send comes from the hard CPU limit or the kernel's OOM killer.
-        message = f"Reading the PDF used more than its {limits.cpu_seconds} s of CPU time, or too much memory."
-        raise ChildStopped("resource_limit", message)
-    if status < 0:
-        raise ChildStopped("crashed", f"The PDF reader crashed ({signal.Signals(-status).name}) on this file.")
-    if not started:
-        raise SandboxError(
-            "child_unavailable", f"The PDF process could not start (exit status {status}): {stderr}", permanent=False
-        )
-    # Not yet permanent: one retry tells a fault of this machine from the input's (runner.py).
-    raise SandboxError(
-        "child_failed",
-        f"The PDF process stopped while reading the file (exit status {status}): {stderr}",
-        permanent=False,
-    )
 
 
 def rlimits(limits: Limits) -> list[tuple[int, int]]:

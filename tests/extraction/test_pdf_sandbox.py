@@ -7,6 +7,7 @@ test ends when a limit of about a second fires.
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
@@ -330,6 +331,26 @@ def test_it_reports_a_child_that_quit_mid_command_as_not_yet_permanent(tmp_path,
 
     assert (failed.code, failed.permanent) == ("child_failed", False)
     assert "stopped while reading the file (exit status 3)" in failed.message
+
+
+def test_it_reports_a_warm_child_killed_below_its_limits_as_this_machines_fault(tmp_path, monkeypatch, fresh_children):
+    waiting = pdfs_intake.children_that_wait_to_be_killed(tmp_path, monkeypatch)
+    (waiting / "wait").rename(waiting / "not yet")
+    busy = pdfs.many_objects(tmp_path)  # about a CPU second each time
+    inspect_pdf(busy), inspect_pdf(busy)  # the same warm child reads both
+    (waiting / "not yet").rename(waiting / "wait")
+
+    with ThreadPoolExecutor(1) as pool:
+        killed = pool.submit(pdfs_intake.kill_waiting_children, waiting, 1)
+        with pytest.raises(SandboxError) as caught:
+            inspect_pdf(pdfs.jpeg_rgb(tmp_path), Limits(cpu_seconds=1))
+
+    assert killed.result()[0] > 1  # more than one command's budget in its life, next to none in this command
+    assert (caught.value.code, caught.value.permanent) == ("child_killed", False)
+    assert (
+        "killed from outside (SIGKILL) after 0." in caught.value.message
+        and "of its 1 CPU seconds" in caught.value.message
+    )
 
 
 def test_it_reports_a_child_that_cannot_start_as_this_machines_fault(tmp_path, monkeypatch, fresh_children):

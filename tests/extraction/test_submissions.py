@@ -3,6 +3,7 @@
 import io
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import pytest
@@ -13,7 +14,7 @@ from extraction.models import Bundle, Job, Rejection, Submission
 from extraction.pdf.sandbox import stop_idle_children
 from extraction.reconciler import reconcile
 from extraction.temp_sweep import sweep_temp
-from tests import pdfs
+from tests import pdfs, pdfs_intake
 from tests.conftest import PRODUCTION, run_intake_tasks, temp_files
 
 pytestmark = pytest.mark.django_db
@@ -76,6 +77,53 @@ def test_a_child_that_quits_twice_is_refused_as_validator_crashed_with_a_rejecti
     assert "stopped while reading" in submission.error_message
     assert Rejection.objects.get().code == "validator_crashed" and not Bundle.objects.exists()
     assert temp_files() == []
+
+
+def decided_while_killing(submission: Submission, waiting, kills: int) -> list[float]:
+    """Run the intake queue while its PDF children are SIGKILLed mid-validation; the CPU seconds each had used."""
+    submitting.enqueue(submission)
+    with ThreadPoolExecutor(1) as pool:
+        killed = pool.submit(pdfs_intake.kill_waiting_children, waiting, kills)
+        run_intake_tasks()
+    submission.refresh_from_db()
+    return killed.result()
+
+
+def test_a_child_killed_from_outside_once_is_retried_and_the_good_file_accepted(tmp_path, monkeypatch, fresh_children):
+    waiting = pdfs_intake.children_that_wait_to_be_killed(tmp_path, monkeypatch)
+    submission = received(pdfs.jpeg_rgb(tmp_path))
+
+    decided_while_killing(submission, waiting, kills=1)
+
+    assert (submission.state, submission.tries) == ("accepted", 2) and not Rejection.objects.exists()
+
+
+def test_a_child_killed_from_outside_twice_is_refused_as_validator_crashed_not_blamed_on_the_file(
+    tmp_path, monkeypatch, fresh_children
+):
+    waiting = pdfs_intake.children_that_wait_to_be_killed(tmp_path, monkeypatch)
+    submission = received(pdfs.jpeg_rgb(tmp_path))
+
+    used = decided_while_killing(submission, waiting, kills=2)
+
+    assert len(used) == 2 and submission.tries == 2
+    assert (submission.state, submission.error_code, submission.retryable) == ("refused", "validator_crashed", True)
+    assert "killed from outside (SIGKILL)" in submission.error_message
+    # The refusal's own record says the validator failed; nothing records the file as over a limit.
+    assert list(Rejection.objects.values_list("code", flat=True)) == ["validator_crashed"]
+    assert not Bundle.objects.exists() and temp_files() == []
+
+
+def test_a_file_over_its_cpu_limit_is_still_refused_as_resource_limit_at_once(tmp_path, settings, fresh_children):
+    settings.PAGETRAIL_CHILD_CPU_SECONDS = 1
+    settings.PAGETRAIL_MAX_STREAM_BYTES = 2**40  # 16 GiB of zeros to inflate: seconds of CPU
+    submission = received(pdfs.flate_bomb(tmp_path, mib=16384))
+    submitting.enqueue(submission)
+
+    assert run_intake_tasks() == 1
+    submission.refresh_from_db()
+    assert (submission.state, submission.error_code, submission.retryable) == ("refused", "resource_limit", False)
+    assert list(Rejection.objects.values_list("code", flat=True)) == ["resource_limit"]
 
 
 def worker_died_holding(submission: Submission) -> None:
