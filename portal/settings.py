@@ -60,8 +60,10 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
+    # Before django_q and staticfiles: its `qcluster` checks the extractor versions, then runs django_q's; its
+    # `runserver` serves /static/ with the portal's security headers (portal/static_files.py).
+    "extraction",
     "django.contrib.staticfiles",
-    "extraction",  # before django_q: its `qcluster` checks the extractor versions, then runs django_q's
     "django_q",
     "ninja",  # so /api/v1/docs serves django-ninja's bundled Swagger UI from our static files, not from a CDN
     "axes",

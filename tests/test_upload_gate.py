@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tests.conftest import fill, small_tmpfs
-from tests.webserver import CSRF_COOKIE, WebServer, head, stream
+from tests.webserver import CSRF_COOKIE, WebServer, head, request, stream
 
 pytestmark = pytest.mark.slow
 
@@ -64,6 +64,15 @@ def test_an_uploader_with_a_wrong_csrf_header_is_403_unread(server):
     outcome = upload(server, ADMIN_UPLOAD, server.signed_in("uploader", may_upload=True), wrong)
     assert outcome.status == 403 and b"CSRF" in outcome.response, outcome.response[:300]
     assert temp_files(server) == []
+
+
+def test_static_files_carry_the_security_headers(server):
+    """runserver --insecure serves /static/ itself (gunicorn leaves it to the proxy: a 404 from the portal)."""
+    outcome = request(server.port, b"GET /static/portal/favicon.svg HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+    headers = outcome.response.split(b"\r\n\r\n", 1)[0].lower()
+    assert outcome.status == (200 if server.log_path.stem == "runserver" else 404)
+    for name in (b"x-content-type-options: nosniff", b"x-frame-options: deny", b"content-security-policy:"):
+        assert name in headers, headers.decode()
 
 
 @pytest.fixture(scope="module", params=["runserver", "gunicorn"])
