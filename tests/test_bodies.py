@@ -153,6 +153,7 @@ def admin_upload(browser: Client, data: bytes = b"%PDF-1.7\n" + b"0" * 3 * MIB, 
 
 
 def test_an_anonymous_admin_upload_is_sent_to_the_login_with_its_body_unread():
+    """Unread: Django sets `_read_started` on the first read of the body (real servers: tests/test_upload_gate.py)."""
     response = admin_upload(csrf_client(), HTTP_X_CSRFTOKEN=CSRF)
     assert response.status_code == 302 and response["Location"].startswith("/admin/login/?next=")
     assert not response.wsgi_request._read_started
