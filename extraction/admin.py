@@ -91,6 +91,7 @@ class BundleAdmin(admin.ModelAdmin):
         the intake worker's decision (the job, or the refusal)."""
         if not self.has_add_permission(request):
             raise PermissionDenied
+        status = 200
         try:
             form = UploadForm(request.POST or None, request.FILES or None)
             if too_large := getattr(request, "upload_too_large", None):
@@ -105,13 +106,14 @@ class BundleAdmin(admin.ModelAdmin):
             form = UploadForm()
             form.is_valid()
             form.errors["file"] = form.error_class([STORAGE_UNAVAILABLE])
+            status = 507
         context = {
             **self.admin_site.each_context(request),
             "form": form,
             "opts": self.model._meta,
             "title": "Upload a PDF bundle",
         }
-        return TemplateResponse(request, "admin/extraction/bundle/upload.html", context)
+        return TemplateResponse(request, "admin/extraction/bundle/upload.html", context, status=status)
 
     def receive(self, request, form):
         """The pending submission, or None with the refusal on the form (too large, empty)."""
@@ -131,10 +133,11 @@ class BundleAdmin(admin.ModelAdmin):
         return submission
 
 
-STORAGE_UNAVAILABLE = (
-    "Not stored (storage_unavailable): Pagetrail could not store the upload now (its temp area "
-    "is full or unavailable); nothing was kept. Try again later, or tell an operator."
+NOT_STORED = (
+    "Pagetrail could not store the upload now (its temp area is full or unavailable); nothing was kept. "
+    "Try again later, or tell an operator."
 )
+STORAGE_UNAVAILABLE = f"Not stored (storage_unavailable): {NOT_STORED}"
 
 
 class AttemptInline(ReadOnlyInline):

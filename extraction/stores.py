@@ -227,6 +227,13 @@ def uploads_dir() -> Path:
     return path
 
 
+def request_files_dir() -> Path:
+    """Where Django spools the file part of an upload while a request reads it (FILE_UPLOAD_TEMP_DIR)."""
+    path = Path(settings.FILE_UPLOAD_TEMP_DIR)
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return path
+
+
 def jobs_dir() -> Path:
     return temp_root() / "jobs"
 

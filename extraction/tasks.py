@@ -9,11 +9,13 @@ def run_job(job_id: int, waking: bool = False) -> str:
 
 def decide_submission(submission_id: int) -> str:
     """On the intake queue: validate one upload and accept or refuse it (queued again for its one retry).
-    Then sweep this host's abandoned uploads: a web host may run no jobs cluster, whose schedule sweeps too."""
+    Then sweep this host's abandoned uploads and request files: a web host may run no jobs cluster, whose schedule
+    sweeps too."""
     outcome = submitting.decide(submission_id)
     if outcome == submitting.RETRY:
         submitting.enqueue(submitting.Submission.objects.get(pk=submission_id))
     submitting.sweep_staged()
+    temp_sweep.sweep_request_files()
     return outcome
 
 

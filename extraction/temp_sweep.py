@@ -1,12 +1,17 @@
 """Removing what jobs and uploads left in private temp once nothing owns it."""
 
+import time
+
+from django.conf import settings
+
 from . import stores
 from .models import Job
 
 
 def sweep_temp() -> dict:
-    """Remove temp dirs of jobs that are terminal or unknown to the database, and staged uploads no pending
-    submission owns (after a grace period: a request may still be writing one)."""
+    """Remove temp dirs of jobs that are terminal or unknown to the database, staged uploads no pending submission
+    owns, and the files Django spooled request bodies into (both after a grace period: a request may still be
+    writing one)."""
     removed = 0
     root = stores.jobs_dir()
     names = [p.name for p in root.iterdir()] if root.exists() else []
@@ -18,4 +23,22 @@ def sweep_temp() -> dict:
             removed += 1
     from .submitting import sweep_staged
 
-    return {"removed": removed + sweep_staged()}
+    return {"removed": removed + sweep_staged() + sweep_request_files()}
+
+
+def sweep_request_files(now: float | None = None) -> int:
+    """Remove the files Django spooled uploads into that nobody wrote to for the grace period. A request deletes its
+    own as it ends; one killed mid-body (or a temp area that filled up as it closed) leaves them behind. Files of
+    this kind in the temp root itself are from before they had a directory of their own."""
+    cutoff = (now or time.time()) - settings.PAGETRAIL_STAGED_GRACE_SECONDS
+    left = [*stores.request_files_dir().iterdir(), *stores.temp_root().glob("tmp*.upload*")]
+    removed = 0
+    for path in left:
+        try:
+            stale = path.is_file() and path.stat().st_mtime < cutoff
+        except FileNotFoundError:
+            continue
+        if stale:
+            path.unlink(missing_ok=True)
+            removed += 1
+    return removed

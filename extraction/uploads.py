@@ -1,4 +1,6 @@
-"""HTTP uploads stop being stored as soon as they pass the size limit."""
+"""HTTP uploads stop being stored as soon as they pass the size limit, and leave no file behind when they fail."""
+
+import contextlib
 
 from django.conf import settings
 from django.core.files.uploadhandler import FileUploadHandler, StopUpload
@@ -24,3 +26,12 @@ class SizeLimitedUploadHandler(FileUploadHandler):
 
     def file_complete(self, file_size):
         return None  # the next handler builds the file
+
+
+def discard_part_written(request) -> None:
+    """Close, and so delete, the temp file Django was spooling an upload into when reading it failed (a full temp
+    area): its upload handler keeps it, and it would otherwise stay until the request is garbage-collected."""
+    for handler in request.upload_handlers:
+        if part := getattr(handler, "file", None):
+            with contextlib.suppress(OSError):  # deleted as it closes, even when flushing it fails
+                part.close()

@@ -14,6 +14,7 @@ from audit.api import router as manifests
 from audit.log_api import router as transparency_log
 from extraction.accounts import ServiceAccount
 from extraction.api import router as bundles
+from extraction.uploads import discard_part_written
 from portal.errors import REFUSED, refused
 
 
@@ -74,6 +75,7 @@ def storage_unavailable(request, exc):
     if isinstance(exc, (ConnectionError, TimeoutError)):  # a socket, not storage: our fault, logged as such
         return internal(request, exc)
     log.warning("API request %s %s could not store its data: %s", request.method, request.path, exc)
+    discard_part_written(request)
     return error(
         request,
         507,

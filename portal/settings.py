@@ -60,8 +60,10 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
+    # Before django_q and staticfiles: its `qcluster` checks the extractor versions, then runs django_q's; its
+    # `runserver` serves /static/ with the portal's security headers (portal/static_files.py).
+    "extraction",
     "django.contrib.staticfiles",
-    "extraction",  # before django_q: its `qcluster` checks the extractor versions, then runs django_q's
     "django_q",
     "ninja",  # so /api/v1/docs serves django-ninja's bundled Swagger UI from our static files, not from a CDN
     "axes",
@@ -84,6 +86,8 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     # Refuses an oversized body from its headers: nothing before it reads the body, and its pages get the headers above.
     "portal.bodies.BoundedBodyMiddleware",
+    # Refuses an upload from anyone who may not upload (and a wrong CSRF header) before CsrfViewMiddleware reads it.
+    "portal.upload_gate.UploadGateMiddleware",
     "axes.middleware.AxesMiddleware",  # last, as django-axes asks: it answers a locked-out login
 ]
 
@@ -245,9 +249,11 @@ STORAGES = {
     "outputs": s3_store(OUTPUT_BUCKET, OUTPUT_PREFIX) if OUTPUT_BUCKET else file_store(OUTPUT_ROOT),
 }
 
-# Uploads spool into the private temp area, never the system-wide /tmp.
+# Uploads spool into the private temp area, never the system-wide /tmp: a file part that a request is reading into a
+# directory of its own, which the request empties as it ends and sweep_temp clears of what a killed one left.
 TEMP_ROOT.mkdir(parents=True, exist_ok=True, mode=0o700)
-FILE_UPLOAD_TEMP_DIR = str(TEMP_ROOT)
+FILE_UPLOAD_TEMP_DIR = str(TEMP_ROOT / "requests")
+Path(FILE_UPLOAD_TEMP_DIR).mkdir(exist_ok=True, mode=0o700)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 FILE_UPLOAD_HANDLERS = [
     "extraction.uploads.SizeLimitedUploadHandler",

@@ -4,8 +4,12 @@ The same tests run on the embedded profile (file-system stores) and on the produ
 (S3 buckets on a loopback S3 server, PostgreSQL, Redis); see tests/profile.py.
 """
 
+import contextlib
+import os
 import shutil
+import subprocess
 import uuid
+from pathlib import Path
 
 import pytest
 from django.conf import settings as django_settings
@@ -102,6 +106,27 @@ def fast_password_hashing(settings):
     hasher is slow by design and would dominate the suite. No test is about the hasher's strength; the
     deployments a test starts in processes of their own (tests/procs.py) keep the production setting."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@contextlib.contextmanager
+def small_tmpfs(root: Path, size: str = "256k"):
+    """A real file system of `size` mounted at `root` for the block (root only: a test using it skips elsewhere)."""
+    root.mkdir(parents=True, exist_ok=True)
+    mount = ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(root)]
+    if os.geteuid() != 0 or subprocess.run(mount, capture_output=True).returncode != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    try:
+        yield root
+    finally:
+        subprocess.run(["umount", "-l", str(root)], check=True)
+
+
+def fill(root: Path) -> None:
+    """Fill the file system holding `root` (with a file `filler`) until a write fails."""
+    with contextlib.suppress(OSError), open(root / "filler", "wb") as fh:
+        while True:
+            fh.write(b"\0" * 4096)
+            fh.flush()
 
 
 def queued_tasks() -> int:

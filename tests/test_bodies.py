@@ -2,6 +2,7 @@
 answers for what Django refuses before an API view runs. The real servers: tests/test_web_server.py."""
 
 import pytest
+from django.contrib.auth.models import Permission, User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
@@ -126,3 +127,53 @@ def test_a_failure_before_an_api_view_is_json_under_the_api(settings):
     settings.MIDDLEWARE = [*settings.MIDDLEWARE, "tests.test_bodies.failing_middleware"]
     response = Client(raise_request_exception=False).get("/api/v1/jobs")
     assert response.status_code == 500 and response.json()["error"]["code"] == "internal_error"
+
+
+CSRF = "a" * 32
+
+
+def csrf_client(user=None) -> Client:
+    """A browser's view of CSRF: Django's checks enforced (the test client skips them otherwise)."""
+    browser = Client(enforce_csrf_checks=True)
+    browser.cookies["csrftoken"] = CSRF
+    if user:
+        browser.force_login(user)
+    return browser
+
+
+def uploader() -> User:
+    user = User.objects.create_user("uploader", is_staff=True)
+    user.user_permissions.add(Permission.objects.get(codename="submit_bundle"))
+    return user
+
+
+def admin_upload(browser: Client, data: bytes = b"%PDF-1.7\n" + b"0" * 3 * MIB, fields=None, **headers):
+    upload = SimpleUploadedFile("one.pdf", data, content_type="application/pdf")
+    return browser.post(reverse("admin:extraction_bundle_add"), {"file": upload, **(fields or {})}, **headers)
+
+
+def test_an_anonymous_admin_upload_is_sent_to_the_login_with_its_body_unread():
+    """Unread: Django sets `_read_started` on the first read of the body (real servers: tests/test_upload_gate.py)."""
+    response = admin_upload(csrf_client(), HTTP_X_CSRFTOKEN=CSRF)
+    assert response.status_code == 302 and response["Location"].startswith("/admin/login/?next=")
+    assert not response.wsgi_request._read_started
+
+
+def test_a_signed_in_user_who_may_not_upload_is_403_with_the_body_unread():
+    response = admin_upload(csrf_client(User.objects.create_user("reader", is_staff=True)), HTTP_X_CSRFTOKEN=CSRF)
+    assert response.status_code == 403 and not response.wsgi_request._read_started
+
+
+def test_an_uploaders_wrong_csrf_header_is_403_with_the_body_unread():
+    response = admin_upload(csrf_client(uploader()), HTTP_X_CSRFTOKEN="b" * 32)
+    assert response.status_code == 403 and "CSRF" in response.content.decode()
+    assert not response.wsgi_request._read_started
+
+
+@pytest.mark.parametrize(
+    "fields, headers", [({}, {"HTTP_X_CSRFTOKEN": CSRF}), ({"csrfmiddlewaretoken": CSRF}, {})], ids=["header", "form"]
+)
+def test_an_uploader_uploads_with_the_csrf_header_or_the_forms_token(fields, headers, tmp_path):
+    response = admin_upload(csrf_client(uploader()), pdfs.jpeg_rgb(tmp_path).read_bytes(), fields, **headers)
+    assert response.status_code == 302 and "/submission" in response["Location"]
+    assert Submission.objects.get().submitted_by == "uploader"

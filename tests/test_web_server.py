@@ -5,13 +5,12 @@ import json
 
 import pytest
 
-from tests.webserver import PeakGrowth, WebServer, request, slow_headers, stream
+from tests.webserver import CSRF_COOKIE, PeakGrowth, WebServer, head, request, slow_headers, stream
 
 pytestmark = pytest.mark.slow
 
 GIB2 = 2 * 1024**3
 MIB = 1024 * 1024
-BOUNDARY = "pagetrail-attack"
 # How much of a 2 GiB body may reach the server (socket buffers included), and how much it may grow by.
 TAKEN_AT_MOST = 64 * MIB
 GROWTH_AT_MOST = 48 * MIB
@@ -34,23 +33,6 @@ def gunicorn(tmp_path_factory):
     web.stop()
 
 
-def head(path: str, length: int | None, *headers: str, multipart=False) -> bytes:
-    preamble = (
-        (
-            f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="big.pdf"\r\n'
-            "Content-Type: application/pdf\r\n\r\n"
-        )
-        if multipart
-        else ""
-    )
-    kind = f"multipart/form-data; boundary={BOUNDARY}" if multipart else "application/pdf"
-    framing = "Transfer-Encoding: chunked\r\n" if length is None else f"Content-Length: {length + len(preamble)}\r\n"
-    return (
-        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: {kind}\r\n{framing}{''.join(headers)}\r\n{preamble}"
-    ).encode()
-
-
-CSRF_COOKIE = "Cookie: csrftoken=" + "a" * 32 + "\r\n"
 ATTACKS = {  # name: (path, declared length or None for chunked, expected status, multipart, authenticated)
     "admin login, multipart, no login": ("/admin/login/", GIB2, 413, True, False),
     "API upload, multipart, authenticated": ("/api/v1/bundles", GIB2, 413, True, True),

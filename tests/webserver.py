@@ -15,6 +15,22 @@ from pathlib import Path
 from tests.procs import ROOT, Portal
 
 CHUNK = memoryview(bytes(1024 * 1024))
+BOUNDARY = "pagetrail-attack"
+CSRF_COOKIE = "Cookie: csrftoken=" + "a" * 32 + "\r\n"
+# Signs `name` in as staff in a session of the database (as a login would), optionally allowed to upload.
+SIGN_IN = """
+from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
+from django.contrib.auth.models import Permission
+from django.contrib.sessions.backends.db import SessionStore
+user = get_user_model().objects.create_user({name!r}, is_staff=True)
+if {may_upload}:
+    user.user_permissions.add(Permission.objects.get(codename="submit_bundle"))
+session = SessionStore()
+session.update({{SESSION_KEY: str(user.pk), HASH_SESSION_KEY: user.get_session_auth_hash(),
+                BACKEND_SESSION_KEY: "django.contrib.auth.backends.ModelBackend"}})
+session.create()
+print(session.session_key)
+"""
 
 
 def free_port() -> int:
@@ -75,6 +91,11 @@ class WebServer:
                 "ServiceAccount.objects.create(name='feeder').issue_token())",
             ).stdout.split()[-1]
         return f"Authorization: Bearer {self.token}\r\n"
+
+    def signed_in(self, name: str, may_upload: bool) -> str:
+        """A Cookie header with the session of a new staff user `name` and the CSRF cookie of CSRF_COOKIE."""
+        key = self.portal.manage("shell", "-c", SIGN_IN.format(name=name, may_upload=may_upload)).stdout.split()[-1]
+        return f"Cookie: sessionid={key}; csrftoken={'a' * 32}\r\n"
 
     def wait_for_log(self, text: str, timeout=10.0) -> str:
         deadline = time.monotonic() + timeout
@@ -143,6 +164,23 @@ class Outcome:
     sent: int  # body bytes the server took from the client
     closed: bool  # the server closed (or reset) the connection
     response: bytes
+
+
+def head(path: str, length: int | None, *headers: str, multipart=False) -> bytes:
+    """A POST's head (and a multipart body's first part header) declaring `length` bytes of body (None: chunked)."""
+    preamble = (
+        (
+            f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="big.pdf"\r\n'
+            "Content-Type: application/pdf\r\n\r\n"
+        )
+        if multipart
+        else ""
+    )
+    kind = f"multipart/form-data; boundary={BOUNDARY}" if multipart else "application/pdf"
+    framing = "Transfer-Encoding: chunked\r\n" if length is None else f"Content-Length: {length + len(preamble)}\r\n"
+    return (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: {kind}\r\n{framing}{''.join(headers)}\r\n{preamble}"
+    ).encode()
 
 
 def request(port: int, head: bytes, timeout=30.0) -> Outcome:

@@ -180,7 +180,7 @@ def test_an_upload_into_a_temp_area_that_cannot_take_it_says_so_and_keeps_nothin
     settings.TEMP_ROOT.mkdir()
     (settings.TEMP_ROOT / "uploads").write_bytes(b"")  # a file where the uploads directory belongs
     response = upload(admin_client, pdfs.jpeg_rgb(tmp_path))
-    assert response.status_code == 200 and "Not stored (storage_unavailable)" in response.content.decode()
+    assert response.status_code == 507 and "Not stored (storage_unavailable)" in response.content.decode()
     assert not Submission.objects.exists() and not Bundle.objects.exists()
 
 

@@ -1,10 +1,7 @@
 """The upstream services' API over Django's test client: auth, intake, idempotency, errors, OpenAPI."""
 
-import contextlib
 import hashlib
 import json
-import os
-import subprocess
 from datetime import timedelta
 
 import pytest
@@ -18,7 +15,7 @@ from extraction.models import Bundle, Job, Rejection, Submission
 from extraction.pdf.sandbox import stop_idle_children
 from extraction.runner import run_job
 from tests import pdfs, pdfs_intake
-from tests.conftest import queued_tasks, run_intake_tasks, temp_files
+from tests.conftest import fill, queued_tasks, run_intake_tasks, small_tmpfs, temp_files
 
 pytestmark = pytest.mark.django_db
 
@@ -156,25 +153,10 @@ def test_the_web_request_starts_no_pdf_child_the_intake_worker_does(client, toke
 @pytest.fixture
 def full_temp(tmp_path, settings):
     """A real full file system as the temp area: a 256 KiB tmpfs, filled (root only: it mounts one)."""
-    root = tmp_path / "full"
-    root.mkdir()
-    if (
-        os.geteuid() != 0
-        or subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(root)], capture_output=True
-        ).returncode
-        != 0
-    ):
-        pytest.skip("mounting a small tmpfs needs root")
-    try:
+    with small_tmpfs(tmp_path / "full") as root:
         settings.TEMP_ROOT = root
-        with contextlib.suppress(OSError), open(root / "filler", "wb") as fh:
-            while True:
-                fh.write(b"\0" * 4096)
-                fh.flush()
+        fill(root)
         yield root
-    finally:
-        subprocess.run(["umount", "-l", str(root)], check=True)
 
 
 def test_a_full_temp_area_is_a_json_507_and_leaves_nothing_half_written(client, token, tmp_path, full_temp):

@@ -219,6 +219,22 @@ def test_the_sweep_removes_abandoned_staged_uploads_within_the_grace_period(tmp_
     assert not abandoned.exists() and fresh.exists() and pending.staged_path.exists()
 
 
+def test_the_sweep_removes_djangos_upload_files_that_requests_left_within_the_grace_period(settings):
+    settings.PAGETRAIL_STAGED_GRACE_SECONDS = 300
+    settings.FILE_UPLOAD_TEMP_DIR = str(stores.temp_root() / "requests")
+    left = stores.request_files_dir() / "tmpk1ll3d.upload.pdf"  # a request killed while Django spooled its file
+    legacy = stores.temp_root() / "tmp0ld.upload.pdf"  # from before request files had a directory of their own
+    fresh = stores.request_files_dir() / "tmpr3ading.upload.pdf"
+    for path in (left, legacy, fresh):
+        path.write_bytes(b"%PDF-1.7 part of a body")
+    old = time.time() - 301
+    for path in (left, legacy):
+        os.utime(path, (old, old))
+
+    assert sweep_temp()["removed"] == 2
+    assert not left.exists() and not legacy.exists() and fresh.exists()
+
+
 def test_an_empty_upload_is_refused_at_receipt_with_a_rejection():
     staged = intake.stage(io.BytesIO(b""))
     submission = submitting.receive(staged, filename="empty.pdf", submitted_by="tester")
