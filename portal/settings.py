@@ -429,6 +429,9 @@ LOGGING = {
     # runserver's access log too (Django gives it a handler of its own): request lines are scrubbed like the rest.
     "loggers": {
         "pikepdf": {"level": "WARNING"},
+        # Django's default configuration gives "django" a console handler of its own (under DEBUG) that scrubs nothing:
+        # its lines reach the root's handler alone.
+        "django": {"handlers": [], "level": "INFO"},
         "django.request": {"filters": ["refusal"]},  # PermissionDenied is logged with its traceback
         "django.server": {"handlers": ["console"], "level": "INFO", "propagate": False},
         # gunicorn's own logs (portal/gunicorn.conf.py hands gunicorn this whole configuration).
