@@ -14,6 +14,7 @@ from audit.api import router as manifests
 from audit.log_api import router as transparency_log
 from extraction.accounts import ServiceAccount
 from extraction.api import router as bundles
+from portal.clients import client_address
 from portal.errors import REFUSED, refused
 
 
@@ -22,8 +23,19 @@ class TokenAuth(HttpBearer):
         return ServiceAccount.for_token(token)
 
 
+class ClientRateThrottle(AuthRateThrottle):
+    """Per service account; a caller without one (the public log endpoints) per client address.
+
+    django-ninja's own address would be the raw X-Forwarded-For, which the caller writes: a new header a request
+    would make a new caller of each.
+    """
+
+    def get_ident(self, request) -> str:
+        return client_address(request)
+
+
 log = logging.getLogger(__name__)
-THROTTLE = AuthRateThrottle(settings.PAGETRAIL_API_RATE)  # per service account, in Django's cache
+THROTTLE = ClientRateThrottle(settings.PAGETRAIL_API_RATE)  # in Django's cache: shared by every process and host
 api = NinjaAPI(
     title="Pagetrail API",
     version="1",
