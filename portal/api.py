@@ -72,7 +72,9 @@ def http_error(request, exc):
 
 @api.exception_handler(ValidationError)
 def invalid(request, exc):
-    return error(request, 400, "bad_request", f"The request is not well-formed: {exc.errors}"[:500])
+    """Where and what, for each problem ("query first: ..."); never the input itself, which may be anything."""
+    problems = "; ".join(f"{' '.join(map(str, e.get('loc', ())))}: {e.get('msg', '')}" for e in exc.errors)
+    return error(request, 400, "bad_request", f"The request is not well-formed: {problems}"[:500])
 
 
 @api.exception_handler(MultiPartParserError)
