@@ -26,8 +26,8 @@ class TokenAuth(HttpBearer):
 class ClientRateThrottle(AuthRateThrottle):
     """Per service account; a caller without one (the public log endpoints) per client address.
 
-    django-ninja's own address would be the raw X-Forwarded-For, which the caller writes: a new header a request
-    would make a new caller of each.
+    django-ninja's own address would be the raw X-Forwarded-For, which the caller writes: a new header on each
+    request would make each one a new caller.
     """
 
     def get_ident(self, request) -> str:
