@@ -6,14 +6,15 @@ is answered to the accounts that may read that manifest.
 """
 
 import base64
+import re
 from typing import Annotated
 
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
 from ninja import Query, Router, Schema
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
-from extraction.api import RowId
+from extraction.api import RowId, unknown_parameters_message
 
 from . import log_checkpoints, tlog
 from .api import visible_to
@@ -22,7 +23,18 @@ from .models import LogCheckpoint
 router = Router(tags=["transparency log"])
 ERROR = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}}}
 PROOF_HASHES = {"type": "array", "items": {"type": "string", "format": "byte"}}
-Size = Annotated[int, Field(ge=1, le=2**63 - 1)]
+DECIMAL = re.compile(r"[1-9][0-9]{0,18}")
+
+
+def decimal_only(value):
+    """A tree size in a query is decimal digits alone: " 1", "+1", "01" or "1.0" is refused, never read as 1
+    (a witness that sent one of them has a bug worth hearing about)."""
+    if isinstance(value, str) and not DECIMAL.fullmatch(value):
+        raise ValueError("a tree size is written in decimal digits only: no sign, space, point or leading zero")
+    return value
+
+
+Size = Annotated[int, BeforeValidator(decimal_only), Field(ge=1, le=2**63 - 1)]
 
 
 def b64(hashes: list[bytes]) -> list[str]:
@@ -39,6 +51,7 @@ CHECKPOINT = {
         "base64 root hash, then the Ed25519 signature line).",
         "content": {"text/plain": {"schema": {"type": "string"}}},
     },
+    400: {"description": "A query parameter: this endpoint takes none.", **ERROR},
     404: {"description": "No checkpoint has been signed yet.", **ERROR},
     429: {"description": "Too many requests from this address.", **ERROR},
 }
@@ -48,6 +61,8 @@ CHECKPOINT = {
     "/log/checkpoint", auth=None, summary="The log's latest signed checkpoint", openapi_extra={"responses": CHECKPOINT}
 )
 def latest_checkpoint(request):
+    if unknown := unknown_parameters_message(request, set()):
+        return refused(400, "bad_request", unknown)
     checkpoint = log_checkpoints.latest()
     if checkpoint is None:
         return refused(404, "not_found", "No log checkpoint has been signed yet.")
@@ -72,7 +87,11 @@ CONSISTENCY = {
             }
         },
     },
-    400: {"description": "Sizes not 1 <= first <= second <= the latest checkpoint's size.", **ERROR},
+    400: {
+        "description": "Sizes not decimal digits alone, not 1 <= first <= second <= the latest checkpoint's size, "
+        "or a query parameter other than first and second.",
+        **ERROR,
+    },
     429: {"description": "Too many requests from this address.", **ERROR},
 }
 
@@ -84,6 +103,8 @@ CONSISTENCY = {
     openapi_extra={"responses": CONSISTENCY},
 )
 def consistency(request, sizes: Query[Sizes]):
+    if unknown := unknown_parameters_message(request, {"first", "second"}):
+        return refused(400, "bad_request", unknown)
     newest = log_checkpoints.latest()
     if newest is None or not sizes.first <= sizes.second <= newest.tree_size:
         limit = newest.tree_size if newest else 0

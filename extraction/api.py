@@ -140,15 +140,16 @@ def submission_document(submission: Submission) -> dict:
 
 def unknown_parameters(request, known: set[str]) -> Status | None:
     """A misspelt filter is a 400 naming it, never silently ignored (which would list everything)."""
-    unknown = sorted(set(request.GET) - known)
-    if unknown:
-        return error(
-            request,
-            400,
-            "bad_request",
-            f"Unknown query parameter(s): {', '.join(unknown)[:200]}; this operation takes {', '.join(sorted(known))}.",
-        )
+    if message := unknown_parameters_message(request, known):
+        return error(request, 400, "bad_request", message)
     return None
+
+
+def unknown_parameters_message(request, known: set[str]) -> str:
+    """Why the request's query is refused (its parameters not in `known`), or "" when it is not."""
+    unknown = sorted(set(request.GET) - known)
+    takes = ", ".join(sorted(known)) or "none"
+    return f"Unknown query parameter(s): {', '.join(unknown)[:200]}; this operation takes {takes}." if unknown else ""
 
 
 def _who(request) -> str:

@@ -15,6 +15,7 @@ from audit.log_api import router as transparency_log
 from extraction.accounts import ServiceAccount
 from extraction.api import router as bundles
 from extraction.uploads import discard_part_written
+from portal.clients import client_address
 from portal.errors import REFUSED, refused
 
 
@@ -23,8 +24,19 @@ class TokenAuth(HttpBearer):
         return ServiceAccount.for_token(token)
 
 
+class ClientRateThrottle(AuthRateThrottle):
+    """Per service account; a caller without one (the public log endpoints) per client address.
+
+    django-ninja's own address would be the raw X-Forwarded-For, which the caller writes: a new header on each
+    request would make each one a new caller.
+    """
+
+    def get_ident(self, request) -> str:
+        return client_address(request)
+
+
 log = logging.getLogger(__name__)
-THROTTLE = AuthRateThrottle(settings.PAGETRAIL_API_RATE)  # per service account, in Django's cache
+THROTTLE = ClientRateThrottle(settings.PAGETRAIL_API_RATE)  # in Django's cache: shared by every process and host
 api = NinjaAPI(
     title="Pagetrail API",
     version="1",
@@ -61,7 +73,9 @@ def http_error(request, exc):
 
 @api.exception_handler(ValidationError)
 def invalid(request, exc):
-    return error(request, 400, "bad_request", f"The request is not well-formed: {exc.errors}"[:500])
+    """Where and what, for each problem ("query first: ..."); never the input itself, which may be anything."""
+    problems = "; ".join(f"{' '.join(map(str, e.get('loc', ())))}: {e.get('msg', '')}" for e in exc.errors)
+    return error(request, 400, "bad_request", f"The request is not well-formed: {problems}"[:500])
 
 
 @api.exception_handler(MultiPartParserError)

@@ -7,6 +7,9 @@ a time, and one held by a slow client is killed at `timeout` and replaced. Comma
 import multiprocessing
 import os
 
+from gunicorn.glogging import Logger
+
+from portal.clients import client_address
 from portal.settings import LOGGING
 
 bind = os.environ.get("PAGETRAIL_WEB_BIND", "127.0.0.1:8000")
@@ -29,3 +32,13 @@ logconfig_dict = LOGGING
 # No control socket: it lives at one path in the home directory, which several instances on a host would share.
 control_socket_disable = True
 access_log_format = '%(h)s "%(r)s" %(s)s %(B)s %(M)sms "%(a)s"'
+
+
+class AccessLog(Logger):
+    """%(h)s is the client address the throttles and the login lockout count by, not a proxy's REMOTE_ADDR."""
+
+    def atoms(self, resp, req, environ, request_time):
+        return {**super().atoms(resp, req, environ, request_time), "h": client_address(environ)}
+
+
+logger_class = AccessLog

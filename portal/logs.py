@@ -13,10 +13,18 @@ _context: ContextVar[Mapping] = ContextVar("pagetrail_log_context", default=Mapp
 
 SECRETS = [
     re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+"),
+    re.compile(r"(?i)\b(basic\s+)[A-Za-z0-9+/]{8,}=*"),
     re.compile(r"\bpt_[A-Za-z0-9_-]{16,}"),  # service-account tokens
     re.compile(r"(?i)([?&](?:X-Amz-Signature|X-Amz-Credential|X-Amz-Security-Token|Signature|AWSAccessKeyId)=)[^&\s]+"),
-    re.compile(r"(?i)((?:api[_-]?key|secret|password|token)[\"']?\s*[:=]\s*[\"']?)[^\s\"',&]+"),
+    re.compile(r"(?i)((?:api[_-]?key|secret|password|passwd|token|sessionid)[\"']?\s*[:=]\s*[\"']?)[^\s\"',&;]+"),
+    # Signed URLs and documents (`signature=...`, `"signature": "..."`), not prose ("bad signature: ...").
+    re.compile(r"(?i)(signature(?:=|[\"']\s*:\s*[\"']))[^\s\"'&,;]+"),
+    # A whole header value, as a header line or as a key in a printed dict or WSGI environ: every cookie at once.
+    re.compile(r"(?i)((?:authorization|cookie)[\"']?\s*[:=]\s*[\"']?)[^\"'\r\n]+"),
 ]
+# What every LogRecord has; anything else on a record was passed in `extra` (Django passes the request object).
+STANDARD_FIELDS = frozenset(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {"message", "asctime"}
+SECRET_NAME = re.compile(r"(?i)api_?key|secret|password|token|signature|cookie|authorization|session")
 
 
 @contextmanager
@@ -33,6 +41,16 @@ def scrub(text: str) -> str:
     for pattern in SECRETS:
         text = pattern.sub(lambda m: (m.group(1) if m.groups() else "") + "[redacted]", text)
     return text
+
+
+def scrubbed_field(name: str, value):
+    """An extra field as a formatter may print it: numbers as they are, anything else as scrubbed text.
+
+    A field named for a secret is dropped whole: its value alone (`extra={"token": ...}`) matches no pattern.
+    """
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    return "[redacted]" if SECRET_NAME.search(name) else scrub(str(value))
 
 
 class RefusalWithoutTraceback(logging.Filter):
@@ -52,6 +70,8 @@ class ContextFilter(logging.Filter):
         record.correlation_id = context.get("correlation_id", "")
         record.job_id = context.get("job_id")
         record.msg, record.args = scrub(record.getMessage()), ()
+        for name in record.__dict__.keys() - STANDARD_FIELDS:
+            setattr(record, name, scrubbed_field(name, getattr(record, name)))
         if record.exc_info:
             record.exc_text = record.exc_text or logging.Formatter().formatException(record.exc_info)
             # Formatters that format the exception again from exc_info (python-json-logger) would print it

@@ -149,7 +149,7 @@ AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "login_locked_out.html"
 # Reverse proxies in front of the portal that append to X-Forwarded-For (0: clients connect directly).
 PAGETRAIL_PROXY_COUNT = env.int("PAGETRAIL_PROXY_COUNT", default=0)
-AXES_CLIENT_IP_CALLABLE = "portal.lockout.client_address"
+AXES_CLIENT_IP_CALLABLE = "portal.clients.client_address"
 # A second factor (TOTP, enrolled at /account/two-factor/) is required of superusers and retention approvers when
 # this is on; everyone with an enrolled device is asked for a code at login either way.
 PAGETRAIL_REQUIRE_MFA = env.bool("PAGETRAIL_REQUIRE_MFA", default=SHARED_DEPLOYMENT)
@@ -398,15 +398,22 @@ Q_CLUSTER["ALT_CLUSTERS"] = {
         "retry": _INTAKE_TIMEOUT + 60,
     },
 }
+# The API's rate limits count in this cache, so it is shared by every web process (gunicorn's workers) and every
+# host: Redis in production, files in the data dir on the one host of the embedded profile (never a process's memory).
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+        "LOCATION": str(DATA_DIR / "cache"),
+        # Room for many callers: a full cache forgets a third of its counts at once.
+        "OPTIONS": {"MAX_ENTRIES": 10_000},
+    }
+}
 if REDIS_URL:
     Q_CLUSTER["redis"] = REDIS_URL
-    # Shared by every web process, so the API's per-account rate limit holds across them.
-    CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": REDIS_URL,
-            "KEY_PREFIX": Q_CLUSTER["name"],
-        }
+    CACHES["default"] = {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": Q_CLUSTER["name"],
     }
 else:
     Q_CLUSTER["orm"] = "default"
@@ -435,6 +442,9 @@ LOGGING = {
     # runserver's access log too (Django gives it a handler of its own): request lines are scrubbed like the rest.
     "loggers": {
         "pikepdf": {"level": "WARNING"},
+        # Django's default configuration gives "django" a console handler of its own (under DEBUG) that scrubs nothing:
+        # its lines reach the root's handler alone.
+        "django": {"handlers": [], "level": "INFO"},
         "django.request": {"filters": ["refusal"]},  # PermissionDenied is logged with its traceback
         "django.server": {"handlers": ["console"], "level": "INFO", "propagate": False},
         # gunicorn's own logs (portal/gunicorn.conf.py hands gunicorn this whole configuration).

@@ -57,6 +57,15 @@ def test_secrets_are_scrubbed_from_every_line(json_lines, secret, line):
     assert secret not in json.dumps(json_lines()) and "[redacted]" in scrub(line)
 
 
+def test_extra_fields_are_scrubbed_like_the_message(json_lines):
+    """Django logs each refused request with the request itself as `extra`; JSON prints every extra field."""
+    fields = {"request": "<WSGIRequest: GET '/api/v1/jobs?token=hunter2&password=hunter3'>", "api_token": "hunter4"}
+    logging.getLogger("pagetrail.test").warning("Unauthorized: /api/v1/jobs", extra={**fields, "status_code": 401})
+    [line] = [entry for entry in json_lines() if entry["name"] == "pagetrail.test"]
+    assert "hunter" not in json.dumps(line) and line["status_code"] == 401
+    assert line["request"] == "<WSGIRequest: GET '/api/v1/jobs?token=[redacted]&password=[redacted]'>"
+
+
 def test_a_traceback_is_scrubbed_in_json_too(json_lines):
     try:
         raise RuntimeError("upstream said: Authorization: Bearer pt_AbCdEfGhIjKlMnOpQrStUv rejected")

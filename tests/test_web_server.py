@@ -130,3 +130,10 @@ def test_a_token_in_a_query_string_is_refused_and_never_logged(gunicorn):
     assert outcome.status == 401 and b'"unauthenticated"' in outcome.response
     assert "GET /api/v1/jobs?token=[redacted]" in gunicorn.wait_for_log("/api/v1/jobs?token=")
     assert token not in gunicorn.log()
+
+
+def test_a_lowercase_scheme_and_a_trailing_space_after_the_token_are_accepted(gunicorn):
+    """As docs/api.md says: auth schemes are case-insensitive, and the server strips whitespace around a value."""
+    token = gunicorn.bearer().split()[-1]
+    head = f"GET /api/v1/jobs HTTP/1.0\r\nHost: 127.0.0.1\r\nAuthorization: bearer {token} \r\n\r\n"
+    assert request(gunicorn.port, head.encode()).status == 200

@@ -40,13 +40,14 @@ def free_port() -> int:
 
 
 class WebServer:
-    """`kind` is "runserver" or "gunicorn"; the portal in `data_dir` is migrated first."""
+    """`kind` is "runserver" or "gunicorn"; the portal in `data_dir` is migrated first. Several servers on one
+    data dir (several hosts of one deployment) need a `log_name` each."""
 
-    def __init__(self, kind: str, data_dir: Path, *gunicorn_args: str, **env):
+    def __init__(self, kind: str, data_dir: Path, *gunicorn_args: str, log_name: str = "", **env):
         self.portal = Portal(data_dir, **env)
         self.portal.manage("migrate", "--noinput")
         self.port = free_port()
-        self.log_path = data_dir / f"{kind}.log"
+        self.log_path = data_dir / f"{log_name or kind}.log"
         address = f"127.0.0.1:{self.port}"
         command = (
             [sys.executable, "manage.py", "runserver", "--insecure", "--noreload", address]

@@ -15,11 +15,16 @@ from tests.audit.test_verify import completed  # noqa: F401 (a fixture)
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def token(completed):  # noqa: F811
+@pytest.fixture(autouse=True)
+def no_rate_limit_history():
+    """The counts live in a cache every process shares (files in the data dir): earlier tests and runs leave some."""
     from django.core.cache import cache
 
-    cache.clear()  # rate-limit history of earlier tests
+    cache.clear()
+
+
+@pytest.fixture
+def token(completed):  # noqa: F811
     account = ServiceAccount.objects.create(name="claims-ingest")
     Job.objects.update(account=account)
     return account.issue_token()
@@ -82,3 +87,19 @@ def test_it_proves_a_later_checkpoint_extends_an_earlier_one(completed):  # noqa
     first_root = merkle.root([merkle.leaf_hash(leaf.record_bytes()) for leaf in records])  # from the records' bytes
     assert merkle.verify_consistency(first, older.size, first_root, older.root, proof)
     assert Client().get(f"/api/v1/log/consistency?first={first}&second={older.size + 1}").status_code == 400
+
+
+@pytest.mark.parametrize("size", [" 1", "+1", "1 ", "01", "1.0", "1e0", "0x1"])
+def test_a_tree_size_not_written_in_decimal_digits_alone_is_refused(completed, size):  # noqa: F811
+    log_checkpoints.write_log_checkpoint()
+    response = Client().get("/api/v1/log/consistency", {"first": size, "second": "2"})
+    assert response.status_code == 400 and response.json()["error"]["code"] == "bad_request"
+    assert response.json()["error"]["message"].startswith("The request is not well-formed: query first: ")
+
+
+@pytest.mark.parametrize("path", ["/api/v1/log/checkpoint?since=1", "/api/v1/log/consistency?first=1&second=2&frist=1"])
+def test_the_public_log_endpoints_refuse_a_query_parameter_they_do_not_take(completed, path):  # noqa: F811
+    log_checkpoints.write_log_checkpoint()
+    response = Client().get(path)
+    assert response.status_code == 400 and response.json()["error"]["code"] == "bad_request"
+    assert "Unknown query parameter(s)" in response.json()["error"]["message"]
