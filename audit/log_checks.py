@@ -7,7 +7,7 @@ from django.conf import settings
 from extraction import stores
 
 from . import log_checkpoints, store_witness, timestamps, tlog
-from .models import ActivityEvent, CaseMap, Finding, LogCheckpoint, Manifest, RetentionEvent
+from .models import ActivityEvent, CaseMap, Finding, LogCheckpoint, Manifest, RecoveredRecord, RetentionEvent
 from .verifier import merkle, notes
 
 Kind = Finding.Kind
@@ -41,6 +41,10 @@ def _check_leaves() -> list[Finding]:
     for pk, body, leaf in activity.iterator(chunk_size=1000):
         if problem := _leaf_differs("activity event", body, leaf):
             found.append(_leaf_problem(None, f"activity event {pk}", problem))
+    recovered = RecoveredRecord.objects.order_by("pk").values_list("pk", "kind", "body", "log_leaf__leaf_hash")
+    for pk, kind, body, leaf in recovered:
+        if problem := _leaf_differs(f"recovered {kind}", body, leaf):
+            found.append(_leaf_problem(None, f"recovered record {pk}", problem))
     return found
 
 

@@ -70,6 +70,8 @@ def _boundary_name(leaf: LogLeaf) -> str:
         return case_map_file(leaf.case_map)
     if leaf.kind == LogLeaf.Kind.ACTIVITY:
         return activity_file(leaf.activity_id)
+    if leaf.kind == LogLeaf.Kind.RECOVERED:
+        return f"records/recovered-{leaf.recovered_id}.json"
     return f"records/retention-event-{leaf.retention_event_id}.json"
 
 

@@ -45,14 +45,19 @@ def marker_name(index: int) -> str:
 
 
 def marker(leaf: LogLeaf) -> bytes:
-    """What the store keeps of a position: the leaf, and where its record is (a manifest's stored file; the
-    signed body itself of a retention event or a case map, which have no file of their own)."""
+    """What the store keeps of a position: the leaf, where its record is (a manifest's stored file; the signed
+    body itself of any other record, which has no file of its own) and the record's signature, so that a
+    database that loses the record can re-import it checked (ledger_recovery.py)."""
+    record = leaf.record
     about = (
-        {"sequence": leaf.manifest.sequence, "manifest": leaf.manifest.storage_name}
+        {"sequence": record.sequence, "manifest": record.storage_name}
         if leaf.kind == LogLeaf.Kind.MANIFEST
-        else {leaf.kind: leaf.record.body}
+        else {leaf.kind: record.body}
     )
-    return canonical_bytes({"leaf_index": leaf.index, "leaf_hash": leaf.leaf_hash, "kind": leaf.kind, **about})
+    signed = {"signature": record.signature, "key_id": record.key_id}
+    return canonical_bytes(
+        {"leaf_index": leaf.index, "leaf_hash": leaf.leaf_hash, "kind": leaf.kind, **about, **signed}
+    )
 
 
 def check_position(index: int) -> None:

@@ -15,7 +15,17 @@ from django.db.models.functions import Now
 from extraction import stores
 from extraction.models import Bundle, Job
 
-from . import checkpoints, integrity, log_checkpoints, log_checks, previews, retention, retention_events, signing
+from . import (
+    checkpoints,
+    integrity,
+    ledger_recovery,
+    log_checkpoints,
+    log_checks,
+    previews,
+    retention,
+    retention_events,
+    signing,
+)
 from .alerts import raise_alert
 from .manifests import canonical_bytes
 from .models import GENESIS, ActivityEvent, Asset, Finding, Manifest, PagePreview, VerificationRun
@@ -194,6 +204,7 @@ def _check_store() -> list[Finding]:
     expected |= set(Manifest.objects.values_list("storage_name", flat=True))
     expected |= set(checkpoints.stored_names()) | set(log_checkpoints.stored_names())
     expected |= set(PagePreview.objects.values_list("storage_name", flat=True))
+    expected |= ledger_recovery.stored_names()
     rendering = _previews_in_progress()
     found = []
     for name in stores.walk(stores.outputs()):

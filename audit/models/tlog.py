@@ -10,7 +10,26 @@ from .cases import CaseMap
 from .evidence import Manifest, WriteOnceModel
 from .retention import RetentionEvent
 
-RECORD_FIELDS = ("manifest", "retention_event", "case_map", "activity")
+RECORD_FIELDS = ("manifest", "retention_event", "case_map", "activity", "recovered")
+
+
+class RecoveredRecord(WriteOnceModel):
+    """A ledger record the database lost and the output store kept, re-imported by an operator
+    (audit/ledger_recovery.py): its signed bytes, checked against its store marker's leaf hash, its signature
+    (when the marker carries one) and the stored checkpoints that cover it. Its own rows (a manifest's job and
+    assets, say) stay lost: the record is evidence that they existed, not a restore of them."""
+
+    kind = models.CharField(max_length=20, help_text="The lost record's kind: manifest, retention_event, ...")
+    body = models.TextField(help_text="The signed bytes the leaf hashes (a manifest's file, or a record's body)")
+    signature = models.CharField(max_length=200, blank=True)
+    key_id = models.CharField(max_length=50, blank=True)
+    stored_name = models.CharField(max_length=300, blank=True, help_text="A manifest's file in the output store")
+    checked = models.TextField(help_text="What the recovery checked before re-importing it")
+    recovered_by = models.CharField(max_length=150)
+    recovered_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self):
+        return f"recovered {self.kind}"
 
 
 def _holds_only(kind: str) -> Q:
@@ -32,6 +51,7 @@ class LogLeaf(WriteOnceModel):
         RETENTION_EVENT = "retention_event"
         CASE_MAP = "case_map"
         ACTIVITY = "activity"
+        RECOVERED = "recovered"
 
     index = models.PositiveBigIntegerField(unique=True)
     kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.MANIFEST)
@@ -42,6 +62,9 @@ class LogLeaf(WriteOnceModel):
     case_map = models.OneToOneField(CaseMap, null=True, blank=True, on_delete=models.PROTECT, related_name="log_leaf")
     activity = models.OneToOneField(
         ActivityEvent, null=True, blank=True, on_delete=models.PROTECT, related_name="log_leaf"
+    )
+    recovered = models.OneToOneField(
+        RecoveredRecord, null=True, blank=True, on_delete=models.PROTECT, related_name="log_leaf"
     )
     leaf_hash = models.CharField(max_length=64, help_text="Hex of the RFC 9162 leaf hash")
     RECORDS = RECORD_FIELDS
@@ -54,7 +77,8 @@ class LogLeaf(WriteOnceModel):
                 condition=_holds_only("manifest")
                 | _holds_only("retention_event")
                 | _holds_only("case_map")
-                | _holds_only("activity"),
+                | _holds_only("activity")
+                | _holds_only("recovered"),
                 name="log_leaf_holds_one_record_of_its_kind",
             )
         ]

@@ -1,18 +1,22 @@
 """The output store witnesses the database: a database that lost its newest appends (a restore, a crash that
 lost the last transactions) cannot sign a log position again."""
 
+import json
+
 import pytest
 from django.db import connection
 from django.urls import reverse
 
-from audit import store_witness
-from audit.models import Alert, CaseMap, LogLeaf, Manifest
+from audit import ledger_recovery, log_checkpoints, store_witness
+from audit.models import Alert, CaseMap, LogLeaf, Manifest, RecoveredRecord
 from audit.verify import verify_all
 from extraction.bundle_intake import submit_bundle
+from extraction.kill_switch import set_submissions
 from extraction.models import Job, SubmissionSwitch
 from extraction.runner import run_job
 from extraction.stores import outputs
 from tests import pdfs
+from tests.conftest import read_stored, write_stored
 
 pytestmark = pytest.mark.django_db
 
@@ -126,3 +130,38 @@ def test_a_split_during_a_rollback_is_refused_on_the_review_page(witnessed, admi
     assert not CaseMap.objects.exists()
     assert Alert.objects.filter(kind="ledger_rollback", status=Alert.Status.OPEN).exists()
     assert not SubmissionSwitch.submissions_open()
+
+
+def test_an_operator_re_imports_the_lost_positions_checked_and_the_ledger_grows_again(witnessed, tmp_path):
+    log_checkpoints.write_log_checkpoint()  # witnesses hold a head over the position about to be lost
+    lost = lose_the_newest_append()
+    position = LogLeaf.objects.count()
+    checked = ledger_recovery.recover("ops")  # a dry run: checked, listed, nothing written
+    assert [(p["leaf_index"], p["kind"], p["signature_checked"]) for p in checked] == [(position, "manifest", True)]
+    assert checked[0]["checkpoints"] and not RecoveredRecord.objects.exists()
+    ledger_recovery.recover("ops", apply=True)
+    leaf = LogLeaf.objects.get(index=position)
+    assert (leaf.kind, leaf.leaf_hash, leaf.recovered.body) == ("recovered", lost.log_leaf.leaf_hash, lost.body)
+    assert store_witness.check_at_start() == {"ledger": "in_step", "size": position + 1}
+    set_submissions(True, by="ops", reason="recovered")
+    with open(pdfs.flate_gray(tmp_path), "rb") as fh:
+        job_id = submit_bundle(fh, filename="next.pdf", submitted_by="t").job_id
+    run_job(job_id)
+    assert Job.objects.get(pk=job_id).status == Job.Status.COMPLETED
+    assert Manifest.objects.get(job_id=job_id).log_leaf.index > position  # the lost position was not signed again
+    found = {f.kind for f in verify_all()[0]}
+    assert not found & {"ledger_rollback", "log_mismatch", "log_checkpoint_invalid", "unexpected_output"}, found
+
+
+@pytest.mark.parametrize("tamper", ["manifest file", "marker signature"])
+def test_a_lost_record_that_does_not_check_out_is_not_re_imported(witnessed, tamper):
+    lost = lose_the_newest_append()
+    marker_name = store_witness.marker_name(lost.log_leaf.index)
+    if tamper == "manifest file":
+        write_stored("outputs", lost.storage_name, lost.body.replace('"warnings":[]', '"warnings":["x"]').encode())
+    else:
+        marker = json.loads(read_stored("outputs", marker_name))
+        write_stored("outputs", marker_name, json.dumps({**marker, "signature": "00" * 64}).encode())
+    with pytest.raises(ledger_recovery.RecoveryRefused):
+        ledger_recovery.recover("ops", apply=True)
+    assert not RecoveredRecord.objects.exists()
