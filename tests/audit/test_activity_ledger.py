@@ -162,3 +162,24 @@ def test_activity_while_the_store_is_ahead_is_kept_unlogged_and_named(witnessed)
     assert Alert.objects.filter(kind="ledger_rollback", status=Alert.Status.OPEN).exists()
     assert not SubmissionSwitch.submissions_open()
     assert any(f.name == f"activity event {event.pk}" and f.kind == "log_mismatch" for f in verify_all()[0])
+
+
+def test_openssl_verifies_an_activity_file_as_docs_evidence_md_shows(chain, out):  # noqa: F811
+    import base64 as b64
+    import subprocess
+    import zipfile
+
+    flag(chain.get(sequence=2))
+    package = export(out)
+    index = index_of(package)
+    entry = index["activity"][-1]
+    with zipfile.ZipFile(package) as zf:
+        (out / "A.json").write_bytes(zf.read(entry["file"]))
+        keys = json.loads(zf.read("keys.json"))["keys"]
+    public = b64.b64decode(next(k["public_key"] for k in keys if k["key_id"] == entry["key_id"]))
+    (out / "pub.der").write_bytes(bytes.fromhex("302a300506032b6570032100") + public)
+    (out / "asig.bin").write_bytes(bytes.fromhex(entry["signature"]))
+    run = lambda *args: subprocess.run(["openssl", *args], cwd=out, capture_output=True, text=True)  # noqa: E731
+    assert run("pkey", "-pubin", "-inform", "DER", "-in", "pub.der", "-out", "pub.pem").returncode == 0
+    done = run("pkeyutl", "-verify", "-pubin", "-inkey", "pub.pem", "-rawin", "-in", "A.json", "-sigfile", "asig.bin")
+    assert "Signature Verified Successfully" in done.stdout, done.stdout + done.stderr
