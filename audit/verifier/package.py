@@ -334,23 +334,13 @@ def _check_case_maps(zf, index, report: Report, head) -> None:
     own = index.get("case_map") if isinstance(index.get("case_map"), dict) else None
     for entry in ([own] if own else []) + _list(index, "case_maps"):
         where = str(entry.get("file") or "case map")
-        data = _read(zf, where, report)
+        data = _signed_file(zf, where, entry, "created_at", report)
         if data is None:
             continue
-        if hashlib.sha256(data).hexdigest() != entry.get("sha256"):
-            report.fail(where, "the case map's bytes do not match the sha256 in index.json")
-        report.check_signature(where, data, entry.get("signature"), entry.get("key_id"), entry.get("created_at"))
         if _version(index) >= LEDGER_CASE_MAPS:
             _check_in_ledger(where, data, proofs.get(entry.get("sha256")), head, report)
         if entry is own:
             _check_case(where, data, entry, index, report)
-
-
-def _check_in_ledger(where, data: bytes, proof, head, report: Report) -> None:
-    if head is not None and isinstance(proof, dict) and package_log.proves(data, proof, head, report):
-        report.record_leaves[proof["leaf_index"]] = package_log.signed_at(data)
-    else:
-        report.fail(where, "is not in the ledger: no inclusion proof leads from its bytes to the package's checkpoint")
 
 
 def _check_activity(zf, index, report: Report, head) -> None:
@@ -358,19 +348,27 @@ def _check_activity(zf, index, report: Report, head) -> None:
     proofs = {p.get("id"): p for p in _list(_dict(index, "log"), "activity_inclusion")}
     for entry in _list(index, "activity"):
         where = str(entry.get("file") or "activity event")
-        data = _read(zf, where, report)
-        if data is None:
-            continue
-        if hashlib.sha256(data).hexdigest() != entry.get("sha256"):
-            report.fail(where, "the activity event's bytes do not match the sha256 in index.json")
-        report.check_signature(where, data, entry.get("signature"), entry.get("key_id"), entry.get("signed_at"))
-        proof = proofs.get(entry.get("id"))
-        if head is not None and isinstance(proof, dict) and package_log.proves(data, proof, head, report):
-            report.record_leaves[proof["leaf_index"]] = package_log.signed_at(data)
-        else:
-            report.fail(
-                where, "is not in the ledger: no inclusion proof leads from its bytes to the package's checkpoint"
-            )
+        data = _signed_file(zf, where, entry, "signed_at", report)
+        if data is not None:
+            _check_in_ledger(where, data, proofs.get(entry.get("id")), head, report)
+
+
+def _signed_file(zf, where, entry, time_field: str, report: Report) -> bytes | None:
+    """A record's file: its bytes as index.json's sha256 says, its signature as of the time it gives."""
+    data = _read(zf, where, report)
+    if data is None:
+        return None
+    if hashlib.sha256(data).hexdigest() != entry.get("sha256"):
+        report.fail(where, "the record's bytes do not match the sha256 in index.json")
+    report.check_signature(where, data, entry.get("signature"), entry.get("key_id"), entry.get(time_field))
+    return data
+
+
+def _check_in_ledger(where, data: bytes, proof, head, report: Report) -> None:
+    if head is not None and isinstance(proof, dict) and package_log.proves(data, proof, head, report):
+        report.record_leaves[proof["leaf_index"]] = package_log.signed_at(data)
+    else:
+        report.fail(where, "is not in the ledger: no inclusion proof leads from its bytes to the package's checkpoint")
 
 
 def _check_case(where, data: bytes, entry, index, report: Report) -> None:

@@ -145,7 +145,7 @@ def test_an_activity_file_edited_in_a_package_fails(chain, out):  # noqa: F811
     def edit(members):
         members[name] = members[name].replace(b'"rita"', b'"omar"')
 
-    failed(verify(rewrite(package, edit)), name, "do not match the sha256")
+    failed(verify(rewrite(package, edit)), name, "bytes do not match the sha256")
 
 
 def open_member(package, name) -> str:

@@ -106,7 +106,7 @@ def test_a_tampered_case_map_in_a_case_package_fails_offline(manifest, tmp_path)
         members[name] = members[name].replace(b'"claim A"', b'"claim Z"')
 
     done = verify(rewrite(package, rename_the_case))
-    assert done.returncode == 1 and "case map's bytes do not match" in done.stdout
+    assert done.returncode == 1 and "record's bytes do not match" in done.stdout
 
 
 def test_an_admin_exports_a_case_package_from_the_cases_list(admin_client, manifest):
