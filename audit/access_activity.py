@@ -1,5 +1,6 @@
 """Changes to who may do what become activity events: users, groups, their permissions and memberships, service
-accounts and their tokens (tokens: extraction/accounts.py sends them). Admin changes come with their actor from
+accounts and their tokens (tokens: extraction/accounts.py sends them), second-factor devices changed in the admin
+(enrolment codes and resets: portal/enrolment.py sends them). Admin changes come with their actor from
 the admin's own change entry; membership and permission changes with their exact before and after, made by the
 request's user (portal/actor.py) or `system`."""
 
@@ -10,7 +11,7 @@ from portal import actor
 
 from .models import ActivityEvent
 
-WATCHED = {("auth", "user"), ("auth", "group"), ("extraction", "serviceaccount")}
+WATCHED = {("auth", "user"), ("auth", "group"), ("extraction", "serviceaccount"), ("otp_totp", "totpdevice")}
 VERBS = {ADDITION: "added", CHANGE: "changed", DELETION: "deleted"}
 
 

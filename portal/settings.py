@@ -70,6 +70,7 @@ INSTALLED_APPS = [
     "django_otp",
     "django_otp.plugins.otp_totp",
     "audit",
+    "portal",  # its models: enrolment codes and recovery codes (portal/models.py); its admin adds the user actions
 ]
 
 MIDDLEWARE = [
@@ -151,9 +152,12 @@ AXES_LOCKOUT_TEMPLATE = "login_locked_out.html"
 PAGETRAIL_PROXY_COUNT = env.int("PAGETRAIL_PROXY_COUNT", default=0)
 AXES_CLIENT_IP_CALLABLE = "portal.clients.client_address"
 # A second factor (TOTP, enrolled at /account/two-factor/) is required of superusers and retention approvers when
-# this is on; everyone with an enrolled device is asked for a code at login either way.
+# this is on, and enrolling then takes an enrolment code another administrator issued (portal/enrolment.py);
+# everyone with an enrolled device is asked for a code at login either way.
 PAGETRAIL_REQUIRE_MFA = env.bool("PAGETRAIL_REQUIRE_MFA", default=SHARED_DEPLOYMENT)
 OTP_TOTP_ISSUER = env.str("PAGETRAIL_MFA_ISSUER", default="Pagetrail")
+# The admin's TOTP device pages never show a device's key or QR code: an administrator could copy another's factor.
+OTP_ADMIN_HIDE_SENSITIVE_DATA = True
 # A staff session ends after this many seconds however active it is, and when the browser closes.
 SESSION_COOKIE_AGE = env.int("SESSION_COOKIE_AGE", default=8 * 3600)
 SESSION_EXPIRE_AT_BROWSER_CLOSE = env.bool("SESSION_EXPIRE_AT_BROWSER_CLOSE", default=True)

@@ -228,16 +228,44 @@ def test_a_retention_approver_enrols_an_authenticator_before_anything_else(brows
 
     from django_otp.oath import totp
 
+    from portal.enrolment import issue_code
+
     settings.PAGETRAIL_REQUIRE_MFA = True  # the production profile
-    user("amy", "Retention approver")
+    code = issue_code(user("amy", "Retention approver"), "ada")
     page = log_in(browser, live_server, "amy")
     page.wait_for_url("**/account/two-factor/**")
+    assert page.locator("#enrol-secret").count() == 0  # the password alone shows no secret
+    page.fill("#id_enrolment_code", code)
+    page.click("#enrolment-code-form input[type=submit]")
     secret = b32decode(page.inner_text("#enrol-secret"))
     page.fill("#id_otp_token", f"{totp(secret):06d}")
     page.click("#two-factor-form input[type=submit]")
+    assert len(page.locator("#recovery-codes li").all()) == 10
+    page.click("#recovery-codes-done")
     page.wait_for_url("**/admin/")
     assert "Retention policies" in page.inner_text("#content")
     assert User.objects.get(username="amy").totpdevice_set.get().confirmed
+
+
+def test_a_superuser_issues_an_enrolment_code_that_another_enrols_with(browser, live_server, settings):
+    from django_otp.oath import totp
+    from django_otp.plugins.otp_totp.models import TOTPDevice
+
+    settings.PAGETRAIL_REQUIRE_MFA = True  # the production profile
+    device = TOTPDevice.objects.create(user=user("ada", superuser=True), name="phone", confirmed=True)
+    sam = user("sam", superuser=True)
+    page = log_in(browser, live_server, "ada", code=f"{totp(device.bin_key):06d}")
+    page.wait_for_url(f"{live_server.url}/admin/")
+    page.goto(f"{live_server.url}/admin/auth/user/")
+    page.check(f"input.action-select[value='{sam.pk}']")
+    page.select_option("select[name=action]", "issue_enrolment_codes")
+    page.click("button[name=index]")
+    code = page.inner_text("#enrolment-codes code")
+    other = log_in(browser, live_server, "sam")
+    other.wait_for_url("**/account/two-factor/**")
+    other.fill("#id_enrolment_code", code)
+    other.click("#enrolment-code-form input[type=submit]")
+    assert other.locator("#enrol-secret").count() == 1
 
 
 def test_a_user_with_an_authenticator_logs_in_only_with_its_current_code(browser, live_server):

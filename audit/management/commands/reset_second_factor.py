@@ -1,12 +1,14 @@
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
-from django_otp.plugins.otp_totp.models import TOTPDevice
+
+from portal import enrolment
+from portal.actor import SYSTEM
 
 
 class Command(BaseCommand):
     help = (
-        "Remove a user's authenticator (a lost phone): they log in with their password and enrol a new one "
-        "at /account/two-factor/. For when no superuser can delete it under 'TOTP devices'."
+        "Remove a user's authenticator and recovery codes (a lost phone): they enrol a new one at /account/two-factor/ "
+        "(with an enrolment code where one is needed: mfa_enrolment_code). For when no other superuser can reset it."
     )
 
     def add_arguments(self, parser):
@@ -16,5 +18,7 @@ class Command(BaseCommand):
         user = get_user_model().objects.filter(username=username).first()
         if user is None:
             raise CommandError(f"No user {username!r}.")
-        removed, _ = TOTPDevice.objects.filter(user=user).delete()
-        self.stdout.write(f"Removed {removed} authenticator(s) of {username}: they enrol again at their next login.")
+        removed = enrolment.reset_devices(user, SYSTEM)
+        self.stdout.write(
+            f"Removed {removed} second-factor device(s) of {username}: they enrol again at their next login."
+        )
