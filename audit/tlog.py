@@ -2,7 +2,7 @@
 activity event) under one lock, and the tree the leaves form (proofs: verifier/merkle.py).
 
 Beside each leaf, the hashes of the complete subtrees it completes (LogSubtree): a proof or a checkpoint's root at
-any size reads O(log n) stored hashes in two queries, never every leaf."""
+any size reads O(log n) stored hashes in one query, never every leaf."""
 
 import functools
 import itertools
@@ -51,7 +51,8 @@ def append(record: Manifest | RetentionEvent | CaseMap | ActivityEvent) -> LogLe
 
 def store_subtrees(start: int, leaves: list[bytes]) -> None:
     """The complete subtrees that `leaves`, just written at `start`, complete: in the caller's transaction, which
-    holds lock() (one query for the subtrees of the log before them that they pair with, one to write)."""
+    holds lock() (one query for the subtrees of the log before them that they pair with, one to write them all, the
+    leaves' own rows among them)."""
     frontier = merkle.subtrees(0, start)
     found = hashes(frontier)
     closed = merkle.closed_subtrees(start, [found[part] for part in frontier], leaves)
@@ -104,13 +105,8 @@ CHUNK = 500  # places per query: well under SQLite's limit on a statement's para
 
 def hashes(wanted: Iterable[merkle.Subtree]) -> dict[merkle.Subtree, bytes]:
     """The stored hashes of these complete subtrees (level 0: the leaves'); LogGap when one is missing."""
-    wanted = set(wanted)
-    leaves = sorted(index for level, index in wanted if level == 0)
-    found = {}
-    for chunk in _chunks(leaves):
-        for index, hexed in LogLeaf.objects.filter(index__in=chunk).values_list("index", "leaf_hash"):
-            found[0, index] = bytes.fromhex(hexed)
-    for chunk in _chunks(sorted(part for part in wanted if part[0])):
+    wanted, found = set(wanted), {}
+    for chunk in _chunks(sorted(wanted)):
         by_level = itertools.groupby(chunk, key=operator.itemgetter(0))
         places = functools.reduce(operator.or_, (Q(level=lv, index__in=[k for _, k in ks]) for lv, ks in by_level))
         for level, index, hexed in LogSubtree.objects.filter(places).values_list("level", "index", "hash"):

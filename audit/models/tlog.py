@@ -72,9 +72,10 @@ class LogLeaf(WriteOnceModel):
 
 
 class LogSubtree(WriteOnceModel):
-    """The hash of a complete subtree of the log: 2**level leaves from index * 2**level (level 1 and up; level 0 is
-    LogLeaf.leaf_hash). Written with the leaf that completes it, in its transaction and under the log's lock
-    (audit/tlog.py), so a proof or a checkpoint's root at any size reads O(log n) of these instead of every leaf.
+    """The hash of a complete subtree of the log: 2**level leaves from index * 2**level. Written with the leaf that
+    completes it, in its transaction and under the log's lock (audit/tlog.py), so a proof or a checkpoint's root at
+    any size reads O(log n) of these instead of every leaf. Level 0 repeats LogLeaf.leaf_hash so that one query of
+    one table answers a proof, and an append reads and writes the same number of rows at every index.
 
     Derived from the leaves and never changed (a complete subtree stays complete); verification rebuilds them all
     from the leaves and reports any that differ (log_checks.py).

@@ -175,12 +175,13 @@ def needs(size: int, leaves=(), firsts=(), root: bool = False) -> set[Subtree]:
 
 
 def closed_subtrees(start: int, frontier: list[bytes], leaves: Iterable[bytes]) -> Iterator[tuple[int, int, bytes]]:
-    """(level, index, hash) of each complete subtree of level 1 or more that `leaves`, appended at `start`, close,
-    in the order they close. `frontier`: the hashes of subtrees(0, start), in that order (a log of `start` leaves'
-    complete subtrees that later leaves pair with)."""
+    """(level, index, hash) of each complete subtree that `leaves`, appended at `start`, complete, in the order they
+    complete them: each leaf (level 0), then the subtrees it closes. `frontier`: the hashes of subtrees(0, start), in
+    that order (the complete subtrees of a log of `start` leaves that later leaves pair with)."""
     stack = [(level, h) for (level, _), h in zip(subtrees(0, start), frontier, strict=True)]
     for n, leaf in enumerate(leaves, start + 1):
         stack.append((0, leaf))
+        yield 0, n - 1, leaf
         while len(stack) > 1 and stack[-1][0] == stack[-2][0]:  # two complete subtrees of one size make one
             (level, right), (_, left) = stack.pop(), stack.pop()
             stack.append((level + 1, node_hash(left, right)))
