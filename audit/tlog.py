@@ -83,7 +83,7 @@ def leaf_hashes(size: int | None = None) -> list[bytes]:
 
 
 def leaf_count() -> int:
-    """The number of leaves (one past the newest index: a gap shows in proofs and verification, not here)."""
+    """The number of leaves (one past the newest index: verification, not this, finds a gap)."""
     last = LogLeaf.objects.aggregate(last=Max("index"))["last"]
     return 0 if last is None else last + 1
 
@@ -122,4 +122,5 @@ def _chunks(items: list) -> list[list]:
 
 
 class LogGap(RuntimeError):
-    """The log's rows are not the contiguous leaves 0..n-1 (rows deleted or renumbered behind our back)."""
+    """The log's rows are not the contiguous leaves 0..n-1 and their subtrees (rows deleted or renumbered behind
+    our back)."""
