@@ -218,7 +218,7 @@ def _log_rows(log: dict | None) -> list[list]:
     return [
         [
             f"ledger {r['proof']}, {largest:,} leaves",
-            f"{r['stored_ms']:.1f} ms, {r['stored_queries']} queries",
+            f"{r['stored_ms']:.1f} ms, {r['stored_queries']} quer{'y' if r['stored_queries'] == 1 else 'ies'}",
             f"rebuild from every leaf {r['rebuilt_ms']:,.0f} ms",
             f"{r['ratio']:,.0f}× faster",
             "milliseconds, a handful of queries",
