@@ -116,13 +116,15 @@ def _reimport(found: dict, by: str) -> None:
         ),
         recovered_by=by[:150],
     )
+    hashed = merkle.leaf_hash(found["body"])
     LogLeaf.objects.create(
         index=found["leaf_index"],
         kind=LogLeaf.Kind.RECOVERED,
         recovered=record,
-        leaf_hash=merkle.leaf_hash(found["body"]).hex(),
+        leaf_hash=hashed.hex(),
         created_at=record.recovered_at,
     )
+    tlog.store_subtrees(found["leaf_index"], [hashed])
 
 
 def stored_names() -> set[str]:

@@ -109,7 +109,7 @@ def consistency(request, sizes: Query[Sizes]):
     if newest is None or not sizes.first <= sizes.second <= newest.tree_size:
         limit = newest.tree_size if newest else 0
         return refused(400, "bad_request", f"Ask for 1 <= first <= second <= {limit} (the latest checkpoint's size).")
-    proof = tlog.tree(sizes.second).consistency_proof(sizes.first)
+    proof = tlog.tree(sizes.second, firsts=[sizes.first]).consistency_proof(sizes.first)
     return {"first": sizes.first, "second": sizes.second, "proof": b64(proof)}
 
 
@@ -160,7 +160,7 @@ def inclusion_proof(request, manifest_id: RowId, size: Query[TreeSize]):
     leaf = getattr(manifest, "log_leaf", None)
     if leaf is None or leaf.index >= checkpoint.tree_size:
         return refused(409, "not_checkpointed", "No signed checkpoint of that size holds this manifest yet.")
-    proof = tlog.tree(checkpoint.tree_size).inclusion_proof(leaf.index)
+    proof = tlog.tree(checkpoint.tree_size, leaves=[leaf.index]).inclusion_proof(leaf.index)
     return {
         "manifest": manifest.pk,
         "leaf_index": leaf.index,

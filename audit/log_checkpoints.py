@@ -17,7 +17,7 @@ from extraction import stores
 
 from . import signing, timestamps, tlog, worm
 from .models import LogCheckpoint
-from .verifier import merkle, notes
+from .verifier import notes
 
 PREFIX = "tlog"
 NOTE, TOKEN = ".note", ".tsr"
@@ -31,10 +31,10 @@ def storage_name(size: int) -> str:
 def write_log_checkpoint(at=None) -> LogCheckpoint | None:
     """Sign the log's head now; None when it has no leaf or a checkpoint of that size exists."""
     at = at or timezone.now()
-    leaves = tlog.leaf_hashes()
-    if not leaves or LogCheckpoint.objects.filter(tree_size=len(leaves)).exists():
+    size = tlog.leaf_count()
+    if not size or LogCheckpoint.objects.filter(tree_size=size).exists():
         return None
-    return _signed(len(leaves), merkle.root(leaves), at)
+    return _signed(size, tlog.root(size), at)
 
 
 def _signed(size: int, root: bytes, at) -> LogCheckpoint | None:

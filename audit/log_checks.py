@@ -1,13 +1,27 @@
 """What a verification run checks of the transparency log: every manifest is its leaf, the leaves have no gap,
-and every signed checkpoint in the output store is a head of today's log, each consistent with the one before."""
+the stored subtree hashes are the leaves', and every signed checkpoint in the output store is a head of today's
+log, each consistent with the one before."""
+
+from collections import Counter
+from collections.abc import Iterator
 
 from cryptography import x509
 from django.conf import settings
+from django.db.models import F
 
 from extraction import stores
 
 from . import log_checkpoints, store_witness, timestamps, tlog
-from .models import ActivityEvent, CaseMap, Finding, LogCheckpoint, Manifest, RecoveredRecord, RetentionEvent
+from .models import (
+    ActivityEvent,
+    CaseMap,
+    Finding,
+    LogCheckpoint,
+    LogSubtree,
+    Manifest,
+    RecoveredRecord,
+    RetentionEvent,
+)
 from .verifier import merkle, notes
 
 Kind = Finding.Kind
@@ -19,7 +33,7 @@ def check_all() -> list[Finding]:
         leaves = tlog.leaf_hashes()
     except tlog.LogGap as gap:
         return findings + [Finding(kind=Kind.LOG_MISMATCH, detail=f"The log's leaves are not contiguous: {gap}.")]
-    return findings + _check_checkpoints(leaves)
+    return findings + _check_subtrees(leaves) + _check_checkpoints(leaves)
 
 
 def _check_leaves() -> list[Finding]:
@@ -54,6 +68,52 @@ def _leaf_differs(what: str, body: str, leaf: str | None) -> str | None:
     if merkle.leaf_hash(body.encode("utf-8")).hex() != leaf:
         return f"The {what}'s log leaf is not the hash of its bytes."
     return None
+
+
+PROBLEMS = {
+    "differ": "stored subtree hashes differ from the hashes of the leaves under them",
+    "missing": "complete subtrees of the leaves have no stored hash",
+    "extra": "stored subtree hashes have no complete subtree of leaves under them",
+}
+
+
+def _check_subtrees(leaves: list[bytes]) -> list[Finding]:
+    """The stored subtree hashes, which proofs and checkpoints are made from, are exactly the ones the leaves make:
+    one edited would make proofs that no longer follow from the records."""
+    counts, first = Counter(), {}
+    for problem, level, index in _subtree_problems(leaves):
+        counts[problem] += 1
+        first.setdefault(problem, (level, index))
+    return [
+        Finding(
+            kind=Kind.LOG_MISMATCH,
+            name=f"log subtree {first[problem][1]} of level {first[problem][0]}",
+            detail=f"{counts[problem]} {PROBLEMS[problem]} (the first: subtree {first[problem][1]} of level "
+            f"{first[problem][0]}).",
+        )
+        for problem in PROBLEMS
+        if counts[problem]
+    ]
+
+
+def _subtree_problems(leaves: list[bytes]) -> Iterator[tuple[str, int, int]]:
+    """Both in the order the leaves complete them: by the leaf count that completes each, then by level."""
+    made = merkle.closed_subtrees(0, [], leaves)
+    completes = (F("index") + 1).bitleftshift(F("level"))
+    stored = LogSubtree.objects.order_by(completes, "level").values_list("level", "index", "hash")
+    want = next(made, None)
+    for level, index, hexed in stored.iterator(chunk_size=10000):
+        while want and ((want[1] + 1) << want[0], want[0]) < ((index + 1) << level, level):
+            yield "missing", want[0], want[1]
+            want = next(made, None)
+        if want and want[:2] == (level, index):
+            if want[2].hex() != hexed:
+                yield "differ", level, index
+            want = next(made, None)
+        else:
+            yield "extra", level, index
+    for level, index, _ in [want, *made] if want else []:
+        yield "missing", level, index
 
 
 def _check_store_ahead() -> list[Finding]:

@@ -29,7 +29,7 @@ def section(manifests, events, case_maps, activity, at, span=None, put=None) -> 
                 "case_map_inclusion": [], "activity_inclusion": [], "boundaries": []}  # fmt: skip
     others = [*events_at.values(), *maps_at.values(), *activity_at.values()]
     checkpoint = log_checkpoints.covering(max([*places.values(), *others]) + 1, at)
-    tree = tlog.tree(checkpoint.tree_size)
+    tree = tlog.tree(checkpoint.tree_size, leaves=[*places.values(), *others])
     return {
         "checkpoint": checkpoint.note,
         "timestamp": base64.b64encode(bytes(checkpoint.timestamp_token)).decode() or None,
@@ -37,7 +37,7 @@ def section(manifests, events, case_maps, activity, at, span=None, put=None) -> 
         "retention_inclusion": [_proof(tree, index, id=pk) for pk, index in sorted(events_at.items())],
         "case_map_inclusion": [_proof(tree, index, sha256=sha) for sha, index in sorted(maps_at.items())],
         "activity_inclusion": [_proof(tree, index, id=pk) for pk, index in sorted(activity_at.items())],
-        "boundaries": _boundaries(span, list(places.values()), others, tree, put) if span is not None else [],
+        "boundaries": _boundaries(span, list(places.values()), others, tree.size, put) if span is not None else [],
     }
 
 
@@ -45,7 +45,7 @@ def _proof(tree, index: int, **record) -> dict:
     return {**record, "leaf_index": index, "proof": [base64.b64encode(h).decode() for h in tree.inclusion_proof(index)]}
 
 
-def _boundaries(span, manifest_leaves: list[int], other_leaves: list[int], tree, put) -> list[dict]:
+def _boundaries(span, manifest_leaves: list[int], other_leaves: list[int], size: int, put) -> list[dict]:
     """The leaves just outside the range's first and last records, with their records' bytes."""
     start, before = span
     inside = manifest_leaves + [
@@ -54,8 +54,8 @@ def _boundaries(span, manifest_leaves: list[int], other_leaves: list[int], tree,
         if (start is None or leaf.created_at >= start) and (before is None or leaf.created_at < before)
     ]
     first, last = min(inside), max(inside)
-    wanted = [i for i in (first - 1, last + 1) if 0 <= i < tree.size]
-    found = []
+    wanted = [i for i in (first - 1, last + 1) if 0 <= i < size]
+    tree, found = tlog.tree(size, leaves=wanted), []
     for leaf in LogLeaf.objects.filter(index__in=wanted).select_related(*LogLeaf.RECORDS):
         name = _boundary_name(leaf)
         put(name, leaf.record_bytes())

@@ -2,6 +2,7 @@
 
     python -m bench [--scale 1] [--seed 1] [--workers 1,2] [--out var/bench] [--no-references]
                     [--rounds 3] [--no-pipeline] [--production] [--admin-jobs 100000] [--admin-assets 1000000]
+                    [--log-leaves 1000,100000,1000000]
 
 Generates (once, then reuses) the deterministic corpus under --out, then times: the raw-copy
 floor, Pagetrail's extractor through the warm child process the product uses (and the same code
@@ -13,7 +14,8 @@ Exits 1 when a correctness check fails (counts against corpus.json, JPEGs passed
 identical outputs whatever the number of workers). Then, each in a process of its own (each sets
 Django up its own way): the whole pipeline against the extractor alone (bench/pipeline.py; with --production
 again on PostgreSQL, Redis and S3, bench/production.py) and the
-admin with --admin-jobs jobs and --admin-assets assets loaded (bench/admin_scale.py; 0 skips it).
+admin with --admin-jobs jobs and --admin-assets assets loaded (bench/admin_scale.py; 0 skips it), and the
+ledger's proofs at --log-leaves leaves, from stored subtree hashes against a rebuild (bench/log_proofs.py; 0 skips).
 Last, a summary: each target beside its reference. Never a pass/fail on time:
 these figures are for reading.
 """
@@ -81,9 +83,13 @@ def main(argv: list[str] | None = None) -> int:
             "--data",
             str(options.out.parent / "admin"),
         )
+    if options.log_leaves != "0":
+        figures["log"] = in_own_process(
+            "log_proofs", "--leaves", options.log_leaves, "--data", str(options.out.parent / "log")
+        )
     failures += [
         f"{part}: {failure}"
-        for part in ("pipeline", "pipeline_production", "admin")
+        for part in ("pipeline", "pipeline_production", "admin", "log")
         for failure in figures.get(part, {}).get("failures", [])
     ]
     print_summary(figures)
@@ -124,6 +130,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--admin-jobs", type=int, default=100_000, help="jobs loaded for the admin; 0 skips it")
     parser.add_argument("--admin-assets", type=int, default=1_000_000)
+    parser.add_argument("--log-leaves", default="1000,100000,1000000", help="ledger sizes for proofs; 0 skips them")
     options = parser.parse_args(argv)
     options.workers = [int(w) for w in options.workers.split(",")]
     options.out = options.out / f"corpus-seed{options.seed}-scale{options.scale:g}"

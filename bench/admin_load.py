@@ -136,7 +136,10 @@ class Loader:
 
     def create(self, model, objects: list) -> list:
         self.rows += len(objects)
-        return model.objects.bulk_create(objects, batch_size=INSERT_BATCH)
+        made = model.objects.bulk_create(objects, batch_size=INSERT_BATCH)
+        if model is LogLeaf and made:  # the subtrees the leaves complete, beside them, as tlog.append writes them
+            tlog.store_subtrees(made[0].index, [bytes.fromhex(leaf.leaf_hash) for leaf in made])
+        return made
 
     def at(self, i: int):
         return self.now - timedelta(days=(self.n - 1 - i) / JOBS_PER_DAY)

@@ -17,13 +17,14 @@ from .keys import SigningKey
 from .previews import PagePreview
 from .retention import LegalHoldSync, RetentionAssignment, RetentionEvent, RetentionPolicy
 from .review import ReviewFlag
-from .tlog import LogCheckpoint, LogLeaf, RecoveredRecord
+from .tlog import LogCheckpoint, LogLeaf, LogSubtree, RecoveredRecord
 from .verification import VerificationRun
 
 __all__ = [
     "GENESIS",
     "LogCheckpoint",
     "LogLeaf",
+    "LogSubtree",
     "RecoveredRecord",
     "ActivityEvent",
     "Alert",

@@ -95,6 +95,28 @@ class LogLeaf(WriteOnceModel):
         return f"log leaf {self.index}"
 
 
+class LogSubtree(WriteOnceModel):
+    """The hash of a complete subtree of the log: 2**level leaves from index * 2**level. Written with the leaf that
+    completes it, in its transaction and under the log's lock (audit/tlog.py), so a proof or a checkpoint's root at
+    any size reads O(log n) of these instead of every leaf. Level 0 repeats LogLeaf.leaf_hash so that one query of
+    one table answers a proof, and an append reads and writes the same number of rows at every index.
+
+    Derived from the leaves and never changed (a complete subtree stays complete); verification rebuilds them all
+    from the leaves and reports any that differ (log_checks.py).
+    """
+
+    level = models.PositiveSmallIntegerField()
+    index = models.PositiveBigIntegerField()
+    hash = models.CharField(max_length=64, help_text="Hex of the subtree's RFC 9162 root")
+
+    class Meta:
+        ordering = ["level", "index"]
+        constraints = [models.UniqueConstraint(fields=["level", "index"], name="log_subtree_once_per_place")]
+
+    def __str__(self):
+        return f"log subtree {self.index} of level {self.level}"
+
+
 class LogCheckpoint(WriteOnceModel):
     """A signed tree head in the C2SP tlog-checkpoint format (a signed note), also written to the output store."""
 

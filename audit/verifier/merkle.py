@@ -8,6 +8,7 @@ C2SP witnesses use), so both accept and refuse the same proofs, its test vectors
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Iterator
 
 HASH_SIZE = 32
 EMPTY_ROOT = hashlib.sha256(b"").digest()
@@ -58,22 +59,13 @@ def prefix_roots(leaves: list[bytes], sizes) -> dict[int, bytes]:
     return found
 
 
-class Tree:
-    """The first `size` of `leaves`, remembering subtree roots: many proofs from one tree cost about one pass."""
+class _Proofs:
+    """RFC 9162's proof shapes over `root(lo, hi)`, the root of leaves lo..hi-1, which a subclass supplies."""
 
-    def __init__(self, leaves: list[bytes], size: int | None = None):
-        self.leaves, self.size, self._roots = leaves, len(leaves) if size is None else size, {}
-        if not 0 <= self.size <= len(leaves):
-            raise ProofError(f"a tree of size {self.size} needs that many leaves, not {len(leaves)}")
+    size: int
 
     def root(self, lo: int = 0, hi: int | None = None) -> bytes:
-        hi = self.size if hi is None else hi
-        if hi - lo <= 1:
-            return self.leaves[lo] if hi > lo else EMPTY_ROOT
-        if (lo, hi) not in self._roots:
-            k = _split(hi - lo)
-            self._roots[lo, hi] = node_hash(self.root(lo, lo + k), self.root(lo + k, hi))
-        return self._roots[lo, hi]
+        raise NotImplementedError
 
     def inclusion_proof(self, index: int) -> list[bytes]:
         """PATH(index, D[size])."""
@@ -102,6 +94,98 @@ class Tree:
         if m <= k:
             return self._subproof(m, lo, lo + k, whole) + [self.root(lo + k, hi)]
         return self._subproof(m - k, lo + k, hi, False) + [self.root(lo, lo + k)]
+
+
+class Tree(_Proofs):
+    """The first `size` of `leaves`, remembering subtree roots: many proofs from one tree cost about one pass."""
+
+    def __init__(self, leaves: list[bytes], size: int | None = None):
+        self.leaves, self.size, self._roots = leaves, len(leaves) if size is None else size, {}
+        if not 0 <= self.size <= len(leaves):
+            raise ProofError(f"a tree of size {self.size} needs that many leaves, not {len(leaves)}")
+
+    def root(self, lo: int = 0, hi: int | None = None) -> bytes:
+        hi = self.size if hi is None else hi
+        if hi - lo <= 1:
+            return self.leaves[lo] if hi > lo else EMPTY_ROOT
+        if (lo, hi) not in self._roots:
+            k = _split(hi - lo)
+            self._roots[lo, hi] = node_hash(self.root(lo, lo + k), self.root(lo + k, hi))
+        return self._roots[lo, hi]
+
+
+Subtree = tuple[
+    int, int
+]  # (level, index): the complete subtree of leaves index * 2**level .. (index + 1) * 2**level - 1
+
+
+def subtrees(lo: int, hi: int) -> list[Subtree]:
+    """The complete subtrees that leaves lo..hi-1 split into, largest first: their hashes, folded from the right,
+    are the range's root whenever lo is where RFC 9162's split puts a range (a multiple of its largest power of two
+    below hi - lo), as in every proof."""
+    found = []
+    while lo < hi:
+        level = (hi - lo).bit_length() - 1
+        if lo:
+            level = min(level, (lo & -lo).bit_length() - 1)
+        found.append((level, lo >> level))
+        lo += 1 << level
+    return found
+
+
+class StoredTree(_Proofs):
+    """The tree of `size` leaves, given the hashes of the complete subtrees its proofs need (level 0: the leaves),
+    which `needs` lists: proofs at any size from O(log size) stored hashes, never the leaves."""
+
+    def __init__(self, size: int, hashes: dict[Subtree, bytes]):
+        self.size, self.hashes = size, hashes
+
+    def root(self, lo: int = 0, hi: int | None = None) -> bytes:
+        parts = [self.hashes[part] for part in subtrees(lo, self.size if hi is None else hi)]
+        if not parts:
+            return EMPTY_ROOT
+        top = parts[-1]
+        for left in reversed(parts[:-1]):
+            top = node_hash(left, top)
+        return top
+
+
+class _Wanted(StoredTree):
+    """A tree that notes the subtrees a proof asks for, instead of hashing them."""
+
+    def __init__(self, size: int):
+        super().__init__(size, {})
+
+    def root(self, lo: int = 0, hi: int | None = None) -> bytes:
+        self.hashes.update(dict.fromkeys(subtrees(lo, self.size if hi is None else hi), b""))
+        return b""
+
+
+def needs(size: int, leaves=(), firsts=(), root: bool = False) -> set[Subtree]:
+    """The complete subtrees a StoredTree of `size` needs for the inclusion proofs of `leaves`, the consistency
+    proofs from the sizes in `firsts` and, with `root`, its root. ProofError for an index or size it lacks."""
+    wanted = _Wanted(size)
+    for index in leaves:
+        wanted.inclusion_proof(index)
+    for first in firsts:
+        wanted.consistency_proof(first)
+    if root:
+        wanted.root()
+    return set(wanted.hashes)
+
+
+def closed_subtrees(start: int, frontier: list[bytes], leaves: Iterable[bytes]) -> Iterator[tuple[int, int, bytes]]:
+    """(level, index, hash) of each complete subtree that `leaves`, appended at `start`, complete, in the order they
+    complete them: each leaf (level 0), then the subtrees it closes. `frontier`: the hashes of subtrees(0, start), in
+    that order (the complete subtrees of a log of `start` leaves that later leaves pair with)."""
+    stack = [(level, h) for (level, _), h in zip(subtrees(0, start), frontier, strict=True)]
+    for n, leaf in enumerate(leaves, start + 1):
+        stack.append((0, leaf))
+        yield 0, n - 1, leaf
+        while len(stack) > 1 and stack[-1][0] == stack[-2][0]:  # two complete subtrees of one size make one
+            (level, right), (_, left) = stack.pop(), stack.pop()
+            stack.append((level + 1, node_hash(left, right)))
+            yield level + 1, (n >> (level + 1)) - 1, stack[-1][1]
 
 
 def inclusion_proof(leaves: list[bytes], index: int) -> list[bytes]:

@@ -23,6 +23,7 @@ from tests import pdfs
 from tests.audit.test_evidence import chain, export, failed, index_of, out, rewrite, verify  # noqa: F401
 from tests.audit.test_store_witness import lose_the_newest_append, witnessed  # noqa: F401 (a fixture)
 from tests.audit.test_tamper import resign
+from tests.audit.test_tlog import rehash_subtrees
 from tests.audit.test_verify import completed, kinds  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.django_db
@@ -76,6 +77,7 @@ def test_an_event_rewritten_re_signed_and_re_leafed_breaks_the_signed_checkpoint
     )
     rechain_after(middle.pk)
     LogLeaf.objects.filter(activity=middle).update(leaf_hash=merkle.leaf_hash(raw).hex())
+    rehash_subtrees()
     assert kinds() == ["log_checkpoint_invalid"]
 
 
@@ -106,10 +108,12 @@ def test_the_upgrade_signs_and_logs_every_event_recorded_before_the_ledger(compl
     with connection.cursor() as cursor:  # as the database stood before the upgrade
         cursor.execute("DELETE FROM audit_logleaf WHERE kind = 'activity'")
         cursor.execute("UPDATE audit_activityevent SET body = '', signature = '', key_id = ''")
+        cursor.execute("DELETE FROM audit_logsubtree")  # 0023 stores them after 0021
     # the leaves after the removed ones close up, as they had not been appended yet before the upgrade
     for i, leaf in enumerate(LogLeaf.objects.order_by("index")):
         LogLeaf.objects.filter(pk=leaf.pk).update(index=i)
     importlib.import_module("audit.migrations.0021_ledger_activity").sign_and_log_every_event_so_far(apps, None)
+    importlib.import_module("audit.migrations.0023_ledger_subtrees").store_the_subtrees_of_every_leaf_so_far(apps, None)
     events = ActivityEvent.objects.order_by("pk")
     leaves = LogLeaf.objects.filter(kind="activity").order_by("index")
     assert [leaf.activity_id for leaf in leaves] == [e.pk for e in events]

@@ -21,3 +21,14 @@ def test_bench_manifests_are_leaves_of_the_log_in_chain_order():
     records = [Manifest, RetentionEvent, CaseMap, ActivityEvent]
     assert len(tlog.leaf_hashes()) == sum(model.objects.count() for model in records)
     assert LogLeaf.objects.filter(kind="activity", index__gte=before).exists()
+
+
+def test_the_proof_benchmarks_log_verifies_and_proves_the_same_both_ways():
+    from bench import log_proofs
+
+    log_proofs.grow(300)
+    assert LogLeaf.objects.count() == 300
+    assert [f.detail for f in log_checks.check_all() if f.kind == Finding.Kind.LOG_MISMATCH] == []
+    rows, failures = log_proofs.measure(300, rounds=4, rebuilds=2, seed=1)
+    assert failures == [] and [r["proof"] for r in rows] == ["inclusion proof", "consistency proof", "checkpoint root"]
+    assert all(r["stored_queries"] == 1 for r in rows)

@@ -30,6 +30,7 @@ from extraction import stores
 from extraction.bundle_intake import submit_bundle
 from extraction.runner import run_job
 from tests import pdfs
+from tests.audit.test_tlog import rehash_subtrees
 from tests.conftest import approved_policy, delete_stored, read_stored, temp_files, write_stored
 
 pytestmark = pytest.mark.django_db
@@ -193,6 +194,7 @@ def legacy_hmac(manifest, key=None):
     )
     ManifestChain.objects.filter(head_sha256=manifest.sha256).update(head_sha256=sha256)  # as if it was written so
     LogLeaf.objects.filter(manifest=manifest).update(leaf_hash=leaf_hash(body).hex())  # as the log's backfill did
+    rehash_subtrees()  # and 0023 after it
     write_stored("outputs", manifest.storage_name, body)
 
 

@@ -3,6 +3,7 @@
 
 import hashlib
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -114,3 +115,47 @@ def test_it_refuses_proofs_for_sizes_the_tree_lacks():
             continue
         raise AssertionError("no ProofError")
     assert not merkle.verify_consistency(6, 5, merkle.root(tree), merkle.root(tree), [])
+
+
+def stored(n: int) -> dict[merkle.Subtree, bytes]:
+    """Every complete subtree's hash of a log of n records (level 0: the leaves), as the ledger stores them."""
+    return {(level, k): h for level, k, h in merkle.closed_subtrees(0, [], leaves(n))}
+
+
+def test_the_stored_subtrees_are_the_rfc_roots_of_their_leaves():
+    for (level, k), h in stored(70).items():
+        assert h == brute_root(records(70)[k << level : (k + 1) << level]), (level, k)
+    assert len(stored(70)) == 70 + 35 + 17 + 8 + 4 + 2 + 1
+
+
+def test_leaves_appended_at_any_size_complete_the_subtrees_the_whole_log_has():
+    whole = stored(70)
+    for start in range(71):
+        frontier = [whole[part] for part in merkle.subtrees(0, start)]
+        made = {(level, k): h for level, k, h in merkle.closed_subtrees(start, frontier, leaves(70)[start:])}
+        assert made == {(level, k): h for (level, k), h in whole.items() if (k + 1) << level > start}, start
+
+
+def test_it_proves_from_the_subtrees_it_needs_what_it_proves_from_every_leaf():
+    hashes = stored(70)
+    for n in range(1, 71):
+        tree = merkle.Tree(leaves(70), size=n)
+        assert merkle.StoredTree(n, {p: hashes[p] for p in merkle.needs(n, root=True)}).root() == tree.root(), n
+        for m in range(n):
+            given = {p: hashes[p] for p in merkle.needs(n, leaves=[m])}  # only these: a missing one is a KeyError
+            assert merkle.StoredTree(n, given).inclusion_proof(m) == tree.inclusion_proof(m), (m, n)
+        for m in range(1, n + 1):
+            given = {p: hashes[p] for p in merkle.needs(n, firsts=[m])}
+            assert merkle.StoredTree(n, given).consistency_proof(m) == tree.consistency_proof(m), (m, n)
+
+
+def test_a_proof_in_a_million_leaves_needs_a_few_dozen_stored_hashes():
+    n = 1_000_003
+    assert len(merkle.needs(n, leaves=[n - 1])) <= 2 * n.bit_length()
+    assert len(merkle.needs(n, leaves=[555_555], firsts=[777_777], root=True)) <= 3 * n.bit_length()
+
+
+def test_it_refuses_a_stored_proof_outside_the_tree():
+    for ask in ({"leaves": [5]}, {"firsts": [0]}, {"firsts": [6]}):
+        with pytest.raises(merkle.ProofError):
+            merkle.needs(5, **ask)

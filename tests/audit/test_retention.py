@@ -174,6 +174,7 @@ def test_the_upgrade_signs_events_recorded_before_signing_and_widens_key_periods
     retention.apply_retention(at=timezone.now() + timedelta(days=2))
     with connection.cursor() as cursor:  # as recorded before the ledger (0015) held anything
         cursor.execute("DELETE FROM audit_logleaf")
+        cursor.execute("DELETE FROM audit_logsubtree")
     RetentionEvent.objects.update(body="", signature="", key_id="")  # as recorded before events were signed
     ActivityEvent.objects.update(body="", signature="", key_id="")  # and activity (0021)
     SigningKey.objects.update(valid_from=timezone.now())  # published at the first signature, after its statement
@@ -187,6 +188,7 @@ def test_the_upgrade_signs_events_recorded_before_signing_and_widens_key_periods
     }
     with connection.cursor() as cursor:  # the run's own activity event took leaf 0: it too predates the ledger
         cursor.execute("DELETE FROM audit_logleaf")
+        cursor.execute("DELETE FROM audit_logsubtree")
     upgrade = importlib.import_module("audit.migrations.0014_signed_retention_events")
     upgrade.periods_covering_what_each_key_signed(apps, None)
     upgrade.sign_events_recorded_before_signing(apps, None)
@@ -195,5 +197,6 @@ def test_the_upgrade_signs_events_recorded_before_signing_and_widens_key_periods
         apps, None
     )
     importlib.import_module("audit.migrations.0021_ledger_activity").sign_and_log_every_event_so_far(apps, None)
+    importlib.import_module("audit.migrations.0023_ledger_subtrees").store_the_subtrees_of_every_leaf_so_far(apps, None)
     assert kinds() == []
     assert all('"signed_at_upgrade":true' in e.body for e in RetentionEvent.objects.all())

@@ -29,6 +29,7 @@ from tests.audit.test_evidence import (  # chain and out are fixtures
     rewrite,
     verify,
 )
+from tests.audit.test_tlog import forget_subtrees_completed_by
 from tests.audit.test_verify import completed, kinds  # noqa: F401 (a fixture)
 from tests.conftest import approved_policy, delete_stored, read_stored, write_stored
 
@@ -84,7 +85,7 @@ def test_it_finds_the_newest_checkpoint_file_deleted(completed):  # noqa: F811
 
 
 def test_it_finds_the_newest_manifest_deleted_with_its_rows_and_files(completed):  # noqa: F811
-    newest = Manifest.objects.order_by("-sequence").select_related("job__bundle").first()
+    newest = Manifest.objects.order_by("-sequence").select_related("job__bundle", "log_leaf").first()
     job, bundle = newest.job, newest.job.bundle
     for asset in newest.assets.all():
         delete_stored("outputs", asset.name)
@@ -102,6 +103,7 @@ def test_it_finds_the_newest_manifest_deleted_with_its_rows_and_files(completed)
             ("extraction_bundle", "id", bundle.pk),
         ):
             cursor.execute(f"DELETE FROM {table} WHERE {column} = %s", [value])
+    forget_subtrees_completed_by(newest.log_leaf.index)
     assert kinds() == ["chain_truncated"]
 
 

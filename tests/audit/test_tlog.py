@@ -6,9 +6,10 @@ import json
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from audit import log_checkpoints, signing, tasks, tlog
-from audit.models import LogCheckpoint, LogLeaf, Manifest
+from audit.models import LogCheckpoint, LogLeaf, LogSubtree, Manifest
 from audit.verifier import merkle, notes
 from tests.audit.test_verify import completed, kinds  # noqa: F401 (a fixture)
 from tests.conftest import read_stored, write_stored
@@ -55,7 +56,8 @@ def test_it_reads_a_note_only_with_the_key_that_signed_it(completed):  # noqa: F
 
 
 def rewrite_manifest_row(manifest: Manifest, **changes) -> None:
-    """An insider with the database and the signing key: a manifest edited, re-signed, its leaf re-hashed."""
+    """An insider with the database and the signing key: a manifest edited, re-signed, its leaf and the stored
+    subtree hashes above it re-hashed."""
     body = json.loads(manifest.body) | changes
     raw = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
     with connection.cursor() as cursor:
@@ -67,6 +69,26 @@ def rewrite_manifest_row(manifest: Manifest, **changes) -> None:
             "UPDATE audit_logleaf SET leaf_hash = %s WHERE manifest_id = %s",
             [merkle.leaf_hash(raw).hex(), manifest.pk],
         )
+    rehash_subtrees()
+
+
+def forget_subtrees_completed_by(index: int) -> None:
+    """The stored subtree hashes leaf `index` completed, gone with it: a restore from before its append, or an
+    insider deleting the leaf with care."""
+    with connection.cursor() as cursor:
+        for level in range((index + 1).bit_length()):
+            if (index + 1) % (1 << level) == 0:
+                cursor.execute(
+                    'DELETE FROM audit_logsubtree WHERE level = %s AND "index" = %s',
+                    [level, ((index + 1) >> level) - 1],
+                )
+
+
+def rehash_subtrees() -> None:
+    """What an insider who rewrote a leaf does next: the stored subtree hashes made to match every leaf again."""
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM audit_logsubtree")
+    tlog.store_subtrees(0, tlog.leaf_hashes())
 
 
 def test_it_finds_a_manifest_whose_leaf_is_not_its_hash(completed):  # noqa: F811
@@ -85,6 +107,7 @@ def test_it_finds_a_log_truncated_under_a_signed_checkpoint(completed):  # noqa:
     assert log_checkpoints.write_log_checkpoint().tree_size == newest + 1  # the newest leaf, under the checkpoint
     with connection.cursor() as cursor:
         cursor.execute('DELETE FROM audit_logleaf WHERE "index" = %s', [newest])
+    forget_subtrees_completed_by(newest)
     assert kinds().count("log_checkpoint_invalid") == 1 and "log_mismatch" in kinds()
 
 
@@ -127,9 +150,104 @@ def test_the_upgrade_logs_every_manifest_written_before_the_log(completed):  # n
     before = list(LogLeaf.objects.filter(kind="manifest").values_list("manifest__sequence", "leaf_hash"))
     with connection.cursor() as cursor:
         cursor.execute("DELETE FROM audit_logleaf")  # as the database stood before the upgrade
+        cursor.execute("DELETE FROM audit_logsubtree")
     importlib.import_module("audit.migrations.0015_transparency_log").log_every_manifest_so_far(apps, None)
     assert list(LogLeaf.objects.values_list("manifest__sequence", "leaf_hash")) == before
     assert list(LogLeaf.objects.values_list("index", flat=True)) == [0, 1]
     # activity joined the ledger later (0021), after every record so far
     importlib.import_module("audit.migrations.0021_ledger_activity").sign_and_log_every_event_so_far(apps, None)
+    importlib.import_module("audit.migrations.0023_ledger_subtrees").store_the_subtrees_of_every_leaf_so_far(apps, None)
     assert kinds() == []
+
+
+@pytest.fixture
+def log70(db):
+    """A ledger of 70 leaves, each appended as the product appends it (an activity event, under the lock)."""
+    from types import SimpleNamespace
+
+    from audit.models import ActivityEvent
+
+    for i in range(70 - LogLeaf.objects.count()):
+        ActivityEvent.record("tester", "noted", SimpleNamespace(pk=i))
+    assert LogLeaf.objects.count() == 70
+    return tlog.leaf_hashes()
+
+
+def stored_subtrees() -> dict[tuple[int, int], bytes]:
+    return {(lv, k): bytes.fromhex(h) for lv, k, h in LogSubtree.objects.values_list("level", "index", "hash")}
+
+
+def test_each_append_stores_the_subtrees_its_leaf_completes(log70):
+    assert stored_subtrees() == {(level, k): h for level, k, h in merkle.closed_subtrees(0, [], log70)}
+    assert len(stored_subtrees()) == 70 + 35 + 17 + 8 + 4 + 2 + 1
+
+
+def test_the_ledger_proves_from_stored_subtrees_what_every_leaf_proves(log70, django_assert_max_num_queries):
+    for n in range(1, 71):
+        rebuilt = merkle.Tree(log70, n)
+        with django_assert_max_num_queries(1):
+            tree = tlog.tree(n, leaves=range(n), firsts=range(1, n + 1))
+        assert tree.root() == rebuilt.root() == merkle.root(log70[:n]), n
+        assert [tree.inclusion_proof(m) for m in range(n)] == [rebuilt.inclusion_proof(m) for m in range(n)], n
+        assert [tree.consistency_proof(m) for m in range(1, n + 1)] == [
+            rebuilt.consistency_proof(m) for m in range(1, n + 1)
+        ], n
+
+
+def test_a_proof_reads_one_query_of_stored_hashes(log70, django_assert_num_queries):
+    with django_assert_num_queries(1):
+        assert tlog.tree(70, leaves=[37]).inclusion_proof(37) == merkle.inclusion_proof(log70, 37)
+    with django_assert_num_queries(1):
+        assert tlog.root(64) == merkle.root(log70[:64])
+
+
+def test_an_append_costs_the_same_queries_whether_it_completes_subtrees_or_not(log70):
+    from types import SimpleNamespace
+
+    from audit.models import ActivityEvent
+
+    counts = []
+    for n in range(70, 74):  # leaf 71 completes levels 1 to 3, leaves 70 and 72 none
+        with CaptureQueriesContext(connection) as captured:
+            ActivityEvent.record("tester", "noted", SimpleNamespace(pk=n))
+        counts.append(len(captured))
+    assert len(set(counts)) == 1, counts
+    assert stored_subtrees()[3, 8] == merkle.root(tlog.leaf_hashes()[64:72])
+
+
+def test_a_proof_needing_a_deleted_subtree_hash_says_the_log_has_a_gap(log70):
+    with connection.cursor() as cursor:
+        cursor.execute('DELETE FROM audit_logsubtree WHERE level = 6 AND "index" = 0')
+    with pytest.raises(tlog.LogGap, match="subtree 0 of level 6"):
+        tlog.root(70)
+
+
+def test_the_upgrade_stores_the_subtrees_of_every_leaf_so_far(log70):
+    import importlib
+
+    from django.apps import apps
+
+    before = stored_subtrees()
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM audit_logsubtree")  # as the database stood before the upgrade
+    importlib.import_module("audit.migrations.0023_ledger_subtrees").store_the_subtrees_of_every_leaf_so_far(apps, None)
+    assert stored_subtrees() == before
+
+
+@pytest.mark.parametrize(
+    "edit, problem",
+    [
+        ("UPDATE audit_logsubtree SET hash = '%s' WHERE level = 1 AND \"index\" = 0" % ("0" * 64), "differ from"),
+        ("UPDATE audit_logsubtree SET hash = '%s' WHERE level = 0 AND \"index\" = 1" % ("0" * 64), "differ from"),
+        ('DELETE FROM audit_logsubtree WHERE level = 1 AND "index" = 0', "have no stored hash"),
+        ("INSERT INTO audit_logsubtree (level, \"index\", hash) VALUES (9, 0, '%s')" % ("0" * 64), "no complete"),
+    ],
+)
+def test_it_finds_a_stored_subtree_hash_that_is_not_the_leaves(completed, edit, problem):  # noqa: F811
+    from audit import log_checks
+
+    assert [f for f in log_checks.check_all() if f.kind == "log_mismatch"] == []
+    with connection.cursor() as cursor:
+        cursor.execute(edit)
+    found = [f.detail for f in log_checks.check_all() if f.kind == "log_mismatch"]
+    assert len(found) == 1 and found[0].startswith("1 ") and problem in found[0], found

@@ -14,7 +14,7 @@ from audit import log_checkpoints, signing, tlog
 from audit.models import LogCheckpoint, LogLeaf, Manifest
 from audit.verifier import merkle
 from tests.audit.test_evidence import chain, export, out  # noqa: F401 (fixtures)
-from tests.audit.test_tlog import rewrite_manifest_row
+from tests.audit.test_tlog import forget_subtrees_completed_by, rewrite_manifest_row
 from tests.conftest import delete_stored
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -67,6 +67,7 @@ def insider_re_signs(rewrite):
 def drop_newest():
     with connection.cursor() as cursor:
         cursor.execute('DELETE FROM audit_logleaf WHERE "index" = %s', [LogLeaf.objects.count() - 1])
+    forget_subtrees_completed_by(LogLeaf.objects.count())
 
 
 def rewrite_second():
