@@ -1,6 +1,7 @@
 """A worker told to stop hands back what it holds, in-process (tests/extraction/test_stopping.py: real clusters)."""
 
 import pytest
+from django.conf import settings
 from django_q.brokers import get_broker
 
 from extraction import submitting, worker_stop
@@ -8,6 +9,7 @@ from extraction.models import Job, Submission
 from extraction.pdf import sandbox
 from extraction.runner import HANDED_BACK, run_job
 from tests import pdfs
+from tests.conftest import complete
 from tests.extraction.test_run_job import accepted_job
 from tests.extraction.test_submissions import received
 
@@ -32,8 +34,8 @@ def child_stopped(monkeypatch):
     return lambda: monkeypatch.setattr(sandbox._pool, "stopping", True)
 
 
-def queued() -> int:
-    return get_broker().queue_size()
+def queued(queue: str | None = None) -> int:
+    return get_broker(queue).queue_size()
 
 
 def test_it_hands_a_job_taken_after_the_stop_back_unclaimed_and_queued(tmp_path, told_to_stop):
@@ -81,3 +83,18 @@ def test_a_hand_back_loses_to_a_newer_try(tmp_path):
 
     assert not stale.hand_back()
     assert Submission.objects.get(pk=submission.pk).tries == 2
+
+
+def test_it_queues_previews_whose_rendering_the_stop_cut_short_again(tmp_path, child_stopped):
+    from audit import tasks
+    from audit.models import PagePreview
+
+    manifest = complete(pdfs.reused_on_three_pages(tmp_path))
+    before = queued(settings.PAGETRAIL_PREVIEW_QUEUE)
+    child_stopped()
+
+    assert tasks.generate_previews(manifest.pk) == {"rendered": 0, "handed_back": True}
+    assert (
+        queued(settings.PAGETRAIL_PREVIEW_QUEUE) == before + 1
+        and not PagePreview.objects.filter(manifest=manifest).exists()
+    )
