@@ -75,9 +75,14 @@ def _exit_after_grace() -> None:
         os.getpid(),
         settings.PAGETRAIL_STOP_GRACE_SECONDS,
     )
+    release_held()
+    os._exit(0)
+
+
+def release_held() -> None:
+    """Give back what the running task holds (registered with `holding`), before this process exits without it."""
     for release in list(_releases):
         try:
             release()
         except Exception:  # one failed release must not keep the others held
             log.exception("releasing at exit failed")
-    os._exit(0)
