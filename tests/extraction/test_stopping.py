@@ -155,3 +155,23 @@ def report(capsys, scenario: str, times: list[float]) -> None:
             f"\n{scenario} ({profile()}), seconds from SIGTERM to exit over {len(times)} runs: "
             f"min {min(times):.2f}  median {statistics.median(times):.2f}  max {max(times):.2f}"
         )
+
+
+@pytest.mark.parametrize("run", [0, 1], ids=["master", "group"])
+def test_a_worker_stuck_in_a_provider_call_releases_the_job_at_the_grace_and_exits(deployment, tmp_path, capsys, run):
+    """The first submit of a job hangs for 30 s at the provider: the worker cannot hand it back at a wait point, so
+    at PAGETRAIL_STOP_GRACE_SECONDS it releases the claim, queues the job again and exits."""
+    with Simulator("127.0.0.1", 0, KEY, "slow_accept", accept_delay_seconds=30) as slow:
+        d = deployment(PAGETRAIL_PROVIDER="infrai", INFRAI_BASE_URL=slow.url, INFRAI_API_KEY=KEY)
+        [submitted] = d.manage_json("submit_bundle", "--here", pdfs.bundle(tmp_path))
+        submits = "select count(*) from extraction_attempt where job_id = ? and kind = 'submit'"
+        cluster = d.start_worker()
+        wait_until(partial(more_than, 0, d, submits, submitted["job_id"]), timeout=EXIT_DEADLINE, what="no submit")
+        time.sleep(1)
+        took = terminate(d, cluster, run)
+        assert not leftovers(cluster)
+        assert d.one("select claim_token from extraction_job where id = ?", submitted["job_id"]) == (None,)
+        d.start_worker()
+
+        wait_until(partial(more_than, 1, d, submits, submitted["job_id"]), timeout=EXIT_DEADLINE, what="not taken")
+    report(capsys, "stuck in a provider call", [took])
