@@ -13,7 +13,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from extraction import pdf, stores
+from extraction import pdf, stores, worker_stop
 from extraction.providers.local import configured_limits
 
 from . import manifests
@@ -41,6 +41,9 @@ def generate_previews(manifest_id: int) -> dict:
     rendered within the limits is logged and recorded in the activity record (retrying would fail
     the same way); a failure of this machine is raised, for the queue to retry.
     """
+    if worker_stop.stopping():
+        enqueue(manifest_id)  # taken after its worker was told to stop: another worker renders it
+        return {"rendered": 0, "handed_back": True}
     manifest = Manifest.objects.select_related("job__bundle").get(pk=manifest_id)
     pending = pending_pages(manifest)
     if not pending or manifest.job.bundle.input_deleted_at or outputs_deleted(manifest):
@@ -48,9 +51,16 @@ def generate_previews(manifest_id: int) -> dict:
     work = stores.temp_root() / "previews" / str(manifest.pk)
     shutil.rmtree(work, ignore_errors=True)  # what a killed earlier try left
     work.mkdir(parents=True, mode=0o700)
+    stored = 0
     try:
-        source = stores.verified_input(manifest.job.bundle, work / "input.pdf")
-        stored = sum(render_batch(manifest, source, work, batch) for batch in batches(pending))
+        with worker_stop.holding(lambda: enqueue(manifest_id)):
+            source = stores.verified_input(manifest.job.bundle, work / "input.pdf")
+            for batch in batches(pending):
+                worker_stop.check()
+                stored += render_batch(manifest, source, work, batch)
+    except (worker_stop.Stopping, pdf.WorkerStopping):
+        enqueue(manifest_id)  # the batches stored are kept: the next worker renders the rest
+        return {"rendered": stored, "handed_back": True}
     except stores.InputChanged as exc:
         return failed(manifest, "input_changed", str(exc))
     except pdf.SandboxError as exc:

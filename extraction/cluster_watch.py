@@ -4,8 +4,9 @@ A `qcluster` is three generations: the master, its sentinel, and the processes t
 (workers, the pusher that takes tasks from the broker, the monitor). SIGKILL of the master alone would
 leave the sentinel and its processes running on (re-parented to init), taking jobs that no one can stop
 with the master's signals. Each worker watches the master; once it is gone, the worker stops its sentinel
-and every process of that sentinel (SIGTERM), then leaves. A job one of them held is re-driven by the
-reconciler when its claim expires, as after any worker death; a PDF child leaves when orphaned.
+and every process of that sentinel (SIGTERM), gives back what its task holds, then leaves. The others hand
+back theirs as after any SIGTERM (worker_stop.py), so another worker takes them at once; a PDF child leaves
+when orphaned.
 """
 
 import logging
@@ -14,6 +15,8 @@ import signal
 import threading
 import time
 from pathlib import Path
+
+from . import worker_stop
 
 log = logging.getLogger(__name__)
 CHECK_SECONDS = 1.0
@@ -56,6 +59,7 @@ def _watch(sentinel: int, master: int, sleep=time.sleep) -> None:
                 os.kill(pid, signal.SIGTERM)
             except ProcessLookupError:
                 pass
+    worker_stop.release_held()
     os._exit(0)
 
 

@@ -12,6 +12,7 @@ import random
 import socket
 import time
 from datetime import timedelta
+from functools import partial
 
 from django.conf import settings
 from django.utils import timezone
@@ -19,8 +20,9 @@ from requests import RequestException
 
 from portal.logs import job_context
 
-from . import completion, stores
+from . import completion, stores, worker_stop
 from .models import Attempt, Job, SubmissionSwitch
+from .pdf import WorkerStopping
 from .providers import ProviderError, get_provider
 from .providers.base import load_report, save_report
 from .providers.retry import backoff_delay, next_wait
@@ -31,6 +33,8 @@ DAMAGED_DOWNLOAD = ("asset_mismatch", "download_failed")
 # The self-hosted child quit on the input without an answer: once may be this machine, twice is the input.
 CHILD_QUIT = "child_failed"
 STORAGE_UNAVAILABLE = "storage_unavailable"
+# The worker was told to stop (worker_stop.py): the job goes back to the queue, its claim released at once.
+HANDED_BACK = "handed-back"
 # django-q2's scheduler enqueues due schedules about every 30 s: a shorter wait must not wait for it.
 SCHEDULER_TICK_SECONDS = 30.0
 
@@ -40,7 +44,11 @@ def worker_name() -> str:
 
 
 def run_job(
-    job_id: int, worker: str | None = None, sleep=time.sleep, rng: random.Random | None = None, waking: bool = False
+    job_id: int,
+    worker: str | None = None,
+    sleep=worker_stop.nap,
+    rng: random.Random | None = None,
+    waking: bool = False,
 ) -> str:
     """Drive one job as far as it can go now; safe to call twice, concurrently, or late.
 
@@ -49,7 +57,11 @@ def run_job(
     with job_context(job.bundle.correlation_id, job.pk):
         if waking:
             _wait_out_short_hold(job, sleep)
-        outcome = _run(job, worker or worker_name(), sleep, rng)
+        if worker_stop.stopping():  # taken after the stop (or while waiting): another worker runs it
+            _enqueue_wake_up(job)
+            outcome = HANDED_BACK
+        else:
+            outcome = _run(job, worker or worker_name(), sleep, rng)
         log.info("job %s: %s", job.pk, outcome)
         return outcome
 
@@ -65,6 +77,11 @@ def _run(job: Job, worker: str, sleep, rng) -> str:
     token = job.claim(worker)
     if token is None:
         return "not-claimed"
+    with worker_stop.holding(partial(_wake_later, job, token, 0.0, HANDED_BACK)):
+        return _drive(job, worker, token, sleep, rng)
+
+
+def _drive(job: Job, worker: str, token, sleep, rng) -> str:
     provider = get_provider(job.provider)
     try:
         if not job.provider_job_id:
@@ -73,6 +90,8 @@ def _run(job: Job, worker: str, sleep, rng) -> str:
                 return "held"
             job.mark_submitted(_submit(job, worker, provider))
         return _poll(job, provider, worker, token, sleep, rng)
+    except worker_stop.Stopping:
+        return _wake_later(job, token, 0.0, HANDED_BACK)
     except stores.OutputConflict as exc:
         return _fail(job, "output_conflict", str(exc))
     except (stores.StorageUnavailable, *stores.STORAGE_ERRORS) as exc:
@@ -80,6 +99,8 @@ def _run(job: Job, worker: str, sleep, rng) -> str:
             raise
         return _hold_for_storage(job, token, worker, fault, rng)
     except ProviderError as exc:
+        if exc.code == WorkerStopping.code:  # its PDF child was stopped with it: nothing is known of the file
+            return _wake_later(job, token, 0.0, HANDED_BACK)
         if exc.permanent:
             return _fail(job, exc.code, exc.message)
         if _quit_again(job, exc):
@@ -128,6 +149,7 @@ def _poll(job: Job, provider, worker: str, token, sleep, rng) -> str:
     kind = Attempt.Kind.POLL if provider.remote else Attempt.Kind.EXTRACT
     work_dir, started, polls = stores.job_work_dir(job.pk), time.monotonic(), 0
     while True:
+        worker_stop.check()
         report = load_report(work_dir) or _tried(job, kind, worker, provider, lambda: provider.check(job, work_dir))
         if report.state != "running":
             save_report(work_dir, report)  # final: a retried download need not ask again
@@ -143,7 +165,7 @@ def _poll(job: Job, provider, worker: str, token, sleep, rng) -> str:
         polls += 1
         if time.monotonic() - started + delay > settings.PAGETRAIL_POLL_BUDGET_SECONDS:
             return _wake_later(job, token, delay, "running")
-        sleep(delay)
+        sleep(delay)  # worker_stop.nap: cut short when the worker is told to stop (checked at the loop's top)
 
 
 def _finish(job: Job, provider, worker: str, report, work_dir) -> str:
@@ -156,7 +178,10 @@ def _finish(job: Job, provider, worker: str, report, work_dir) -> str:
     finished_at = timezone.now()  # the provider's work ended here: downloads come after
     if provider.remote:  # a failed download is retried later: the provider's end is kept from this try
         job.mark_provider_finished(at=finished_at)
-    files = {asset.key: _fetched(job, provider, worker, asset, work_dir) for asset in report.assets}
+    files = {}
+    for asset in report.assets:
+        worker_stop.check()  # a stop between downloads: the next try keeps the verified ones (kept_download)
+        files[asset.key] = _fetched(job, provider, worker, asset, work_dir)
     job.mark_provider_finished(stores.bytes_under(work_dir), at=finished_at)  # all there, at its largest
     completion.record(job, report, files, attempt_number=job.attempts_so_far())
     stores.remove_job_work_dir(job.pk)
@@ -237,13 +262,13 @@ def _hold_for_storage(job: Job, token, worker: str, exc: stores.StorageUnavailab
 
 def _wake_later(job: Job, token, delay: float, outcome: str) -> str:
     from django_q.models import Schedule
-    from django_q.tasks import async_task, schedule
+    from django_q.tasks import schedule
 
     job.release(token, hold_for=timedelta(seconds=delay))
     if delay < SCHEDULER_TICK_SECONDS:
         # Queued now: the task that takes it sleeps out the rest of the hold (run_job), so a 1 s
         # Retry-After costs about 1 s, not a scheduler tick.
-        async_task("extraction.tasks.run_job", job.pk, waking=True, task_name=f"wake-job-{job.pk}-{time.time_ns()}")
+        _enqueue_wake_up(job)
         return outcome
     # A one-off schedule: the scheduler enqueues it when due (at its next tick, so never early).
     schedule(
@@ -255,6 +280,12 @@ def _wake_later(job: Job, token, delay: float, outcome: str) -> str:
         next_run=timezone.now() + timedelta(seconds=delay),
     )
     return outcome
+
+
+def _enqueue_wake_up(job: Job) -> None:
+    from django_q.tasks import async_task
+
+    async_task("extraction.tasks.run_job", job.pk, waking=True, task_name=f"wake-job-{job.pk}-{time.time_ns()}")
 
 
 def _mark_unknown(job: Job, code: str, message: str) -> None:

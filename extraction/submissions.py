@@ -108,6 +108,19 @@ class Submission(models.Model):
         """Give the claim back for an immediate next try (the child failed for reasons of this machine)."""
         return Submission.objects.filter(pk=self.pk, state=self.State.PENDING).update(claimed_until=None) == 1
 
+    def hand_back(self) -> bool:
+        """Give the claim back untried (its worker was told to stop mid-validation): the try it counted is undone,
+        and any worker may take it at once."""
+        won = (
+            Submission.objects.filter(pk=self.pk, state=self.State.PENDING, tries=self.tries).update(
+                tries=self.tries - 1, claimed_until=None
+            )
+            == 1
+        )
+        if won:
+            self.tries, self.claimed_until = self.tries - 1, None
+        return won
+
     def mark_accepted(self, job, created: bool, at=None) -> bool:
         return self._decide(self.State.ACCEPTED, at, job=job, created=created)
 

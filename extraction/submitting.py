@@ -4,6 +4,7 @@ decides (validate in the limited PDF child, then accept or refuse). No PDF is pa
 import logging
 import time
 from datetime import timedelta
+from functools import partial
 
 from django.conf import settings
 from django.db import transaction
@@ -12,7 +13,7 @@ from django.utils import timezone
 from extraction import pdf
 from portal.logs import job_context
 
-from . import bundle_intake, intake, stores
+from . import bundle_intake, intake, stores, worker_stop
 from .submissions import MAX_TRIES, Submission
 
 log = logging.getLogger(__name__)
@@ -84,6 +85,8 @@ def decide(submission_id: int, at=None) -> str:
     """One try at deciding a pending submission; harmless when repeated. Returns its state, or RETRY when
     the PDF child failed for reasons of this machine and one more try is due (the caller re-queues it)."""
     submission = Submission.objects.get(pk=submission_id)
+    if worker_stop.stopping():
+        return RETRY  # taken after its worker was told to stop: queued again for another, untried
     if not submission.claim(at):
         return submission.state  # decided already, or another worker holds it
     if submission.tries > MAX_TRIES:
@@ -91,7 +94,7 @@ def decide(submission_id: int, at=None) -> str:
     if not submission.staged_path.exists():
         return refuse(submission, "staged_upload_lost", LOST, retryable=True, at=at)
     staged = intake.StagedUpload(path=submission.staged_path, size=submission.size, sha256=submission.sha256)
-    with job_context(submission.sha256):
+    with job_context(submission.sha256), worker_stop.holding(partial(hand_back, submission)):
         return _validate_and_decide(submission, staged, at)
 
 
@@ -101,6 +104,9 @@ def _validate_and_decide(submission: Submission, staged: intake.StagedUpload, at
         bundle_intake.accept(accepted, submission, at or timezone.now())
     except pdf.Refusal as refusal:
         return refuse(submission, refusal.code, refusal.message, at=at)
+    except pdf.WorkerStopping:
+        submission.hand_back()
+        return RETRY
     except pdf.SandboxError as exc:
         log.warning(
             "could not check submission %s (try %s): %s: %s", submission.pk, submission.tries, exc.code, exc.message
@@ -117,6 +123,12 @@ def _validate_and_decide(submission: Submission, staged: intake.StagedUpload, at
         )
     staged.path.unlink(missing_ok=True)
     return submission.state
+
+
+def hand_back(submission: Submission) -> None:
+    """A worker forced to exit mid-validation gives the submission back, untried, and queues it for another."""
+    if submission.hand_back():
+        enqueue(submission)
 
 
 def refuse(submission: Submission, code: str, message: str, retryable: bool = False, at=None) -> str:

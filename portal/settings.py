@@ -291,6 +291,11 @@ PAGETRAIL_PROVIDER = env.str("PAGETRAIL_PROVIDER", default="local")
 # refuses to start (extraction/worker_versions.py); true lets it, for the length of a rolling upgrade.
 PAGETRAIL_ALLOW_MIXED_EXTRACTORS = env.bool("PAGETRAIL_ALLOW_MIXED_EXTRACTORS", default=False)
 PAGETRAIL_CLAIM_LEASE_SECONDS = env.int("PAGETRAIL_CLAIM_LEASE_SECONDS", default=300)
+# After SIGTERM a worker hands back what it holds (extraction/worker_stop.py); one still busy this long after it
+# (a provider call hanging up to its read timeout) releases its claim and exits. Its cluster's master waits this
+# long plus PAGETRAIL_STOP_MARGIN_SECONDS for the rest, then kills what is left: under a service manager's 10 s.
+PAGETRAIL_STOP_GRACE_SECONDS = env.float("PAGETRAIL_STOP_GRACE_SECONDS", default=5.0)
+PAGETRAIL_STOP_MARGIN_SECONDS = env.float("PAGETRAIL_STOP_MARGIN_SECONDS", default=3.0)
 PAGETRAIL_JOB_DEADLINE_SECONDS = env.int("PAGETRAIL_JOB_DEADLINE_SECONDS", default=3600)
 PAGETRAIL_REQUEUE_AFTER_SECONDS = env.int("PAGETRAIL_REQUEUE_AFTER_SECONDS", default=120)
 PAGETRAIL_RECONCILE_EVERY_MINUTES = env.int("PAGETRAIL_RECONCILE_EVERY_MINUTES", default=1)

@@ -4,7 +4,7 @@ Nothing here imports Django: the child imports this package by itself.
 """
 
 from .entry_points import extract_images, inspect_pdf, render_pages
-from .errors import Refusal, SandboxError
+from .errors import Refusal, SandboxError, WorkerStopping
 from .limits import Limits
 from .render import RenderedPage, Rendering
 from .results import Extraction, Inspection, WrittenImage
@@ -13,6 +13,7 @@ __all__ = [
     "Limits",
     "Refusal",
     "SandboxError",
+    "WorkerStopping",
     "Inspection",
     "Extraction",
     "WrittenImage",

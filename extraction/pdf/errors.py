@@ -26,6 +26,16 @@ class SandboxError(Exception):
         self.permanent = permanent
 
 
+class WorkerStopping(SandboxError):
+    """The worker is stopping (SIGTERM): its child was stopped mid-command, or none was started. Nothing is
+    known about the input; the caller hands its work back for another worker, untried."""
+
+    code = "worker_stopping"
+
+    def __init__(self):
+        super().__init__(self.code, "The worker is stopping; the file was not read to the end.", permanent=False)
+
+
 def reason(exc: BaseException) -> str:
     """A short cause for a message; qpdf prefixes its own with the file path, which is dropped."""
     text = str(exc).rsplit(": ", 1)[-1].strip().rstrip(".") or type(exc).__name__

@@ -17,6 +17,7 @@ import os
 import resource
 import select
 import selectors
+import signal
 import subprocess
 import sys
 import tempfile
@@ -25,7 +26,7 @@ import time
 from functools import partial
 from pathlib import Path
 
-from .errors import SandboxError
+from .errors import SandboxError, WorkerStopping
 from .exits import ChildStopped, Usage, cpu_time, reply_of
 from .limits import Limits
 from .protocol import MODULE, READY, limits_to_json
@@ -42,13 +43,20 @@ MALLOC_TOP_PAD = 16 * 1024 * 1024
 
 
 def run_child(args: list[str], limits: Limits) -> dict:
-    """Run one child command and return its JSON reply."""
+    """Run one child command and return its JSON reply; WorkerStopping once `stop_children` was called."""
+    if _pool.stopping:
+        raise WorkerStopping()
     child = _pool.take(limits)
+    _pool.busy.add(child)
     try:
         reply = child.ask(args, limits)
-    except BaseException:
+    except BaseException as exc:
         child.stop()  # stopped, crashed, or interrupted mid-command: never reused
+        if _pool.stopping:
+            raise WorkerStopping() from exc  # killed by stop_children: says nothing of the input
         raise
+    finally:
+        _pool.busy.discard(child)
     _pool.give_back(child, limits)
     return reply
 
@@ -192,6 +200,8 @@ class Pool:
     def __init__(self):
         self.lock = threading.Lock()
         self.idle: list[Child] = []
+        self.busy: set[Child] = set()  # children mid-command (changed without the lock: see stop_children)
+        self.stopping = False
 
     def take(self, limits: Limits) -> Child:
         with self.lock:
@@ -219,6 +229,7 @@ class Pool:
         for child in self.idle:
             child.forget()
         self.idle = []
+        self.busy = set()
         self.lock = threading.Lock()
 
 
@@ -241,6 +252,18 @@ def warm_up(limits: Limits, count: int = 1) -> None:
 def stop_idle_children() -> None:
     """Stop this process's warm children (they start again on the next command)."""
     _pool.stop_all()
+
+
+def stop_children() -> None:
+    """The worker is stopping: kill the children mid-command (their callers raise WorkerStopping) and start no
+    more. Called from a signal handler, so it takes no lock (the handler may interrupt a holder of it): killing a
+    child that just finished its command only loses a warm process."""
+    _pool.stopping = True
+    for child in list(_pool.busy):
+        try:
+            os.kill(child.pid, signal.SIGKILL)  # not Popen.kill: it may reap, and Child._exit_status reaps
+        except ProcessLookupError:
+            pass
 
 
 def idle_pids() -> list[int]:
