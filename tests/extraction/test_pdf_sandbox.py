@@ -360,3 +360,12 @@ def test_it_reports_a_child_that_cannot_start_as_this_machines_fault(tmp_path, m
         inspect_pdf(pdfs.jpeg_rgb(tmp_path))
 
     assert (caught.value.code, caught.value.permanent) == ("child_unavailable", False)
+
+
+def test_a_child_stopped_at_its_cpu_limit_is_the_files_doing_though_its_usage_shows_a_little_less():
+    from extraction.pdf.exits import Usage
+
+    limits = Limits(cpu_seconds=60, memory_bytes=2**31)
+    at_the_limit = Usage(cpu_total=60.2, cpu_before=0.5, peak_bytes=2**28)  # SIGXCPU at 59.7 s of the command
+    early = Usage(cpu_total=8.5, cpu_before=0.5, peak_bytes=2**28)  # an operator's kill -9 at 8 s
+    assert at_the_limit.reached(limits) and not early.reached(limits)
