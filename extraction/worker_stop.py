@@ -56,7 +56,12 @@ def holding(release: Callable[[], object]) -> Iterator[None]:
 
 
 def install(proc_name=None, **kwargs) -> None:
-    """django-q2's post_spawn hook, in each worker process: SIGTERM asks for a stop instead of killing."""
+    """django-q2's post_spawn hook, in each worker process: SIGTERM asks for a stop instead of killing.
+
+    A task run in-process (django-q2's sync mode, e.g. from a web server's thread) is no worker of a cluster:
+    Python lets only the main thread set a signal handler, and the process's own handler stays."""
+    if threading.current_thread() is not threading.main_thread():
+        return
     signal.signal(signal.SIGTERM, _on_term)
 
 

@@ -98,3 +98,22 @@ def test_it_queues_previews_whose_rendering_the_stop_cut_short_again(tmp_path, c
         queued(settings.PAGETRAIL_PREVIEW_QUEUE) == before + 1
         and not PagePreview.objects.filter(manifest=manifest).exists()
     )
+
+
+def test_a_task_run_in_process_from_another_thread_installs_no_handler():
+    import threading
+
+    from extraction import worker_stop
+
+    failed = []
+    thread = threading.Thread(target=lambda: _install(worker_stop, failed))
+    thread.start()
+    thread.join()
+    assert failed == []
+
+
+def _install(worker_stop, failed) -> None:
+    try:
+        worker_stop.install(proc_name="MainProcess")  # as django-q2's sync mode sends post_spawn
+    except ValueError as exc:
+        failed.append(exc)
