@@ -2,9 +2,10 @@
 transaction that does it, so an insider with the key cannot rewrite the trail without changing a signed
 checkpoint every witness holds.
 
-The signed body states the row: actor, action, object, before and after, the event's time (`created_at`, the
-time a ledger record gives itself) and the key. Verification runs and signing-key rotations are activity too
-(`verification_finished`, `signing_key_published`): their results are ledger records like any other.
+The signed body states the row: actor, action, object, before and after, the event's time (`at`), the time it
+was signed (`signed_at`, the time a ledger record gives itself) and the key. Verification runs and signing-key
+rotations are activity too (`verification_finished`, `signing_key_published`): their results are ledger records
+like any other. Whether an event is authentic is signing.signed_row_problem's rule, as for retention events.
 """
 
 import hashlib
@@ -87,17 +88,4 @@ def _plain(value):
 
 def problem(event: ActivityEvent, trusted: signing.Trust) -> str | None:
     """None for an authentic event, else why not."""
-    if not event.body:
-        return "The activity event is not signed: nothing proves it was recorded by the portal."
-    try:
-        body = json.loads(event.body)
-        signed_at = datetime.fromisoformat(body["signed_at"])
-    except (ValueError, KeyError, TypeError):
-        return "The activity event's signed body cannot be read."
-    why = signing.signature_problem(event.body.encode("utf-8"), event.signature, event.key_id, trusted, signed_at)
-    if why:
-        return f"The activity event's signature does not count: {why}"
-    differing = [k for k, v in row_fields(event).items() if body.get(k) != v]
-    if differing or body.get("key_id") != event.key_id:
-        return f"The activity event's row differs from what it signed ({', '.join(differing or ['key_id'])})."
-    return None
+    return signing.signed_row_problem("activity event", event, row_fields(event), trusted)[1]

@@ -5,7 +5,6 @@ hide a manifest's assets from verification. Only an event whose signed body veri
 row and names the file excuses that file's absence, in a verification run and in an evidence package.
 """
 
-import json
 from datetime import datetime
 
 from django.db import transaction
@@ -110,20 +109,7 @@ def row_fields(event: RetentionEvent) -> dict:
 
 def problem(event: RetentionEvent, trusted: signing.Trust) -> tuple[dict | None, str | None]:
     """(the signed body, None) for an authentic event, else (None, why not)."""
-    if not event.body:
-        return None, "The retention event is not signed: nothing proves it was recorded by retention."
-    try:
-        body = json.loads(event.body)
-        signed_at = datetime.fromisoformat(body["signed_at"])
-    except (ValueError, KeyError, TypeError):
-        return None, "The retention event's signed body cannot be read."
-    why = signing.signature_problem(event.body.encode("utf-8"), event.signature, event.key_id, trusted, signed_at)
-    if why:
-        return None, f"The retention event's signature does not count: {why}"
-    differing = [k for k, v in row_fields(event).items() if body.get(k) != v]
-    if differing or body.get("key_id") != event.key_id:
-        return None, f"The retention event's row differs from what it signed ({', '.join(differing or ['key_id'])})."
-    return body, None
+    return signing.signed_row_problem("retention event", event, row_fields(event), trusted)
 
 
 def check_all(trusted: signing.Trust) -> tuple[list[Finding], dict[str, set[str]]]:

@@ -11,6 +11,7 @@ with HMAC-SHA256 before the move keep verifying with their secret key (`PAGETRAI
 """
 
 import base64
+import json
 from datetime import datetime
 from functools import lru_cache
 
@@ -119,6 +120,25 @@ def signature_problem(
 ) -> str | None:
     """None when the signature verifies with a trusted key inside its validity period, else why not."""
     return (trusted or trust()).problem(body, signature, key_id, at)
+
+
+def signed_row_problem(what: str, row, states: dict, trusted: Trust) -> tuple[dict | None, str | None]:
+    """(the signed body, None) when `row`'s `body` is signed by a trusted key at its `signed_at` and states what
+    the row's own columns say (`states`), else (None, why not). `what`: "retention event", "activity event"."""
+    if not row.body:
+        return None, f"The {what} is not signed: nothing proves it was recorded by the portal."
+    try:
+        body = json.loads(row.body)
+        signed_at = datetime.fromisoformat(body["signed_at"])
+    except (ValueError, KeyError, TypeError):
+        return None, f"The {what}'s signed body cannot be read."
+    why = signature_problem(row.body.encode("utf-8"), row.signature, row.key_id, trusted, signed_at)
+    if why:
+        return None, f"The {what}'s signature does not count: {why}"
+    differing = [k for k, v in states.items() if body.get(k) != v]
+    if differing or body.get("key_id") != row.key_id:
+        return None, f"The {what}'s row differs from what it signed ({', '.join(differing or ['key_id'])})."
+    return body, None
 
 
 def signature_ok(body: bytes, signature: str, key_id: str, trusted: Trust | None = None, at=None) -> bool:
