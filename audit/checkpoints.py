@@ -1,46 +1,15 @@
-"""Signed checkpoints of the manifest chain's head, kept in the output store beside the manifests."""
+"""Signed checkpoints of the hash chain that manifests of schemas 1-3 formed, kept in the output store: none is
+written since schema 4 froze the chain (the ledger's checkpoints are log_checkpoints.py's), and each stays checked."""
 
 import json
 from datetime import datetime
 
-from django.core.files.base import ContentFile
-from django.utils import timezone
-
 from extraction import stores
 
 from . import manifests, signing
-from .models import Checkpoint, Finding, Manifest, ManifestChain
+from .models import Finding, Manifest
 
 PREFIX = "checkpoints"
-
-
-def write_checkpoint(at=None) -> Checkpoint | None:
-    """Record (length, head hash, time) of the chain, signed; None when the head has not moved."""
-    chain = ManifestChain.objects.filter(pk=1).first()
-    if chain is None or chain.length == 0 or Checkpoint.objects.filter(chain_length=chain.length).exists():
-        return None
-    at = at or timezone.now()
-    statement = {
-        "chain_length": chain.length,
-        "head_sha256": chain.head_sha256,
-        "created_at": manifests.timestamp(at),
-        "key_id": signing.current_key_id(),
-    }
-    body = manifests.canonical_bytes(statement)
-    signature = signing.sign(body, at)
-    name = f"{PREFIX}/checkpoint-{chain.length:09d}.json"
-    if not stores.outputs().exists(name):
-        stores.outputs().save(
-            name, ContentFile(json.dumps({"checkpoint": statement, "signature": signature}, sort_keys=True).encode())
-        )
-    return Checkpoint.objects.create(
-        chain_length=chain.length,
-        head_sha256=chain.head_sha256,
-        body=body.decode("ascii"),
-        signature=signature,
-        key_id=statement["key_id"],
-        storage_name=name,
-    )
 
 
 def stored_names() -> list[str]:
@@ -49,7 +18,8 @@ def stored_names() -> list[str]:
 
 def check_all(trusted: signing.Trust | None = None) -> list[Finding]:
     """Each checkpoint file in the store must be authentic and agree with today's chain."""
-    heads, trusted = dict(Manifest.objects.values_list("sequence", "sha256")), trusted or signing.trust()
+    chained = Manifest.objects.filter(schema_version__lte=manifests.CHAINED)
+    heads, trusted = dict(chained.values_list("sequence", "sha256")), trusted or signing.trust()
     return [finding for name in stored_names() for finding in _check(name, heads, trusted)]
 
 

@@ -225,10 +225,11 @@ def _put(zf: zipfile.ZipFile, name: str, data: bytes) -> None:
 
 def _put_manifest(zf: zipfile.ZipFile, manifest: Manifest, file_deleted: bool) -> dict:
     body = manifest.body.encode("ascii")
+    chained = {"previous_sha256": manifest.previous_sha256} if manifest.previous_sha256 else {}  # schemas 1-3
     entry = {
         "sequence": manifest.sequence,
         "sha256": manifest.sha256,
-        "previous_sha256": manifest.previous_sha256,
+        **chained,
         "key_id": manifest.key_id,
         "signature": manifest.signature,
         "correlation_id": manifest.correlation_id,

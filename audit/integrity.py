@@ -14,7 +14,7 @@ import re
 from extraction import stores
 from extraction.models import Bundle
 
-from . import activity_records, signing
+from . import activity_records, manifests, signing
 from .models import ActivityEvent, Checkpoint, Finding, Manifest, ManifestChain, PagePreview, SigningKey
 from .previews import WIDTHS
 
@@ -151,13 +151,15 @@ def check_activity(trusted: signing.Trust) -> list[Finding]:
 
 
 def check_chain_head() -> list[Finding]:
-    """The chain's recorded head, the newest manifest and the newest checkpoint must agree.
+    """The hash chain of schemas 1-3, frozen since: its recorded head, its newest manifest and its newest checkpoint
+    must agree.
 
     A manifest deleted with its rows after the last checkpoint leaves the head row pointing past the
     newest manifest; a deleted checkpoint file leaves its database row without a file.
     """
     chain = ManifestChain.objects.filter(pk=1).first()
-    newest = Manifest.objects.order_by("-sequence").values_list("sequence", "sha256").first() or (0, None)
+    chained = Manifest.objects.filter(schema_version__lte=manifests.CHAINED)
+    newest = chained.order_by("-sequence").values_list("sequence", "sha256").first() or (0, None)
     found = []
     if chain and (chain.length, chain.head_sha256) != (newest[0], newest[1] or chain.head_sha256):
         found.append(

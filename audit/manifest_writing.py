@@ -11,7 +11,7 @@ from extraction.models import Job
 from extraction.providers import JobReport, ProviderError, ReportedImage
 
 from . import manifests, previews, signing, store_witness, tlog
-from .models import Asset, Manifest, ManifestChain, Placement
+from .models import Asset, Manifest, Placement
 from .review import flag_provider_warnings
 
 
@@ -51,12 +51,13 @@ def _discard(written: list[str]) -> None:
 def _commit(job, report, ordered, names, attempt_number, at, written: list[str]) -> bool:
     durable_at, at = at, at or timezone.now()
     with transaction.atomic():
-        chain = ManifestChain.objects.select_for_update().get_or_create(pk=1)[0]
+        tlog.lock()
         job = Job.objects.select_for_update().select_related("bundle").get(pk=job.pk)
         if job.is_terminal:
             return False
-        document = _document(job, report, ordered, names, chain, attempt_number, at)
-        manifest = _write(job, document, ordered, names, chain, attempt_number, at, written)
+        signing.cover(at)  # a key published now is a leaf of its own, before this manifest's
+        document = _document(job, report, ordered, names, tlog.leaf_count(), attempt_number, at)
+        manifest = _write(job, document, ordered, names, attempt_number, at, written)
         transaction.on_commit(lambda: previews.enqueue(manifest.pk))  # rendered by a worker, never the request
         flag_provider_warnings(manifest, report.warnings)
         if not job.mark_completed(durable_at):
@@ -74,12 +75,11 @@ def _check_size(asset: ReportedImage, path: Path) -> None:
         )
 
 
-def _document(job, report, ordered, names, chain, attempt_number, at) -> dict:
+def _document(job, report, ordered, names, position: int, attempt_number, at) -> dict:
     bundle = job.bundle
     return {
         "schema_version": manifests.SCHEMA_VERSION,
-        "sequence": chain.length + 1,
-        "previous_sha256": chain.head_sha256,
+        "sequence": position,  # the leaf it will be: the one counter of a record's place (tlog.append checks)
         "key_id": signing.current_key_id(),
         "correlation_id": bundle.correlation_id,
         "input": {
@@ -140,7 +140,7 @@ def _made_from(asset: ReportedImage) -> dict:
     return made | ({"stream_sha256": asset.stream_sha256} if asset.stream_sha256 else {})
 
 
-def _write(job, document, ordered, names, chain, attempt_number, at, written: list[str]) -> None:
+def _write(job, document, ordered, names, attempt_number, at, written: list[str]) -> Manifest:
     body = manifests.canonical_bytes(document)
     sha256 = hashlib.sha256(body).hexdigest()
     storage_name = manifests.manifest_name(job, sha256)
@@ -157,13 +157,12 @@ def _write(job, document, ordered, names, chain, attempt_number, at, written: li
         page_count=job.bundle.page_count,
         body=body.decode("ascii"),
         sha256=sha256,
-        previous_sha256=chain.head_sha256,
         signature=signing.sign(body, at),
         key_id=document["key_id"],
         storage_name=storage_name,
         created_at=at,
     )
-    tlog.append_manifest(manifest)  # under the chain's lock, in its transaction: the log and the chain agree
+    tlog.append_manifest(manifest)  # under the ledger's lock, in this transaction: the leaf is its sequence
     assets = Asset.objects.bulk_create(
         [
             Asset(
@@ -189,5 +188,4 @@ def _write(job, document, ordered, names, chain, attempt_number, at, written: li
             for p, i in a.placements
         ]
     )
-    ManifestChain.objects.filter(pk=chain.pk).update(head_sha256=sha256, length=chain.length + 1)
     return manifest

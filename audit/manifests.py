@@ -11,7 +11,11 @@ __all__ = ["SCHEMA_VERSION", "asset_name", "canonical_bytes", "manifest_name", "
 # 3: extractor.version is the extractor's own version alone (it named pikepdf's too: "3.0+pikepdf.10.18.0");
 #    extractor.libraries has the version of every library that wrote the assets (pikepdf, qpdf, Pillow and
 #    its codecs, pypdfium2, PDFium, zlib-ng).
-SCHEMA_VERSION = 3
+# 4: sequence is the manifest's leaf index in the ledger, and there is no previous_sha256: the ledger alone says
+#    where a record stands. Schemas 1-3 counted manifests in a hash chain (sequence 1, 2, ... and the previous
+#    manifest's hash); those chains keep verifying (verify.py, integrity.check_chain_head), frozen at the upgrade.
+SCHEMA_VERSION = 4
+CHAINED = 3  # the newest schema that counted manifests in the hash chain
 
 EXTENSIONS = {"image/jpeg": "jpg", "image/png": "png", "image/tiff": "tif", "image/jp2": "jp2"}
 

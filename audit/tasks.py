@@ -1,6 +1,6 @@
 """django-q2 entry points of the audit app (thin)."""
 
-from . import checkpoints, log_checkpoints, output_sweep, verify
+from . import log_checkpoints, output_sweep, verify
 
 
 def sweep_outputs() -> dict:
@@ -16,9 +16,9 @@ def scheduled_verification() -> str:
 
 
 def write_checkpoint() -> int | None:
-    checkpoint = checkpoints.write_checkpoint()
-    log_checkpoints.write_log_checkpoint()  # the log's head, on the chain checkpoints' schedule
-    return checkpoint.chain_length if checkpoint else None
+    """The ledger's signed head (the frozen hash chain of schemas 1-3 has the checkpoints it will ever have)."""
+    checkpoint = log_checkpoints.write_log_checkpoint()
+    return checkpoint.tree_size if checkpoint else None
 
 
 def apply_retention() -> int:

@@ -26,7 +26,7 @@ MADE_AT = {Manifest: "created_at", RetentionEvent: "at", CaseMap: "created_at", 
 
 
 def lock() -> None:
-    """The log's one lock, held to the end of the caller's transaction (the chain row's, which manifests
+    """The log's one lock, held to the end of the caller's transaction (the old hash chain's row, which manifests
     have always taken: one lock for every record, so two writers cannot take one place)."""
     ManifestChain.objects.select_for_update().get_or_create(pk=1)
 
@@ -35,6 +35,8 @@ def append(record: Manifest | RetentionEvent | CaseMap | ActivityEvent) -> LogLe
     """The next leaf, for a record being written in the caller's transaction, which holds lock().
     LedgerRollback when the output store already holds that position (store_witness.py)."""
     index = leaf_count()
+    if isinstance(record, Manifest) and record.sequence != index:
+        raise RuntimeError(f"manifest {record.sequence} would be leaf {index}: its sequence must be its leaf index")
     store_witness.check_position(index)
     kind, hashed = KINDS[type(record)], merkle.leaf_hash(record.body.encode("utf-8"))
     leaf = LogLeaf.objects.create(

@@ -6,10 +6,11 @@ at most once a second, so a run is bounded by storage read speed rather than by 
 """
 
 import hashlib
+import json
 import time
 
 from django.db import transaction
-from django.db.models import Count
+from django.db.models import Count, F
 from django.db.models.functions import Now
 
 from extraction import stores
@@ -21,6 +22,7 @@ from . import (
     ledger_recovery,
     log_checkpoints,
     log_checks,
+    manifests,
     previews,
     retention,
     retention_events,
@@ -126,18 +128,24 @@ def _check_everything(run: VerificationRun) -> list[Finding]:
 
 def _check_manifests(run, in_scope, trusted: signing.Trust, excused: set[str]) -> list[Finding]:
     found, done = [], 0
-    chain = dict(Manifest.objects.values_list("sequence", "sha256"))  # two short columns, one query
-    for manifest in in_scope.order_by("sequence").iterator(chunk_size=500):
-        previous = chain.get(manifest.sequence - 1) if manifest.sequence > 1 else GENESIS
-        found += check_manifest(manifest, previous, trusted, file_retired=manifest.storage_name in excused)
+    chained = Manifest.objects.filter(schema_version__lte=manifests.CHAINED)  # schemas 1-3: the frozen hash chain
+    chain = dict(chained.values_list("sequence", "sha256"))  # two short columns, one query
+    for manifest in in_scope.annotate(leaf_index=F("log_leaf__index")).order_by("sequence").iterator(chunk_size=500):
+        if manifest.schema_version <= manifests.CHAINED:
+            place = chain.get(manifest.sequence - 1) if manifest.sequence > 1 else GENESIS
+        else:
+            place = manifest.leaf_index
+        found += check_manifest(manifest, place, trusted, file_retired=manifest.storage_name in excused)
         done += 1
     run.record_progress(manifests_done=done)
     return found
 
 
 def check_manifest(
-    manifest: Manifest, expected_previous: str | None, trusted: signing.Trust, file_retired: bool = False
+    manifest: Manifest, place: str | int | None, trusted: signing.Trust, file_retired: bool = False
 ) -> list[Finding]:
+    """`place`: for a chained manifest (schemas 1-3), the hash of the one before it; since schema 4, its leaf index
+    (None when it has no leaf, which log_checks reports)."""
     body, out = manifest.body.encode("utf-8"), []  # an edited row may hold non-ASCII: a finding, not a crash
 
     def problem(kind, detail):
@@ -147,7 +155,7 @@ def check_manifest(
         out.append(problem(Kind.MANIFEST_CHANGED, "The manifest row's bytes no longer match its sha256."))
     if why := signing.signature_problem(body, manifest.signature, manifest.key_id, trusted, manifest.created_at):
         out.append(problem(Kind.BAD_SIGNATURE, why))
-    if manifest.previous_sha256 != expected_previous:
+    if manifest.schema_version <= manifests.CHAINED and manifest.previous_sha256 != place:
         out.append(
             problem(
                 Kind.CHAIN_BREAK,
@@ -155,6 +163,8 @@ def check_manifest(
                 "(a manifest was dropped, reordered or rewritten).",
             )
         )
+    if manifest.schema_version > manifests.CHAINED and (said := _sequence_problem(manifest, body, place)):
+        out.append(problem(Kind.POSITION_MISMATCH, said))
     if file_retired:
         return out
     try:
@@ -165,6 +175,19 @@ def check_manifest(
     if stored != body:
         out.append(problem(Kind.MANIFEST_CHANGED, "The stored manifest file differs from the recorded bytes."))
     return out
+
+
+def _sequence_problem(manifest: Manifest, body: bytes, leaf_index: int | None) -> str | None:
+    """A manifest's sequence is its leaf index: in its row and in its signed body."""
+    try:
+        signed = json.loads(body).get("sequence")
+    except (ValueError, AttributeError):
+        signed = None  # an unreadable body is manifest_changed
+    if leaf_index is not None and manifest.sequence != leaf_index:
+        return f"The manifest's row says sequence {manifest.sequence}, but it is leaf {leaf_index} of the ledger."
+    if signed is not None and signed != manifest.sequence:
+        return f"The manifest's row says sequence {manifest.sequence}, its signed body {signed}."
+    return None
 
 
 def _check_assets(run, assets, excused: set[str]) -> list[Finding]:

@@ -1,8 +1,8 @@
 """Synthetic evidence for bench.admin_scale: bundles, jobs, manifests, assets and placements, fast.
 
 Rows look like what the product writes (audit/manifest_writing.py `record_completion`): sha256 hex ids,
-deterministic asset names, canonical signed manifest bodies chained through ManifestChain, each a leaf of
-the transparency log. No file is stored: the pages measured never open one. Everything about job i (status,
+deterministic asset names, canonical signed manifest bodies, each a leaf of the transparency log whose index is
+its sequence. No file is stored: the pages measured never open one. Everything about job i (status,
 images, flags...) follows from i, so a small and a large database hold the same kinds of rows in proportion,
 and the "showcase" job (case label SHOWCASE) has the same shape in both: the benchmark opens its pages.
 Import only after django.setup().
@@ -26,11 +26,9 @@ from audit.models import (
     Asset,
     Case,
     CaseMap,
-    Checkpoint,
     Finding,
     LogLeaf,
     Manifest,
-    ManifestChain,
     PagePreview,
     Placement,
     RetentionAssignment,
@@ -146,16 +144,18 @@ class Loader:
 
     def _batch(self, start: int, stop: int) -> None:
         with transaction.atomic():
-            chain = ManifestChain.objects.select_for_update().get_or_create(pk=1)[0]
+            tlog.lock()
             index = range(start, stop)
             bundles = self.create(Bundle, [self.bundle(i) for i in index])
             jobs = self.create(Job, [self.job(i, b) for i, b in zip(index, bundles)])
             self.create(Attempt, [a for i, job in zip(index, jobs) for a in self.attempts(i, job)])
             done = [(i, job) for i, job in zip(index, jobs) if job.status == S.COMPLETED]
             specs = [self.asset_specs(i, job) for i, job in done]
-            made = self.create(Manifest, [self.manifest(job, spec, chain) for (_, job), spec in zip(done, specs)])
-            ManifestChain.objects.filter(pk=chain.pk).update(head_sha256=chain.head_sha256, length=chain.length)
-            self.create(LogLeaf, [self.leaf(m, i) for m, i in zip(made, self.next_leaves(len(made)))])
+            places = self.next_leaves(len(done))
+            made = self.create(
+                Manifest, [self.manifest(job, spec, i) for (_, job), spec, i in zip(done, specs, places)]
+            )
+            self.create(LogLeaf, [self.leaf(m, m.sequence) for m in made])
             assets = self.create(Asset, [Asset(manifest=m, **a["row"]) for m, spec in zip(made, specs) for a in spec])
             placed = zip(assets, (a for spec in specs for a in spec))
             self.create(
@@ -167,8 +167,6 @@ class Loader:
                 ],
             )
             self.extras(index, [(i, m) for (i, _), m in zip(done, made)], bundles, jobs, assets)
-            if made:  # one checkpoint per batch, of the chain head after it
-                self.checkpoint(chain)
 
     def bundle(self, i: int) -> Bundle:
         pages = SHOWCASE_PAGES if i == 0 and self.showcase else max(self.asset_counts[i], 1) + i % 7
@@ -256,13 +254,12 @@ class Loader:
             )
         return specs
 
-    def manifest(self, job: Job, specs: list[dict], chain: ManifestChain) -> Manifest:
-        """The document `record_completion` writes, hashed, signed and appended to the chain."""
+    def manifest(self, job: Job, specs: list[dict], position: int) -> Manifest:
+        """The document `record_completion` writes, hashed and signed, for the leaf at `position`."""
         bundle, at = job.bundle, manifests.timestamp(job.manifest_durable_at)
         document = {
             "schema_version": manifests.SCHEMA_VERSION,
-            "sequence": chain.length + 1,
-            "previous_sha256": chain.head_sha256,
+            "sequence": position,
             "key_id": signing.current_key_id(),
             "correlation_id": bundle.correlation_id,
             "input": {"sha256": bundle.correlation_id, "size": bundle.size, "page_count": bundle.page_count},
@@ -293,7 +290,7 @@ class Loader:
         digest = hashlib.sha256(body).hexdigest()
         row = Manifest(
             job=job,
-            sequence=chain.length + 1,
+            sequence=position,
             schema_version=manifests.SCHEMA_VERSION,
             correlation_id=bundle.correlation_id,
             extractor=job.extractor,
@@ -302,13 +299,11 @@ class Loader:
             page_count=bundle.page_count,
             body=body.decode("ascii"),
             sha256=digest,
-            previous_sha256=chain.head_sha256,
             signature=signing.sign(body),
             key_id=signing.current_key_id(),
             storage_name=manifests.manifest_name(job, digest),
             created_at=job.manifest_durable_at,
         )
-        chain.head_sha256, chain.length = digest, chain.length + 1
         return row
 
     def next_leaves(self, n: int) -> range:
@@ -573,29 +568,6 @@ class Loader:
                     detail="The asset file is missing from the output store.",
                 )
                 for a in broken
-            ],
-        )
-
-    def checkpoint(self, chain: ManifestChain) -> None:
-        statement = {
-            "chain_length": chain.length,
-            "head_sha256": chain.head_sha256,
-            "created_at": manifests.timestamp(self.now),
-            "key_id": signing.current_key_id(),
-        }
-        body = manifests.canonical_bytes(statement)
-        self.create(
-            Checkpoint,
-            [
-                Checkpoint(
-                    chain_length=chain.length,
-                    head_sha256=chain.head_sha256,
-                    body=body.decode("ascii"),
-                    signature=signing.sign(body),
-                    key_id=statement["key_id"],
-                    created_at=self.now,
-                    storage_name=f"checkpoints/checkpoint-{chain.length:09d}.json",
-                )
             ],
         )
 

@@ -55,7 +55,7 @@ def package_label(queryset, case) -> str:
 
 
 @admin.action(
-    description="Export evidence package (manifests, chain, checkpoints, results)", permissions=["export_evidence"]
+    description="Export evidence package (manifests, log proofs, results)", permissions=["export_evidence"]
 )
 def export_evidence_action(modeladmin, request, queryset):
     return evidence_download(queryset, request.user, include_assets=False)

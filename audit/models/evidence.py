@@ -29,14 +29,17 @@ class WriteOnceModel(models.Model):
 
 
 class ManifestChain(models.Model):
-    """The head of the deployment's one append-only manifest chain (a single row, locked to append)."""
+    """A single row: locked to append to the ledger (tlog.lock), and the head of the hash chain that manifests of
+    schemas 1-3 formed, frozen since schema 4 made a manifest's sequence its leaf index (integrity.check_chain_head
+    checks the old manifests against it)."""
 
     head_sha256 = models.CharField(max_length=64, default=GENESIS)
     length = models.PositiveBigIntegerField(default=0)
 
 
 class Manifest(WriteOnceModel):
-    """One per completed job: canonical JSON, its hash, the previous manifest's hash and an HMAC."""
+    """One per completed job: canonical JSON, its hash and its signature. `sequence` is its leaf index in the ledger
+    (schemas 1-3: its place in the hash chain, which `previous_sha256` links; empty since schema 4)."""
 
     job = models.OneToOneField(Job, on_delete=models.PROTECT, related_name="manifest")
     sequence = models.PositiveBigIntegerField(unique=True)
@@ -48,7 +51,7 @@ class Manifest(WriteOnceModel):
     page_count = models.PositiveIntegerField()
     body = models.TextField(help_text="Canonical JSON (ASCII), exactly the bytes that were hashed")
     sha256 = models.CharField(max_length=64, unique=True)
-    previous_sha256 = models.CharField(max_length=64, unique=True)
+    previous_sha256 = models.CharField(max_length=64, unique=True, null=True, blank=True)
     signature = models.CharField(max_length=128)  # hex: 128 digits for Ed25519, 64 for HMAC-SHA256
     key_id = models.CharField(max_length=50)
     storage_name = models.CharField(max_length=300)
@@ -150,6 +153,7 @@ class Finding(WriteOnceModel):
         TIMESTAMP_MISSING = "timestamp_missing"
         LEDGER_ROLLBACK = "ledger_rollback"
         ACTIVITY_INVALID = "activity_invalid"
+        POSITION_MISMATCH = "position_mismatch"
 
     run = models.ForeignKey(VerificationRun, on_delete=models.PROTECT, related_name="findings")
     kind = models.CharField(max_length=30, choices=Kind.choices, db_index=True)

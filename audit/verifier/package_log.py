@@ -113,11 +113,29 @@ def _check_inclusion(zf, index, head, report) -> dict:
             report.fail(where, "has no inclusion proof in the package's log checkpoint")
         elif data is not None and proves(data, proof, head, report):
             leaves[proof["leaf_index"]] = signed_at(data)
+            _check_position(where, data, proof["leaf_index"], report)
         elif data is not None:
             report.fail(
                 where, f"its inclusion proof does not lead to the root of the signed log checkpoint ({head.size})"
             )
     return leaves
+
+
+CHAINED = 3  # manifests of schemas 1-3 counted themselves in a hash chain; since 4, sequence is the leaf index
+
+
+def _check_position(where: str, data: bytes, leaf_index: int, report) -> None:
+    """A manifest's sequence is its leaf index (schema 4 on): one counter, which its proof fixes."""
+    try:
+        body = bounded.parse_json(data)
+    except bounded.Refused:
+        return  # reported where the manifest itself is read
+    if not isinstance(body, dict) or not isinstance(body.get("schema_version"), int):
+        return
+    if body["schema_version"] > CHAINED and body.get("sequence") != leaf_index:
+        report.fail(
+            where, f"the manifest says sequence {body.get('sequence')!r}, but it is leaf {leaf_index} of the log"
+        )
 
 
 def _check_range_complete(zf, index, head, manifests: dict, events: dict, report) -> None:

@@ -20,6 +20,7 @@ from extraction.bundle_intake import submit_bundle
 from extraction.models import SubmissionSwitch
 from extraction.runner import run_job
 from tests import pdfs
+from tests.audit.chained import make_chained
 from tests.audit.test_evidence import chain, export, failed, index_of, out, rewrite, verify  # noqa: F401
 from tests.audit.test_store_witness import lose_the_newest_append, witnessed  # noqa: F401 (a fixture)
 from tests.audit.test_tamper import resign
@@ -104,6 +105,7 @@ def test_a_key_rotation_is_a_ledger_record_naming_the_key_it_retires(completed, 
 
 
 def test_the_upgrade_signs_and_logs_every_event_recorded_before_the_ledger(completed):  # noqa: F811
+    make_chained(completed)  # the manifests of a deployment before the ledger: schemas 1-3, in a hash chain
     flag(completed.first())
     with connection.cursor() as cursor:  # as the database stood before the upgrade
         cursor.execute("DELETE FROM audit_logleaf WHERE kind = 'activity'")
@@ -122,8 +124,8 @@ def test_the_upgrade_signs_and_logs_every_event_recorded_before_the_ledger(compl
 
 
 def test_a_date_range_carries_its_activity_and_an_event_cut_from_it_leaves_a_gap(chain, out):  # noqa: F811
-    cut_one = flag(chain.get(sequence=2), n=1)
-    flag(chain.get(sequence=2), n=2)  # so the one cut is inside the range's records, not its last
+    cut_one = flag(chain[1], n=1)
+    flag(chain[1], n=2)  # so the one cut is inside the range's records, not its last
     package = export(out)
     index = index_of(package)
     flagged = next(e for e in index["activity"] if e["id"] == cut_one.pk)
@@ -142,7 +144,7 @@ def test_a_date_range_carries_its_activity_and_an_event_cut_from_it_leaves_a_gap
 
 
 def test_an_activity_file_edited_in_a_package_fails(chain, out):  # noqa: F811
-    flag(chain.get(sequence=2))
+    flag(chain[1])
     package = export(out)
     name = next(e["file"] for e in index_of(package)["activity"] if '"flag_raised"' in open_member(package, e["file"]))
 
@@ -173,7 +175,7 @@ def test_openssl_verifies_an_activity_file_as_docs_evidence_md_shows(chain, out)
     import subprocess
     import zipfile
 
-    flag(chain.get(sequence=2))
+    flag(chain[1])
     package = export(out)
     index = index_of(package)
     entry = index["activity"][-1]

@@ -12,7 +12,6 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from django.conf import settings as django_settings
 from django.contrib import admin
 from django.contrib.auth.models import User
-from django.core.files.base import ContentFile
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import RequestFactory
@@ -20,13 +19,11 @@ from django.utils import timezone
 
 from audit import retention, signing
 from audit.admin.actions import export_evidence_action
-from audit.checkpoints import write_checkpoint
 from audit.evidence import build_evidence
-from audit.manifests import canonical_bytes
-from audit.models import Asset, Checkpoint, Finding, LogLeaf, Manifest, ManifestChain, VerificationRun
+from audit.manifests import SCHEMA_VERSION, canonical_bytes
+from audit.models import Asset, Finding, LogLeaf, Manifest, VerificationRun
 from audit.signing import hmac_sign
 from audit.verifier.merkle import leaf_hash
-from extraction import stores
 from extraction.bundle_intake import submit_bundle
 from extraction.runner import run_job
 from tests import pdfs
@@ -40,11 +37,17 @@ AT = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
 @pytest.fixture
 def chain(tmp_path):
-    """Three completed jobs, three bundles: a chain of three manifests."""
+    """Three completed jobs, three bundles: three manifests in log order (chain[0], chain[1], chain[2]). Their
+    sequences are their leaf indexes, not 1, 2, 3: other records are leaves of the ledger too."""
     for factory in (pdfs.mixed, pdfs.reused_on_three_pages, pdfs.jpeg_rgb):
         with open(factory(tmp_path), "rb") as fh:
             run_job(submit_bundle(fh, filename="x.pdf", submitted_by="t").job_id)
     return Manifest.objects.order_by("sequence")
+
+
+def file_prefix(manifest) -> str:
+    """Where a package puts this manifest, up to its hash."""
+    return f"manifests/{manifest.sequence:06d}-"
 
 
 @pytest.fixture
@@ -58,28 +61,6 @@ def out(tmp_path):
 def key(settings):
     # "--key=..." because a random key may begin with "-", which argparse would take for an option.
     return ["--key-id", settings.PAGETRAIL_MANIFEST_KEY_ID, f"--key={settings.PAGETRAIL_MANIFEST_KEY}"]
-
-
-def odd_checkpoint(length, head=None, key=None):
-    """A checkpoint stored and recorded like write_checkpoint's, naming any head, signed with any key."""
-    statement = {
-        "chain_length": length,
-        "head_sha256": head or Manifest.objects.get(sequence=length).sha256,
-        "created_at": "2026-11-30T00:00:00.000000Z",
-        "key_id": "local-1",
-    }
-    body = canonical_bytes(statement)
-    signature = hmac_sign(body, key or django_settings.PAGETRAIL_MANIFEST_KEY)  # as before Ed25519
-    name = f"checkpoints/checkpoint-{length:09d}.json"
-    stores.outputs().save(name, ContentFile(json.dumps({"checkpoint": statement, "signature": signature}).encode()))
-    Checkpoint.objects.create(
-        chain_length=length,
-        head_sha256=statement["head_sha256"],
-        body=body.decode(),
-        key_id="local-1",
-        signature=signature,
-        storage_name=name,
-    )
 
 
 def retention_policy(**windows):
@@ -174,7 +155,6 @@ def activity_carried(package) -> int:
 
 
 def test_it_checks_every_signature_with_the_public_keys_alone_and_names_the_signer(chain, out):
-    write_checkpoint()
     package = export(out)
     done = verify(package)
     assert done.returncode == 0 and done.stdout.splitlines()[-1] == "PASS", done.stdout
@@ -192,20 +172,18 @@ def legacy_hmac(manifest, key=None):
     Manifest.objects.filter(pk=manifest.pk).update(
         body=body.decode(), sha256=sha256, signature=signature, key_id=key_id
     )
-    ManifestChain.objects.filter(head_sha256=manifest.sha256).update(head_sha256=sha256)  # as if it was written so
     LogLeaf.objects.filter(manifest=manifest).update(leaf_hash=leaf_hash(body).hex())  # as the log's backfill did
     rehash_subtrees()  # and 0023 after it
     write_stored("outputs", manifest.storage_name, body)
 
 
 def test_it_says_hmac_signatures_were_not_checked_without_their_key(chain, out):
-    legacy_hmac(chain.get(sequence=3))
+    legacy_hmac(chain[2])
     done = verify(export(out))
     assert done.returncode == 0 and "1 HMAC signature(s) not checked: no key given" in done.stdout, done.stdout
 
 
 def test_it_passes_an_untouched_package_with_the_key_and_counts_what_it_checked(chain, out, key):
-    write_checkpoint()
     package = export(out)
     done = verify(package, *key)
     assert done.returncode == 0 and done.stdout.splitlines()[-1] == "PASS", done.stdout
@@ -218,7 +196,7 @@ def test_it_passes_an_untouched_package_with_the_key_and_counts_what_it_checked(
 
 
 def test_it_takes_hmac_keys_from_a_key_file(chain, out, settings):
-    legacy_hmac(chain.get(sequence=3))
+    legacy_hmac(chain[2])
     keys = out / "keys.txt"
     keys.write_text(f"# id=key\n{settings.PAGETRAIL_MANIFEST_KEY_ID}={settings.PAGETRAIL_MANIFEST_KEY}\n")
     package = export(out)
@@ -261,12 +239,19 @@ def test_it_fails_on_a_stray_file_added_to_the_package(chain, out):
     failed(verify(rewrite(package, lambda members: members.update({stray: b"\x89PNG"}))), stray, "unexpected file")
 
 
+def edited_schema(body: bytes) -> bytes:
+    """The manifest's bytes claiming an older schema: an edit of one signed byte."""
+    edited = body.replace(f'"schema_version":{SCHEMA_VERSION}'.encode(), b'"schema_version":1')
+    assert edited != body
+    return edited
+
+
 def test_it_fails_on_edited_manifest_bytes(chain, out):
     package = export(out)
     name = index_of(package)["manifests"][1]["file"]
 
     def edit(members):
-        members[name] = members[name].replace(b'"schema_version":3', b'"schema_version":1')
+        members[name] = edited_schema(members[name])
 
     failed(verify(rewrite(package, edit)), name, "hashes to")
 
@@ -288,11 +273,11 @@ def test_it_fails_on_two_manifests_swapped_in_the_log(chain, out):
         proofs = index["log"]["inclusion"]
         proofs[0]["leaf_index"], proofs[1]["leaf_index"] = proofs[1]["leaf_index"], proofs[0]["leaf_index"]
 
-    failed(verify(rewrite(package, edit_index(swap))), "manifests/000001-", "inclusion proof does not lead")
+    failed(verify(rewrite(package, edit_index(swap))), file_prefix(chain[0]), "inclusion proof does not lead")
 
 
 def test_it_fails_on_a_signature_forged_with_another_key(chain, out):
-    forged = chain.get(sequence=2)
+    forged = chain[1]
     signature = Ed25519PrivateKey.generate().sign(forged.body.encode()).hex()
     Manifest.objects.filter(pk=forged.pk).update(signature=signature)
     package = export(out)
@@ -301,7 +286,7 @@ def test_it_fails_on_a_signature_forged_with_another_key(chain, out):
 
 
 def test_it_fails_on_an_hmac_signature_forged_with_another_key(chain, out, key):
-    legacy_hmac(chain.get(sequence=3), key="not the key")
+    legacy_hmac(chain[2], key="not the key")
     package = export(out)
     failed(verify(package, *key), index_of(package)["manifests"][2]["file"], "HMAC signature does not verify")
 
@@ -324,17 +309,17 @@ def test_it_fails_when_the_retention_event_behind_a_left_out_asset_is_removed(ch
 
 
 def test_it_fails_on_a_manifest_row_edited_in_the_database(chain, out):
-    edited = chain.get(sequence=1)
+    edited = chain[0]
     body = json.loads(edited.body)
     body["page_count"] = 99
     Manifest.objects.filter(pk=edited.pk).update(body=canonical_bytes(body).decode())
-    failed(verify(export(out)), f"manifests/000001-{edited.sha256}.json", "hashes to")
+    failed(verify(export(out)), f"{file_prefix(edited)}{edited.sha256}.json", "hashes to")
 
 
 def test_it_fails_when_the_stored_manifest_file_differs_from_the_database(chain, out):
-    name = chain.get(sequence=3).storage_name
-    write_stored("outputs", name, read_stored("outputs", name).replace(b'"schema_version":3', b'"schema_version":1'))
-    failed(verify(export(out)), "manifests/000003-", "output store differed from the database copy")
+    changed = chain[2]
+    write_stored("outputs", changed.storage_name, edited_schema(read_stored("outputs", changed.storage_name)))
+    failed(verify(export(out)), file_prefix(changed), "output store differed from the database copy")
 
 
 def test_it_fails_when_an_asset_was_changed_in_the_output_store(chain, out):
@@ -347,27 +332,29 @@ def test_it_fails_when_an_asset_was_changed_in_the_output_store(chain, out):
 
 
 def test_a_date_range_carries_the_records_just_outside_it_as_boundaries(chain, out):
-    first, last = chain.get(sequence=1).created_at, chain.get(sequence=3).created_at
-    package = export(out, date_from=chain.get(sequence=2).created_at, date_to=last)
+    first, second, third = chain
+    package = export(out, date_from=second.created_at, date_to=third.created_at)
     index = index_of(package)
-    assert [m["sequence"] for m in index["manifests"]] == [2]
+    assert [m["sequence"] for m in index["manifests"]] == [second.sequence]
     boundaries = index["log"]["boundaries"]
     assert [(b["kind"], b["leaf_index"], b["file"][:17]) for b in boundaries] == [
-        ("manifest", chain.get(sequence=1).log_leaf.index, "manifests/000001-"),
-        ("manifest", chain.get(sequence=3).log_leaf.index, "manifests/000003-"),
+        ("manifest", first.log_leaf.index, file_prefix(first)),
+        ("manifest", third.log_leaf.index, file_prefix(third)),
     ]
-    assert first < last
+    assert first.created_at < third.created_at
     done = verify(package)
     assert done.returncode == 0 and "2 range boundary record(s)" in done.stdout, done.stdout
 
 
 def test_a_selection_carries_no_boundaries(chain, out):
-    index = index_of(export(out, manifests=chain.filter(sequence__in=[1, 3])))
-    assert [m["sequence"] for m in index["manifests"]] == [1, 3] and index["log"]["boundaries"] == []
+    first, _, third = chain
+    index = index_of(export(out, manifests=chain.filter(pk__in=[first.pk, third.pk])))
+    assert [m["sequence"] for m in index["manifests"]] == [first.sequence, third.sequence]
+    assert index["log"]["boundaries"] == []
 
 
 def test_a_bundle_scope_holds_that_bundles_manifest_and_its_assets_only(chain, out):
-    manifest = chain.get(sequence=2)
+    manifest = chain[1]
     index = index_of(export(out, bundle=manifest.correlation_id))
     assert [m["sha256"] for m in index["manifests"]] == [manifest.sha256]
     assert sorted(a["name"] for a in index["assets"]) == sorted(manifest.assets.values_list("name", flat=True))
@@ -376,30 +363,31 @@ def test_a_bundle_scope_holds_that_bundles_manifest_and_its_assets_only(chain, o
 
 def test_it_exports_the_latest_verification_results_about_the_scope_only(chain, out):
     run = VerificationRun.objects.create(status="failed", started_by="t", findings_count=2, finished_at=AT)
-    for manifest in chain.filter(sequence__in=[1, 2]):
+    first, second, _ = chain
+    for manifest in (first, second):
         Finding.objects.create(run=run, kind="hash_mismatch", manifest=manifest, detail=f"about {manifest.sequence}")
-    runs = index_of(export(out, manifest=1))["verification_runs"]
+    runs = index_of(export(out, manifest=first.sequence))["verification_runs"]
     assert [(r["id"], r["status"]) for r in runs] == [(run.pk, "failed")]
-    assert [f["detail"] for f in runs[0]["findings_in_scope"]] == ["about 1"]
+    assert [f["detail"] for f in runs[0]["findings_in_scope"]] == [f"about {first.sequence}"]
 
 
 def test_it_exports_the_retention_events_and_leaves_out_deleted_outputs_without_failing(chain, out, key):
     retention_policy(input_days=1, output_days=1)
     retention.apply_retention(at=timezone.now() + timedelta(days=2))
-    package = export(out, manifest=2)
+    manifest = chain[1]
+    package = export(out, manifest=manifest.sequence)
     events = index_of(package)["retention_events"]
     assert [(e["manifest"], e["what"], e["outcome"]) for e in events] == [
         (None, "input", "deleted"),
-        (2, "outputs", "deleted"),
+        (manifest.sequence, "outputs", "deleted"),
     ]
     assert events[0]["policy"]["decision_note"] == "Contract 12, clause 7"
     done = verify(package, *key)
     assert done.returncode == 0, done.stdout
-    assert f"note: {chain.get(sequence=2).assets.count()} file(s) deleted under retention" in done.stdout
+    assert f"note: {manifest.assets.count()} file(s) deleted under retention" in done.stdout
 
 
 def test_the_same_evidence_gives_byte_identical_packages(chain, out):
-    write_checkpoint()
     first, second = export(out, "one.zip"), export(out, "two.zip")
     assert first.read_bytes() == second.read_bytes()
 
@@ -408,7 +396,7 @@ def test_the_same_evidence_gives_byte_identical_packages(chain, out):
 
 
 def test_the_command_writes_a_package_that_passes_and_prints_its_summary(chain, out, capsys):
-    manifest = chain.get(sequence=1)
+    manifest = chain[0]
     call_command(
         "export_evidence", "--out", str(out / "bundle.zip"), "--bundle", manifest.correlation_id, "--with-assets"
     )
@@ -446,13 +434,15 @@ def test_the_admin_action_returns_the_selected_manifests_as_a_zip_attachment(cha
     request = RequestFactory().post("/admin/audit/manifest/")
     request.user = User.objects.create_superuser("compliance", password="pw")
     modeladmin = admin.site._registry[Manifest]
-    selected = modeladmin.get_queryset(request).filter(sequence__in=[2, 3])
+    _, second, third = chain
+    selected = modeladmin.get_queryset(request).filter(pk__in=[second.pk, third.pk])
     response = export_evidence_action(modeladmin, request, selected)
     (out / "signing-keys.json").write_text(json.dumps(signing.published_document()))  # closing ends the connection
     assert response["Content-Type"] == "application/zip"
-    assert response["Content-Disposition"] == 'attachment; filename="pagetrail-evidence-000002-000003.zip"'
+    name = f"pagetrail-evidence-{second.sequence:06d}-{third.sequence:06d}.zip"  # first and last sequence
+    assert response["Content-Disposition"] == f'attachment; filename="{name}"'
     package = out / "download.zip"
     package.write_bytes(b"".join(response.streaming_content))
     response.close()
-    assert [m["sequence"] for m in index_of(package)["manifests"]] == [2, 3]
+    assert [m["sequence"] for m in index_of(package)["manifests"]] == [second.sequence, third.sequence]
     assert verify(package, "--public-keys", str(out / "signing-keys.json")).returncode == 0 and temp_files() == []

@@ -30,20 +30,24 @@ def exported(admin_client, changelist: str, action: str, selected) -> str:
 def test_a_bundles_package_is_named_after_its_case_label_made_safe(admin_client, tmp_path):
     manifest = completed(tmp_path, pdfs.mixed, filename="scan.pdf", case_label='Claim 1042 / "Ünïcode"')
     disposition = exported(admin_client, "manifest", "export_evidence_action", [manifest.pk])
-    assert 'filename="pagetrail-evidence-claim-1042-unicode-000001-000001.zip"' in disposition
+    assert f'filename="pagetrail-evidence-claim-1042-unicode-{manifest.sequence:06d}-{manifest.sequence:06d}.zip"' in (
+        disposition
+    )
 
 
 def test_without_a_case_label_the_file_name_names_it(admin_client, tmp_path):
     manifest = completed(tmp_path, pdfs.mixed, filename="../Policy 7.pdf")
     disposition = exported(admin_client, "manifest", "export_evidence_with_assets_action", [manifest.pk])
-    assert 'filename="pagetrail-evidence-policy-7-000001-000001-with-assets.zip"' in disposition
+    name = f"pagetrail-evidence-policy-7-{manifest.sequence:06d}-{manifest.sequence:06d}-with-assets.zip"
+    assert f'filename="{name}"' in disposition
 
 
 def test_a_package_of_several_bundles_keeps_its_sequence_name(admin_client, tmp_path):
     first = completed(tmp_path, pdfs.mixed, filename="a.pdf")
     second = completed(tmp_path, pdfs.jpeg_rgb, filename="b.pdf")
     disposition = exported(admin_client, "manifest", "export_evidence_action", [first.pk, second.pk])
-    assert 'filename="pagetrail-evidence-000001-000002.zip"' in disposition
+    assert first.sequence < second.sequence
+    assert f'filename="pagetrail-evidence-{first.sequence:06d}-{second.sequence:06d}.zip"' in disposition
 
 
 def test_a_case_package_is_named_after_the_case(admin_client, tmp_path):

@@ -83,7 +83,7 @@ def test_the_polled_state_is_final_once_the_job_is_completed(admin_client, job):
         "completed",
         f"job {job.pk} (completed)",
     )
-    assert "manifest 1" in state["html"]["links"]
+    assert f">manifest {Job.objects.get(pk=job.pk).manifest.sequence}</a>" in state["html"]["links"]
 
 
 def test_the_input_download_link_shows_only_to_those_who_may_download(client, job):

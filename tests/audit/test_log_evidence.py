@@ -10,7 +10,7 @@ from django.test import Client
 from django.utils import timezone
 
 from audit import log_checkpoints, tlog
-from audit.models import LogCheckpoint, Manifest, ManifestChain
+from audit.models import LogCheckpoint, Manifest
 from audit.verifier import merkle
 from tests.audit.test_evidence import (  # chain and out are fixtures
     activity_carried,
@@ -30,13 +30,12 @@ pytestmark = pytest.mark.django_db
 
 
 def insider_rewrites_the_newest_manifest():
-    """With the database, the store and the signing key: the newest manifest edited and re-signed, its file,
-    leaf and the chain head made to match, every log checkpoint replaced by one signed over the new history."""
+    """With the database, the store and the signing key: the newest manifest edited and re-signed, its file and
+    leaf made to match, every log checkpoint replaced by one signed over the new history."""
     newest = Manifest.objects.order_by("-sequence").first()
     rewrite_manifest_row(newest, warnings=["inserted afterwards"])
     newest.refresh_from_db()
     write_stored("outputs", newest.storage_name, newest.body.encode())
-    ManifestChain.objects.update(head_sha256=newest.sha256)
     for checkpoint in LogCheckpoint.objects.all():
         delete_stored("outputs", checkpoint.storage_name)
     with connection.cursor() as cursor:
@@ -56,7 +55,7 @@ def test_it_fails_a_manifest_swapped_in_a_re_signed_index(chain, out):  # noqa: 
     package = export(out)
 
     def swap(index):
-        index["log"]["inclusion"][0]["leaf_index"] = chain.get(sequence=2).log_leaf.index
+        index["log"]["inclusion"][0]["leaf_index"] = chain[1].log_leaf.index
 
     failed(verify(rewrite(package, edit_index(swap)), "--trust-package-keys", pin=False), "inclusion proof")
 
@@ -87,8 +86,8 @@ def consistency_answer(out, first: int, second: int):
 
 
 def signed_before_the_newest_manifest(out):
-    """An earlier checkpoint an outside party holds: the log up to, not including, manifest 3."""
-    size = Manifest.objects.get(sequence=3).log_leaf.index
+    """An earlier checkpoint an outside party holds: the log up to, not including, the newest manifest."""
+    size = Manifest.objects.order_by("sequence").last().log_leaf.index
     earlier = out / "earlier.note"
     earlier.write_text(log_checkpoints._signed(size, merkle.root(tlog.leaf_hashes(size)), timezone.now()).note)
     return earlier, size
@@ -106,7 +105,7 @@ def test_a_smaller_earlier_checkpoint_joins_the_package_only_through_a_true_cons
 def test_a_record_newer_than_the_earlier_checkpoint_is_not_protected_by_it(chain, out):  # noqa: F811
     """The limit docs/transparency-log.md states: a checkpoint vouches for the records it covers, no more."""
     earlier, size = signed_before_the_newest_manifest(out)
-    insider_rewrites_the_newest_manifest()  # manifest 3, which no outside party had seen
+    insider_rewrites_the_newest_manifest()  # which no outside party had seen
     package = export(out)
     proof = consistency_answer(out, size, log_checkpoints.latest().tree_size)
     done = verify(package, "--earlier-checkpoint", str(earlier), "--consistency-proof", proof)
@@ -115,6 +114,6 @@ def test_a_record_newer_than_the_earlier_checkpoint_is_not_protected_by_it(chain
 
 def test_the_proofs_in_a_package_are_the_ones_the_api_serves(chain, out):  # noqa: F811
     log = index_of(export(out))["log"]
-    first = next(p for p in log["inclusion"] if p["sequence"] == 1)
+    first = next(p for p in log["inclusion"] if p["sequence"] == chain[0].sequence)
     tree = merkle.Tree(tlog.leaf_hashes(int(log["checkpoint"].split("\n")[1])))  # the checkpoint's size, all leaves
     assert first["proof"] == [base64.b64encode(h).decode() for h in tree.inclusion_proof(first["leaf_index"])]

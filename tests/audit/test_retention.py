@@ -168,8 +168,10 @@ def test_the_upgrade_signs_events_recorded_before_signing_and_widens_key_periods
     from django.apps import apps
 
     from audit.models import ActivityEvent, SigningKey
+    from tests.audit.chained import make_chained
     from tests.audit.test_verify import kinds
 
+    make_chained(Manifest.objects.all())  # a manifest as written before the ledger: the first of a hash chain
     policy(input_days=1, output_days=1)
     retention.apply_retention(at=timezone.now() + timedelta(days=2))
     with connection.cursor() as cursor:  # as recorded before the ledger (0015) held anything

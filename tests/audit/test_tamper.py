@@ -13,11 +13,12 @@ from django.core.management import call_command
 from django.db import connection
 from django.utils import timezone
 
-from audit import cases, checkpoints, retention, retention_events, signing
+from audit import cases, retention, retention_events, signing, store_witness
 from audit.models import ActivityEvent, Asset, Case, LogLeaf, Manifest, PagePreview, RetentionEvent
 from audit.signing import key_id_of, public_bytes
 from audit.verify import verify_all
 from extraction.models import Bundle
+from tests.audit.chained import make_chained, write_chain_checkpoint
 from tests.audit.test_cases import manifest  # noqa: F401 (a fixture)
 from tests.audit.test_evidence import (  # chain and out are fixtures
     chain,  # noqa: F401
@@ -29,7 +30,7 @@ from tests.audit.test_evidence import (  # chain and out are fixtures
     rewrite,
     verify,
 )
-from tests.audit.test_tlog import forget_subtrees_completed_by
+from tests.audit.test_tlog import forget_subtrees_completed_by, rewrite_manifest_row
 from tests.audit.test_verify import completed, kinds  # noqa: F401 (a fixture)
 from tests.conftest import approved_policy, delete_stored, read_stored, write_stored
 
@@ -79,13 +80,15 @@ def test_it_finds_a_deleted_activity_event(completed):  # noqa: F811
     assert kinds() == ["activity_chain_break", "log_mismatch"]  # the chain breaks and the ledger has a gap
 
 
-def test_it_finds_the_newest_checkpoint_file_deleted(completed):  # noqa: F811
-    delete_stored("outputs", checkpoints.write_checkpoint().storage_name)
+def test_it_finds_the_newest_chain_checkpoint_file_deleted(completed):  # noqa: F811
+    make_chained(completed)  # an upgraded deployment's chain checkpoints (schemas 1-3) stay checked
+    delete_stored("outputs", write_chain_checkpoint().storage_name)
     assert kinds() == ["checkpoint_missing"]
 
 
-def test_it_finds_the_newest_manifest_deleted_with_its_rows_and_files(completed):  # noqa: F811
+def delete_newest_manifest_with_its_rows_and_files() -> None:
     newest = Manifest.objects.order_by("-sequence").select_related("job__bundle", "log_leaf").first()
+    assert newest.log_leaf.index == LogLeaf.objects.count() - 1  # the ledger's newest record: no gap is left
     job, bundle = newest.job, newest.job.bundle
     for asset in newest.assets.all():
         delete_stored("outputs", asset.name)
@@ -104,7 +107,19 @@ def test_it_finds_the_newest_manifest_deleted_with_its_rows_and_files(completed)
         ):
             cursor.execute(f"DELETE FROM {table} WHERE {column} = %s", [value])
     forget_subtrees_completed_by(newest.log_leaf.index)
-    assert kinds() == ["chain_truncated"]
+
+
+def test_it_finds_the_newest_manifest_deleted_with_its_rows_and_files(completed):  # noqa: F811
+    for leaf in LogLeaf.objects.select_related(*LogLeaf.RECORDS):  # as each commit left them (on_commit)
+        store_witness.write_marker(leaf)
+    delete_newest_manifest_with_its_rows_and_files()
+    assert kinds() == ["ledger_rollback"]  # the output store's marker of that position outlives the rows
+
+
+def test_it_finds_the_newest_manifest_of_a_chain_of_schemas_before_4_deleted(completed):  # noqa: F811
+    make_chained(completed)
+    delete_newest_manifest_with_its_rows_and_files()
+    assert kinds() == ["chain_truncated"]  # the frozen chain's head names it
 
 
 def test_it_finds_a_stray_file_among_a_manifests_previews(completed):  # noqa: F811
@@ -124,8 +139,9 @@ def test_it_finds_a_stray_file_in_the_input_store(completed):  # noqa: F811
     assert kinds() == ["unexpected_input"]
 
 
-def test_it_finds_an_altered_checkpoint_file(completed):  # noqa: F811
-    name = checkpoints.write_checkpoint().storage_name
+def test_it_finds_an_altered_chain_checkpoint_file(completed):  # noqa: F811
+    make_chained(completed)
+    name = write_chain_checkpoint().storage_name
     document = json.loads(read_stored("outputs", name))
     document["checkpoint"]["created_at"] = "2020-01-01T00:00:00.000000Z"
     write_stored("outputs", name, json.dumps(document).encode())
@@ -198,9 +214,19 @@ def flip_middle_byte(alias, name):
 
 
 def swap_sequences():
+    first, second = Manifest.objects.order_by("sequence")[:2]
     with connection.cursor() as cursor:  # past the unique constraint: through a free number
-        for old, new in ((1, 1000), (2, 1), (1000, 2)):
+        for old, new in ((first.sequence, 10**9), (second.sequence, first.sequence), (10**9, second.sequence)):
             cursor.execute(f"UPDATE {Manifest._meta.db_table} SET sequence = %s WHERE sequence = %s", [new, old])
+
+
+def nth_manifest(n: int):
+    return Manifest.objects.filter(pk=Manifest.objects.order_by("sequence")[n].pk)
+
+
+def swap_chained_sequences():
+    make_chained(Manifest.objects.all())
+    swap_sequences()
 
 
 # The tamperings verification caught before the table above; the detailed tests are in test_verify.py.
@@ -208,12 +234,10 @@ ALREADY_CAUGHT = {
     "an asset's byte flipped": (lambda: flip_middle_byte("outputs", Asset.objects.first().name), "hash_mismatch"),
     "an asset deleted": (lambda: delete_stored("outputs", Asset.objects.first().name), "missing_output"),
     "a stray output file": (lambda: write_stored("outputs", "stray.bin", b"x"), "unexpected_output"),
-    "a manifest row's hash edited": (
-        lambda: Manifest.objects.filter(sequence=2).update(sha256="0" * 64),
-        "manifest_changed",
-    ),
-    "a manifest row's body edited": (lambda: Manifest.objects.filter(sequence=1).update(body="{}"), "manifest_changed"),
-    "two manifests' sequences swapped": (swap_sequences, "chain_break"),
+    "a manifest row's hash edited": (lambda: nth_manifest(1).update(sha256="0" * 64), "manifest_changed"),
+    "a manifest row's body edited": (lambda: nth_manifest(0).update(body="{}"), "manifest_changed"),
+    "two manifests' sequences swapped": (swap_sequences, "position_mismatch"),
+    "two manifests' sequences swapped in a chain of schemas before 4": (swap_chained_sequences, "chain_break"),
 }
 
 
@@ -303,7 +327,7 @@ def test_it_fails_a_date_range_index_that_leaves_out_a_manifest_of_its_range(cha
     def leave_out(index):
         index["manifests"].pop(1)
 
-    left_out = chain.get(sequence=2).log_leaf.index
+    left_out = chain[1].log_leaf.index
     failed(
         verify(rewrite(export(out), edit_index(leave_out))),
         "index.json",
@@ -328,7 +352,7 @@ def test_it_fails_a_case_package_missing_an_asset_its_signed_case_map_names(mani
 
 
 def test_it_finds_an_asset_deleted_beside_a_signed_event_that_does_not_name_it(completed):  # noqa: F811
-    manifest = Manifest.objects.get(sequence=1)
+    manifest = Manifest.objects.order_by("sequence").first()
     kept, taken = list(manifest.assets.order_by("name"))[:2]
     policy = approved_policy(is_default=True, contract_owner="Claims Ltd", decision_note="x")
     at = timezone.now()
@@ -504,13 +528,13 @@ def test_a_date_range_package_trimmed_and_re_signed_with_the_portals_key_leaves_
     failed(
         verify(dropped(export(out))),
         "index.json",
-        f"the log checkpoint holds leaf {chain.get(sequence=3).log_leaf.index}, after the package's last record",
+        f"the log checkpoint holds leaf {chain[2].log_leaf.index}, after the package's last record",
         "records of the range are missing",
     )
 
 
 def test_a_date_range_package_with_a_record_cut_from_its_middle_has_a_gap(chain, out):  # noqa: F811
-    cut = chain.get(sequence=2).log_leaf.index
+    cut = chain[1].log_leaf.index
     failed(verify(dropped(export(out), position=1)), "index.json", f"log leaf {cut} lies inside the range's records")
 
 
@@ -520,8 +544,8 @@ def test_a_date_range_package_trimmed_and_re_signed_with_an_insiders_key_fails_p
 
 def test_a_boundary_record_inside_the_range_does_not_close_it(chain, out):  # noqa: F811
     """The newest record of the range passed off as the boundary after it: its own signed time is in the range."""
-    package = export(out, date_from=chain.get(sequence=1).created_at, date_to=chain.get(sequence=3).created_at)
-    newest, after = (chain.get(sequence=n).log_leaf.index for n in (2, 3))
+    package = export(out, date_from=chain[0].created_at, date_to=chain[2].created_at)
+    newest, after = (chain[n].log_leaf.index for n in (1, 2))
 
     def relabel(members):
         index = json.loads(members["index.json"])
@@ -604,17 +628,17 @@ def test_rows_edited_into_non_ascii_are_findings_not_a_crash(completed):  # noqa
     approved_policy(is_default=True, input_days=1, contract_owner="Claims Ltd", decision_note="x")
     retention.apply_retention(at=timezone.now() + timedelta(days=2))
     RetentionEvent.objects.filter(what="input").update(body='{"signed_at": "2026-12-01T00:00:00Z", "\u00e9": 1}')
-    Manifest.objects.filter(sequence=1).update(body="{\u00e9}")
+    nth_manifest(0).update(body="{\u00e9}")
     assert {"manifest_changed", "retention_event_invalid"} <= set(kinds())
 
 
 def test_a_package_whose_own_findings_say_failed_never_passes(chain, out):  # noqa: F811
     """Manifests exported, without assets, after a run found their outputs changed and missing."""
-    changed, gone = Asset.objects.filter(manifest__sequence=1)[:2]
+    changed, gone = Asset.objects.filter(manifest=Manifest.objects.order_by("sequence").first())[:2]
     write_stored("outputs", changed.name, read_stored("outputs", changed.name) + b"\0")
     delete_stored("outputs", gone.name)
     verify_all()
-    done = verify(export(out, include_assets=False, manifest=1))
+    done = verify(export(out, include_assets=False, manifest=chain[0].sequence))
     assert done.returncode == 4 and done.stdout.splitlines()[-3].startswith("FINDINGS (2)"), done.stdout
     assert f"hash_mismatch: {changed.name}" in done.stdout and f"missing_output: {gone.name}" in done.stdout
     assert "PASS" not in done.stdout
@@ -670,7 +694,7 @@ def test_a_case_map_made_up_and_signed_with_the_portals_own_key_is_not_in_the_le
 
 
 def test_a_case_map_made_within_a_date_range_travels_in_it_and_cannot_be_cut(chain, out):  # noqa: F811
-    cases.split(chain.get(sequence=2), [("claim A", 1, 1)], "rita")
+    cases.split(chain[1], [("claim A", 1, 1)], "rita")
     package = export(out)
     index = index_of(package)
     assert [m["sha256"] for m in index["case_maps"]] == [Case.objects.get().case_map.sha256]
@@ -686,3 +710,18 @@ def test_a_case_map_made_within_a_date_range_travels_in_it_and_cannot_be_cut(cha
     # the split's own activity event follows the map in the ledger: the cut leaves a gap
     cut_leaf = Case.objects.get().case_map.log_leaf.index
     failed(verify(rewrite(package, cut)), "index.json", f"log leaf {cut_leaf} lies inside the range's records")
+
+
+def test_a_manifest_re_signed_under_another_sequence_than_its_leaf_fails_online_and_offline(chain, out):  # noqa: F811
+    """An insider with the key gives a manifest another place (its row and its signed body agree): the leaf it is
+    in the ledger still says where it stands."""
+    moved, leaf = chain[1], chain[1].log_leaf.index
+    claimed = chain[2].sequence + 100
+    rewrite_manifest_row(moved, sequence=claimed)
+    Manifest.objects.filter(pk=moved.pk).update(sequence=claimed)
+    moved.refresh_from_db()
+    write_stored("outputs", moved.storage_name, moved.body.encode())
+    assert kinds() == ["position_mismatch"]
+    done = verify(export(out))
+    assert done.returncode == 1, done.stdout
+    assert f"the manifest says sequence {claimed}, but it is leaf {leaf} of the log" in done.stdout

@@ -11,17 +11,20 @@ from django.test.utils import CaptureQueriesContext
 from audit import log_checkpoints, signing, tasks, tlog
 from audit.models import LogCheckpoint, LogLeaf, LogSubtree, Manifest
 from audit.verifier import merkle, notes
+from tests.audit.chained import freeze_the_chain, make_chained
 from tests.audit.test_verify import completed, kinds  # noqa: F401 (a fixture)
 from tests.conftest import read_stored, write_stored
 
 pytestmark = pytest.mark.django_db
 
 
-def test_it_logs_each_manifest_as_a_leaf_in_chain_order(completed):  # noqa: F811
+def test_it_logs_each_manifest_as_the_leaf_its_sequence_names(completed):  # noqa: F811
     size = LogLeaf.objects.count()  # the records migrate made (roles, the signing key) come first
     leaves = list(LogLeaf.objects.filter(kind="manifest").order_by("index").select_related("manifest"))
-    assert [leaf.manifest.sequence for leaf in leaves] == [1, 2]
-    assert [leaf.index for leaf in leaves] == [size - 2, size - 1]
+    assert [leaf.manifest.sequence for leaf in leaves] == [leaf.index for leaf in leaves] == [size - 2, size - 1]
+    assert [json.loads(leaf.manifest.body)["sequence"] for leaf in leaves] == [size - 2, size - 1]
+    assert [leaf.manifest.previous_sha256 for leaf in leaves] == [None, None]
+    assert all("previous_sha256" not in json.loads(leaf.manifest.body) for leaf in leaves)
     assert list(LogLeaf.objects.values_list("index", flat=True)) == list(range(size))
     assert all(leaf.leaf_hash == merkle.leaf_hash(leaf.manifest.body.encode()).hex() for leaf in leaves)
 
@@ -92,18 +95,18 @@ def rehash_subtrees() -> None:
 
 
 def test_it_finds_a_manifest_whose_leaf_is_not_its_hash(completed):  # noqa: F811
-    LogLeaf.objects.filter(manifest__sequence=1).update(leaf_hash="0" * 64)
+    LogLeaf.objects.filter(manifest=completed.first()).update(leaf_hash="0" * 64)
     assert "log_mismatch" in kinds()
 
 
 def test_it_finds_a_leaf_rewritten_under_a_signed_checkpoint(completed):  # noqa: F811
     log_checkpoints.write_log_checkpoint()
-    rewrite_manifest_row(Manifest.objects.get(sequence=2), warnings=["inserted later"])
+    rewrite_manifest_row(completed.last(), warnings=["inserted later"])
     assert "log_checkpoint_invalid" in kinds()
 
 
 def test_it_finds_a_log_truncated_under_a_signed_checkpoint(completed):  # noqa: F811
-    newest = Manifest.objects.get(sequence=2).log_leaf.index
+    newest = completed.last().log_leaf.index
     assert log_checkpoints.write_log_checkpoint().tree_size == newest + 1  # the newest leaf, under the checkpoint
     with connection.cursor() as cursor:
         cursor.execute('DELETE FROM audit_logleaf WHERE "index" = %s', [newest])
@@ -147,6 +150,7 @@ def test_the_upgrade_logs_every_manifest_written_before_the_log(completed):  # n
 
     from django.apps import apps
 
+    make_chained(completed)  # manifests as written before the log, counted in the hash chain
     before = list(LogLeaf.objects.filter(kind="manifest").values_list("manifest__sequence", "leaf_hash"))
     with connection.cursor() as cursor:
         cursor.execute("DELETE FROM audit_logleaf")  # as the database stood before the upgrade
@@ -157,6 +161,37 @@ def test_the_upgrade_logs_every_manifest_written_before_the_log(completed):  # n
     # activity joined the ledger later (0021), after every record so far
     importlib.import_module("audit.migrations.0021_ledger_activity").sign_and_log_every_event_so_far(apps, None)
     importlib.import_module("audit.migrations.0023_ledger_subtrees").store_the_subtrees_of_every_leaf_so_far(apps, None)
+    assert kinds() == []
+
+
+def test_after_the_upgrade_to_one_counter_old_and_new_manifests_verify_and_never_share_a_sequence(completed, tmp_path):  # noqa: F811
+    """Migration 0024 freezes the chain of schemas 1-3: its head becomes a ledger record, and the next manifest's
+    sequence is its leaf index, past every old sequence even when the ledger held nothing but the old manifests."""
+    import importlib
+
+    from django.apps import apps
+
+    from audit.models import ActivityEvent, ManifestChain
+    from tests import pdfs
+    from tests.conftest import complete
+
+    old = make_chained(completed)
+    with connection.cursor() as cursor:  # the ledger of a deployment that held nothing but manifests 1 and 2
+        cursor.execute("DELETE FROM audit_logleaf")
+        cursor.execute("DELETE FROM audit_logsubtree")
+        cursor.execute(f"DELETE FROM {ActivityEvent._meta.db_table}")
+    importlib.import_module("audit.migrations.0015_transparency_log").log_every_manifest_so_far(apps, None)
+    importlib.import_module("audit.migrations.0023_ledger_subtrees").store_the_subtrees_of_every_leaf_so_far(apps, None)
+    assert list(LogLeaf.objects.values_list("index", "manifest__sequence")) == [(0, 1), (1, 2)]
+    freeze_the_chain()
+    frozen = LogLeaf.objects.get(index=2).activity
+    assert (frozen.action, frozen.after) == (
+        "manifest_chain_frozen",
+        {"chain_length": 2, "head_sha256": old[-1].sha256, "next_sequence": "leaf index"},
+    )
+    new = complete(pdfs.jpeg_rgb(tmp_path), filename="after.pdf")
+    assert new.sequence == new.log_leaf.index == 3 and new.previous_sha256 is None
+    assert ManifestChain.objects.get().length == 2  # frozen: the new manifest is not in the chain
     assert kinds() == []
 
 

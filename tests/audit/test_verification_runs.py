@@ -5,13 +5,14 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from audit import checkpoints, manifests, signing
+from audit import manifests, signing
 from audit.models import Asset, Finding, Manifest, VerificationRun
 from audit.verify import execute, start_run, verify_all
 from extraction.bundle_intake import submit_bundle
 from extraction.models import Bundle, Job
 from tests import pdfs
-from tests.conftest import complete, read_stored, write_stored
+from tests.audit.chained import make_chained, write_chain_checkpoint
+from tests.conftest import complete, read_stored, stored_names, write_stored
 
 pytestmark = pytest.mark.django_db
 
@@ -74,7 +75,7 @@ def test_it_verifies_only_the_chosen_bundle(completed):
 
 
 def test_it_verifies_a_date_range(completed):
-    Manifest.objects.filter(sequence=1).update(created_at=timezone.now() - timedelta(days=30))
+    Manifest.objects.filter(pk=completed.first().pk).update(created_at=timezone.now() - timedelta(days=30))
     run = execute(start_run("auditor", date_from=timezone.now() - timedelta(days=1)).pk)
     assert run.manifests_done == 2
 
@@ -92,10 +93,19 @@ def test_it_finds_a_second_file_for_a_deterministic_name(completed):
 
 
 def test_it_finds_manifests_that_swapped_places_in_the_chain(completed):
+    make_chained(completed)  # schemas 1-3: each manifest names the one before it
     Manifest.objects.filter(sequence=2).update(sequence=99)
     Manifest.objects.filter(sequence=3).update(sequence=2)
     Manifest.objects.filter(sequence=99).update(sequence=3)
     assert kinds().count("chain_break") >= 2
+
+
+def test_it_finds_manifests_that_swapped_places_in_the_ledger(completed):
+    first, _, third = completed
+    Manifest.objects.filter(pk=first.pk).update(sequence=10**6)
+    Manifest.objects.filter(pk=third.pk).update(sequence=first.sequence)
+    Manifest.objects.filter(pk=first.pk).update(sequence=third.sequence)
+    assert kinds() == ["position_mismatch", "position_mismatch"]
 
 
 def test_it_finds_a_job_past_its_deadline(completed, tmp_path):
@@ -106,18 +116,27 @@ def test_it_finds_a_job_past_its_deadline(completed, tmp_path):
     assert (finding.kind, finding.job_id) == ("past_deadline", job_id)
 
 
-def test_it_writes_a_signed_checkpoint_only_when_the_chain_moved(completed):
-    checkpoint = checkpoints.write_checkpoint()
-    assert (checkpoint.chain_length, checkpoint.head_sha256) == (3, completed.last().sha256)
-    assert checkpoints.write_checkpoint() is None
+def test_the_frozen_chains_checkpoint_stays_checked(completed):
+    old = make_chained(completed)
+    checkpoint = write_chain_checkpoint()
+    assert (checkpoint.chain_length, checkpoint.head_sha256) == (3, old[-1].sha256)
     stored = json.loads(read_stored("outputs", checkpoint.storage_name))
     statement = stored["checkpoint"]
     assert signing.signature_ok(manifests.canonical_bytes(statement), stored["signature"], statement["key_id"])
     assert kinds() == []
 
 
+def test_no_chain_checkpoint_is_written_any_more(completed):
+    from audit import tasks
+
+    make_chained(completed)
+    tasks.write_checkpoint()  # the schedule signs the ledger's head alone
+    assert stored_names("outputs", "checkpoints") == []
+
+
 def test_it_catches_a_rewritten_database_against_an_earlier_checkpoint(completed):
-    checkpoints.write_checkpoint()
+    make_chained(completed)
+    write_chain_checkpoint()
     # An insider re-hashes the last manifest and the chain head so that the rows agree with each other.
     last = completed.last()
     body = last.body.replace('"page_count":1', '"page_count":2').encode()
@@ -128,7 +147,8 @@ def test_it_catches_a_rewritten_database_against_an_earlier_checkpoint(completed
 
 
 def test_it_reports_a_checkpoint_file_signed_with_another_key(completed):
-    checkpoint = checkpoints.write_checkpoint()
+    make_chained(completed)
+    checkpoint = write_chain_checkpoint()
     forged = {"checkpoint": json.loads(checkpoint.body), "signature": signing.hmac_sign(checkpoint.body.encode(), "x")}
     write_stored("outputs", checkpoint.storage_name, json.dumps(forged).encode())
     assert kinds() == ["checkpoint_mismatch"]

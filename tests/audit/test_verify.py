@@ -7,13 +7,14 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from audit import signing
+from audit import manifests, signing
 from audit.models import Asset, Manifest, SigningKey
 from audit.signing import public_bytes
 from audit.verify import verify_all
 from extraction.bundle_intake import submit_bundle
 from extraction.runner import run_job
 from tests import pdfs
+from tests.audit.chained import make_chained
 from tests.conftest import complete, delete_stored, read_stored, write_stored
 
 pytestmark = pytest.mark.django_db
@@ -63,7 +64,10 @@ def test_it_finds_an_edited_manifest_row(completed):
 
 def test_it_finds_edited_manifest_bytes_in_the_output_store(completed):
     name = completed.first().storage_name
-    write_stored("outputs", name, read_stored("outputs", name).replace(b'"schema_version":3', b'"schema_version":1'))
+    stored = read_stored("outputs", name)
+    schema = f'"schema_version":{manifests.SCHEMA_VERSION}'.encode()
+    assert schema in stored
+    write_stored("outputs", name, stored.replace(schema, b'"schema_version":1'))
     assert kinds() == ["manifest_changed"]
 
 
@@ -101,8 +105,19 @@ def test_it_finds_a_signature_dated_outside_its_keys_validity_period(completed):
     ] and "outside the validity period of key" in found[0].detail
 
 
-def test_it_finds_a_manifest_dropped_from_the_chain(completed):
-    Manifest.objects.filter(sequence=1).update(sequence=100)
+def test_it_finds_a_manifest_moved_away_from_its_leaf(completed):
+    first, second = completed
+    assert (first.sequence, second.sequence) == (first.log_leaf.index, second.log_leaf.index)
+    Manifest.objects.filter(pk=first.pk).update(sequence=second.log_leaf.index + 100)
+    found = verify_all()[0]
+    assert [(f.kind, f.manifest) for f in found] == [("position_mismatch", first)]
+    assert f"but it is leaf {first.log_leaf.index} of the ledger" in found[0].detail
+
+
+def test_it_finds_a_manifest_dropped_from_a_chain_of_schemas_before_4(completed):
+    first, _ = make_chained(completed)
+    assert kinds() == []  # the upgraded deployment's chain verifies
+    Manifest.objects.filter(pk=first.pk).update(sequence=100)
     assert "chain_break" in kinds()
 
 

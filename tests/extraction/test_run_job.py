@@ -51,7 +51,7 @@ def test_it_completes_a_job_with_its_manifest_assets_and_placements(tmp_path):
         "repaired": False,
         "leading_bytes": 0,
     }
-    assert (document["schema_version"], document["correlation_id"]) == (3, job.bundle.correlation_id)
+    assert (document["schema_version"], document["correlation_id"]) == (4, job.bundle.correlation_id)
 
 
 def test_it_records_the_versions_of_the_libraries_that_wrote_the_assets(tmp_path):
@@ -129,17 +129,22 @@ def test_it_runs_a_job_in_a_fixed_number_of_queries(tmp_path):
     # attempt), the manifest names that attempt (no COUNT), and the provider's end and the temp peak are
     # one UPDATE. Neither transaction control (logged on SQLite only) nor the broker's enqueue counts.
     # Then 21: the ledger's append reads the subtrees its leaf pairs with and writes what it completes.
+    # Then 22 (schema 4): the manifest reads the leaf it will be (its sequence) and covers the signing key's period
+    # first (a key published then takes its own leaf before it), and no longer moves the hash chain's head.
     statements = [q["sql"] for q in captured.captured_queries if not q["sql"].startswith(("BEGIN", "COMMIT"))]
-    assert len([sql for sql in statements if "django_q_" not in sql]) == 21
+    assert len([sql for sql in statements if "django_q_" not in sql]) == 22
     assert manifest_document(job)["assets"][0]["attempt"] == job.attempts.count() == 2
 
 
-def test_it_chains_each_manifest_to_the_previous_one(tmp_path):
+def test_each_manifests_sequence_is_its_leaf_index_and_none_names_a_previous_manifest(tmp_path):
     first, second = accepted_job(pdfs.jpeg_rgb(tmp_path)), accepted_job(pdfs.cmyk(tmp_path))
     run_job(first.pk), run_job(second.pk)
     a, b = Manifest.objects.order_by("sequence")
-    assert (a.sequence, b.sequence) == (1, 2)
-    assert a.previous_sha256 == "0" * 64 and b.previous_sha256 == a.sha256
+    assert (a.job_id, b.job_id) == (first.pk, second.pk) and a.sequence < b.sequence
+    for manifest in (a, b):
+        signed = json.loads(manifest.body)
+        assert manifest.sequence == manifest.log_leaf.index == signed["sequence"]  # in its row and its signed body
+        assert manifest.previous_sha256 is None and "previous_sha256" not in signed
 
 
 def test_it_fails_a_job_whose_output_name_holds_other_bytes(tmp_path):
