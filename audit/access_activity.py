@@ -9,7 +9,7 @@ from django.contrib.auth.models import Group, Permission, User
 
 from portal import actor
 
-from .models import ActivityEvent
+from . import activity_records
 
 WATCHED = {("auth", "user"), ("auth", "group"), ("extraction", "serviceaccount"), ("otp_totp", "totpdevice")}
 VERBS = {ADDITION: "added", CHANGE: "changed", DELETION: "deleted"}
@@ -27,7 +27,7 @@ def record_admin_change(sender, instance: LogEntry, created: bool, **kwargs) -> 
     kind = (instance.content_type.app_label, instance.content_type.model) if instance.content_type_id else None
     if not created or kind not in WATCHED:
         return
-    ActivityEvent.record(
+    activity_records.record(
         instance.user.get_username(),
         f"{kind[1]}_{VERBS.get(instance.action_flag, 'changed')}",
         Ref(kind[1], instance.object_id or ""),
@@ -47,7 +47,7 @@ def record_membership(sender, instance, action: str, reverse: bool, model, pk_se
     if not names:
         return
     change = "added" if action == "post_add" else "removed"
-    ActivityEvent.record(
+    activity_records.record(
         actor.current(),
         f"{_field(sender) if not reverse else type(instance).__name__.lower() + '_members'}_changed",
         instance,

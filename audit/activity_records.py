@@ -81,6 +81,11 @@ def record(actor: str, action: str, obj, before=None, after=None, at=None) -> Ac
     return event
 
 
+def record_key_published(sender, key, retires: list[str], **kwargs) -> None:
+    """A signing key's publication (models/keys.py `key_published`), with the keys it retires."""
+    record("signing", "signing_key_published", key, after={**key.as_json(), "retires": retires})
+
+
 def _plain(value):
     """JSON as stored and signed (a date or a Decimal becomes its text, as the row's JSONField would keep it)."""
     return None if value is None else json.loads(json.dumps(value, default=str))

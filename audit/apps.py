@@ -14,11 +14,13 @@ class AuditConfig(AppConfig):
         from extraction import completion
         from extraction.signals import activity, alert
 
-        from . import access_activity, schedules, signing
+        from . import access_activity, activity_records, schedules, signing
         from .manifest_writing import record_completion
+        from .models.keys import key_published
         from .roles import ensure_roles_after_migrate
 
         activity.connect(record_activity, dispatch_uid="audit-activity")
+        key_published.connect(activity_records.record_key_published, dispatch_uid="audit-key-published")
         alert.connect(open_alert, dispatch_uid="audit-alert")
         post_migrate.connect(ensure_roles_after_migrate, sender=self, dispatch_uid="audit-roles")
         post_migrate.connect(schedules.ensure_schedules, sender=self, dispatch_uid="audit-schedules")
@@ -43,9 +45,9 @@ def witness_at_worker_start(proc_name=None, **kwargs):
 
 
 def record_activity(sender, actor, action, obj, before=None, after=None, **kwargs):
-    from .models import ActivityEvent
+    from . import activity_records
 
-    ActivityEvent.record(actor, action, obj, before=before, after=after)
+    activity_records.record(actor, action, obj, before=before, after=after)
 
 
 def open_alert(sender, kind, key, message, link, **kwargs):

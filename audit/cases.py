@@ -5,8 +5,8 @@ import hashlib
 from django.db import transaction
 from django.utils import timezone
 
-from . import manifests, signing, tlog
-from .models import ActivityEvent, Case, CaseMap, Manifest, Placement
+from . import activity_records, manifests, signing, tlog
+from .models import Case, CaseMap, Manifest, Placement
 
 
 class SplitRefused(ValueError):
@@ -61,7 +61,7 @@ def split(manifest: Manifest, ranges: list[tuple[str, int, int]], by: str) -> Ca
         Case.objects.bulk_create(
             [Case(case_map=case_map, name=name, first_page=first, last_page=last) for name, first, last in ranges]
         )
-        ActivityEvent.record(by, "bundle_split", case_map, after={"cases": [list(r) for r in ranges]})
+        activity_records.record(by, "bundle_split", case_map, after={"cases": [list(r) for r in ranges]})
     return case_map
 
 

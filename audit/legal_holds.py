@@ -23,6 +23,7 @@ from extraction.models import Bundle
 from . import worm
 from .alerts import raise_alert
 from .models import Alert, LegalHoldSync, Manifest, RetentionEvent, RetentionPolicy
+from .retention_policies import default_policy, in_force_of
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +53,6 @@ def sync_pending(at=None) -> int:
 
 def _sync(name: str, ids: list[int], at) -> int:
     """The hold of the version in force now, on every locked file: a later change adds a sync of its own."""
-    from .retention import in_force_of
 
     current = in_force_of(name)
     on = bool(current and current.legal_hold)
@@ -74,7 +74,6 @@ def _sync(name: str, ids: list[int], at) -> int:
 
 def locked_files(name: str):
     """The manifest files under the policy `name`: its bundles', and unassigned bundles' if it is the default."""
-    from .retention import default_policy
 
     under = Q(retention__policy__name=name)
     default = default_policy()

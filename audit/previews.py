@@ -16,8 +16,8 @@ from django.conf import settings
 from extraction import pdf, stores, worker_stop
 from extraction.providers.local import configured_limits
 
-from . import manifests
-from .models import ActivityEvent, Manifest, PagePreview, RetentionEvent
+from . import activity_records, manifests
+from .models import Manifest, PagePreview, RetentionEvent
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +126,7 @@ def render_batch(manifest: Manifest, source: Path, work: Path, batch: tuple[int,
 
 def failed(manifest: Manifest, code: str, message: str) -> dict:
     log.warning("Previews of manifest %s could not be made: %s: %s", manifest.pk, code, message)
-    ActivityEvent.record("worker", "previews_failed", manifest, after={"code": code, "message": message})
+    activity_records.record("worker", "previews_failed", manifest, after={"code": code, "message": message})
     return {"rendered": 0, "error": code}
 
 

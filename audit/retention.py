@@ -8,15 +8,15 @@ database's clock.
 
 from datetime import UTC, datetime, timedelta
 
-from django.db import connection, models, transaction
-from django.db.models import OuterRef, Subquery
+from django.db import connection, transaction
 
 from extraction import stores
 from extraction.models import Bundle, Job
 
-from . import legal_holds, retention_events, store_witness, worm
+from . import activity_records, legal_holds, retention_events, store_witness, worm
 from .alerts import raise_alert
-from .models import ActivityEvent, Asset, Manifest, PagePreview, RetentionAssignment, RetentionEvent, RetentionPolicy
+from .models import Asset, Manifest, PagePreview, RetentionAssignment, RetentionEvent, RetentionPolicy
+from .retention_policies import in_force, in_force_of, newest_default
 
 POLICY_FIELDS = (
     "is_default",
@@ -41,20 +41,6 @@ def database_now() -> datetime:
     return datetime.fromisoformat(value).replace(tzinfo=UTC) if isinstance(value, str) else value
 
 
-def effective() -> models.QuerySet:
-    return RetentionPolicy.objects.filter(status__in=RetentionPolicy.EFFECTIVE)
-
-
-def in_force() -> models.QuerySet:
-    """The version in force of each named policy: its newest version in effect."""
-    newest = effective().filter(name=OuterRef("name")).order_by("-version").values("pk")[:1]
-    return effective().filter(pk=Subquery(newest))
-
-
-def in_force_of(name: str) -> RetentionPolicy | None:
-    return effective().filter(name=name).order_by("-version").first()
-
-
 def _next_number(name: str) -> int:
     latest = RetentionPolicy.objects.filter(name=name).order_by("-version").values_list("version", flat=True).first()
     return (latest or 0) + 1
@@ -69,7 +55,9 @@ def new_version(name: str, by: str, **fields) -> RetentionPolicy:
         policy = RetentionPolicy.objects.create(
             name=name, version=_next_number(name), created_by=by[:150], status=RetentionPolicy.Status.DRAFT, **values
         )
-        ActivityEvent.record(by, "retention_policy_drafted", policy, before=snapshot(current), after=snapshot(policy))
+        activity_records.record(
+            by, "retention_policy_drafted", policy, before=snapshot(current), after=snapshot(policy)
+        )
     return policy
 
 
@@ -91,7 +79,7 @@ def set_legal_hold(name: str, on: bool, by: str, note: str) -> RetentionPolicy:
             approved_at=database_now(),
             **values,
         )
-        ActivityEvent.record(
+        activity_records.record(
             by,
             "retention_legal_hold_placed",
             policy,
@@ -111,21 +99,6 @@ def snapshot(policy) -> dict | None:
     )
 
 
-def _newest_default(policies) -> RetentionPolicy | None:
-    defaults = [p for p in policies if p.is_default and p.approved_at]
-    return max(defaults, key=lambda p: (p.approved_at, p.pk), default=None)
-
-
-def default_policy() -> RetentionPolicy | None:
-    """For bundles not yet under a policy: the in-force default version that took effect last."""
-    return _newest_default(in_force())
-
-
-def on_hold(policy: RetentionPolicy) -> bool:
-    current = in_force_of(policy.name)
-    return bool(current and current.legal_hold)
-
-
 class Book:
     """The versions retention reads, loaded once. Reading it writes nothing.
 
@@ -137,7 +110,7 @@ class Book:
         if assuming is not None:
             self.in_force[assuming.name] = assuming
         others = [p for p in self.in_force.values() if p is not assuming]
-        self.default = assuming if assuming is not None and assuming.is_default else _newest_default(others)
+        self.default = assuming if assuming is not None and assuming.is_default else newest_default(others)
         policies = {
             p.pk: p for p in RetentionPolicy.objects.filter(pk__in=RetentionAssignment.objects.values("policy"))
         }
@@ -243,7 +216,7 @@ def _decide(bundle, manifest, policy, what, now, dry_run, blocked) -> dict | Non
             bundle, manifest, policy, what, Outcome.DELETED, files, now, {"deletion": entry["deletion"]}
         ),
     )
-    ActivityEvent.record("retention", "retention_deleted", event, after=entry)
+    activity_records.record("retention", "retention_deleted", event, after=entry)
     return entry
 
 

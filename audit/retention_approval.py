@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db import transaction
 
-from . import legal_holds
-from .models import ActivityEvent, RetentionPolicy
-from .retention import WINDOWS, Refused, database_now, in_force_of, snapshot, would_delete
+from . import activity_records, legal_holds
+from .models import RetentionPolicy
+from .retention import WINDOWS, Refused, database_now, snapshot, would_delete
+from .retention_policies import in_force_of
 
 PERMISSION = "audit.approve_retentionpolicy"
 
@@ -103,7 +104,7 @@ def approve(draft: RetentionPolicy, user, seen_files: int | None = None, at=None
         if not draft.approve(user.get_username(), at):
             raise Refused(f"{draft} was approved by someone else, or a newer version took effect, first.")
         legal_holds.record_change(draft, found.current)
-        ActivityEvent.record(
+        activity_records.record(
             user.get_username(),
             "retention_policy_approved",
             draft,

@@ -7,7 +7,8 @@ from django.db import transaction
 
 from extraction.bundle_intake import request_reextraction as new_extraction_round
 
-from .models import ActivityEvent, Asset, Manifest, Placement, ReviewFlag
+from . import activity_records
+from .models import Asset, Manifest, Placement, ReviewFlag
 
 PAGE_IN_WARNING = re.compile(r"\bpage (\d+)", re.IGNORECASE)
 
@@ -64,7 +65,7 @@ def raise_flag(manifest: Manifest, pages: list[int], kind: str, note: str, by: s
     if outside:
         raise FlagRefused(f"The bundle has {manifest.page_count} pages; there is no page {outside[0]}.")
     flag = ReviewFlag.objects.create(manifest=manifest, pages=pages, kind=kind, note=note, raised_by=by[:150])
-    ActivityEvent.record(by, "flag_raised", flag, after={"pages": pages, "kind": kind, "note": note})
+    activity_records.record(by, "flag_raised", flag, after={"pages": pages, "kind": kind, "note": note})
     return flag
 
 
@@ -90,14 +91,14 @@ def request_reextraction(flag: ReviewFlag, by: str) -> ReviewFlag:
             return flag
         job = new_extraction_round(flag.manifest.job.bundle)
         flag.attach_reextraction(job)
-        ActivityEvent.record(by, "reextraction_requested", flag, after={"job": job.pk})
+        activity_records.record(by, "reextraction_requested", flag, after={"job": job.pk})
     return flag
 
 
 def close(flag: ReviewFlag, status: str, by: str) -> bool:
     before = flag.status
     if flag.mark_closed(status, by):
-        ActivityEvent.record(by, f"flag_{status}", flag, before={"status": before}, after={"status": status})
+        activity_records.record(by, f"flag_{status}", flag, before={"status": before}, after={"status": status})
         return True
     return False
 

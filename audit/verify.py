@@ -17,6 +17,7 @@ from extraction import stores
 from extraction.models import Bundle, Job
 
 from . import (
+    activity_records,
     checkpoints,
     integrity,
     ledger_recovery,
@@ -30,7 +31,7 @@ from . import (
 )
 from .alerts import raise_alert
 from .manifests import canonical_bytes
-from .models import GENESIS, ActivityEvent, Asset, Finding, Manifest, PagePreview, VerificationRun
+from .models import GENESIS, Asset, Finding, Manifest, PagePreview, VerificationRun
 
 Kind = Finding.Kind
 RESULT_FINDINGS = 1000  # findings listed in a run's ledger record; the rest are counted and hashed
@@ -58,7 +59,7 @@ def execute(run_id: int) -> VerificationRun:
         findings = _check_everything(run)
     except Exception as exc:
         run.mark_error(repr(exc))
-        ActivityEvent.record(
+        activity_records.record(
             "verification", "verification_errored", run, after={"scope": run.scope, "error": repr(exc)}
         )
         raise
@@ -68,7 +69,7 @@ def execute(run_id: int) -> VerificationRun:
         Finding.objects.bulk_create(findings, batch_size=1000)
         run.mark_finished(len(findings))
         run.refresh_from_db()
-        ActivityEvent.record("verification", "verification_finished", run, after=result(run, findings))
+        activity_records.record("verification", "verification_finished", run, after=result(run, findings))
     if findings:
         raise_alert(
             "verification_findings",

@@ -17,8 +17,9 @@ from storages.utils import clean_name
 
 from extraction import stores
 
+from . import retention_policies
 from .alerts import raise_alert
-from .models import Alert
+from .models import Alert, RetentionAssignment
 
 log = logging.getLogger(__name__)
 
@@ -97,13 +98,10 @@ def lock_for_default_days(name: str, at: datetime) -> bool:
 
 def manifest_terms(manifest) -> tuple[datetime, bool]:
     """(retain until, legal hold) of a manifest's file under the policy its bundle falls under now."""
-    from . import retention
-    from .models import RetentionAssignment
-
     assigned = RetentionAssignment.objects.filter(bundle__correlation_id=manifest.correlation_id).first()
-    policy = assigned.policy if assigned else retention.default_policy()
+    policy = assigned.policy if assigned else retention_policies.default_policy()
     days = policy.manifest_days if policy and policy.manifest_days else settings.PAGETRAIL_OBJECT_LOCK_DAYS
-    return manifest.created_at + timedelta(days=days), bool(policy and retention.on_hold(policy))
+    return manifest.created_at + timedelta(days=days), bool(policy and retention_policies.on_hold(policy))
 
 
 def lock_manifest(manifest) -> None:

@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 from . import runners
+from .tables import table
 
 KINDS = ("legal", "clinical", "forms")
 ROUNDS = 3
@@ -51,8 +52,6 @@ def overall(best: dict[str, dict[str, float]]) -> dict[str, float]:
 
 def print_kinds(best: dict[str, dict[str, float]], by_kind: dict[str, list[Path]], rounds: int = ROUNDS) -> dict:
     """The table; returns {kind: {"megabytes", "files", tool: seconds}} with "all kinds" last, for the summary."""
-    from .report import table
-
     figures = {kind: _figures(best[kind], by_kind[kind]) for kind in by_kind}
     figures["all kinds"] = _figures(overall(best), [p for files in by_kind.values() for p in files])
     print(

@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .admin_scale import configure
-from .report import table
+from .tables import table
 
 LOAD_BATCH = 50_000  # leaves a transaction
 

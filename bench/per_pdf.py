@@ -29,7 +29,7 @@ from extraction.pdf.validate import opened
 
 from . import runners
 from .corpus import make_corpus
-from .report import table
+from .tables import table
 
 LIMITS = Limits()
 

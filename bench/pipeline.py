@@ -46,7 +46,7 @@ from pathlib import Path
 
 from . import runners
 from .corpus import make_corpus
-from .report import table
+from .tables import table
 
 ROOT = Path(__file__).resolve().parent.parent
 TMPFS = Path("/dev/shm")

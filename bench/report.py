@@ -7,15 +7,10 @@ from pathlib import Path
 from extraction.pdf import Limits, Refusal, extract_images, inspect_pdf
 
 from . import hostile, runners
+from .kinds import summary_rows
+from .tables import table
 
 REPEATS = 3
-
-
-def table(header: list[str], rows: list[list]) -> None:
-    print("| " + " | ".join(header) + " |")
-    print("|" + "|".join("---" if i == 0 else "--:" for i in range(len(header))) + "|")
-    for row in rows:
-        print("| " + " | ".join(str(cell) for cell in row) + " |")
 
 
 def print_extraction(runs: list, truth: dict) -> dict:
@@ -138,8 +133,6 @@ def print_refusals(directory: Path) -> float | None:
 
 def print_summary(figures: dict) -> None:
     """The targets, each measured figure beside its reference and goal (target 1 per kind of bundle too)."""
-    from .kinds import summary_rows
-
     print("\n### Summary: the targets\n")
     rows = _extraction_rows(figures["extraction"]) + summary_rows(figures.get("kinds", {}))
     rows += [_pipeline_row(figures.get("pipeline"))]

@@ -9,8 +9,8 @@ from django.utils.text import slugify
 from extraction import stores
 from extraction.models import Bundle
 
+from .. import activity_records
 from ..evidence import build_evidence
-from ..models import ActivityEvent
 
 
 def evidence_download(queryset, user, include_assets: bool, case=None) -> FileResponse:
@@ -25,7 +25,7 @@ def evidence_download(queryset, user, include_assets: bool, case=None) -> FileRe
         raise
     package.seek(0)
     first, last = summary["scope_sequences"]
-    ActivityEvent.record(
+    activity_records.record(
         user.get_username(),
         "evidence_exported",
         case or queryset.order_by("sequence").first(),
@@ -54,9 +54,7 @@ def package_label(queryset, case) -> str:
     return slugify(bundle.case_label or bundle.original_filename.removesuffix(".pdf"))[:60]
 
 
-@admin.action(
-    description="Export evidence package (manifests, log proofs, results)", permissions=["export_evidence"]
-)
+@admin.action(description="Export evidence package (manifests, log proofs, results)", permissions=["export_evidence"])
 def export_evidence_action(modeladmin, request, queryset):
     return evidence_download(queryset, request.user, include_assets=False)
 

@@ -14,8 +14,11 @@ from extraction.models import Bundle
 from portal import display
 from portal.admin_base import ReadOnlyAdmin, ReadOnlyInline
 
-from .. import verify  # noqa: F401  (it registers its pages)
-from ..models import ActivityEvent, Asset, Checkpoint, Finding, Manifest, RetentionEvent, ReviewFlag, SigningKey
+from .. import (
+    activity_records,
+    verify,  # noqa: F401  (it registers its pages)
+)
+from ..models import Asset, Checkpoint, Finding, Manifest, RetentionEvent, ReviewFlag, SigningKey
 from ..views import REVIEW_PAGE_PERMISSIONS
 from .actions import export_evidence_action, export_evidence_with_assets_action
 
@@ -182,7 +185,7 @@ class ManifestAdmin(ReadOnlyAdmin):
         by = request.user.get_username()
         for bundle_id in sorted(set(queryset.values_list("job__bundle", flat=True))):
             run = verify.start_run(by, bundle=Bundle.objects.get(pk=bundle_id))
-            ActivityEvent.record(by, "verification_started", run, after={"scope": run.scope})
+            activity_records.record(by, "verification_started", run, after={"scope": run.scope})
             transaction.on_commit(lambda run_id=run.pk: async_task("audit.tasks.run_verification", run_id))
         self.message_user(request, "Verification started; see Audit → Verification runs.")
 

@@ -9,7 +9,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.http import urlencode
 
-from .. import retention, retention_approval
+from .. import retention, retention_approval, retention_policies
 from ..models import RetentionPolicy
 from ..retention import Refused
 from .people import activity_of
@@ -40,7 +40,7 @@ class RetentionPolicyAdmin(admin.ModelAdmin):
     change_form_template = "admin/audit/retentionpolicy/change_form.html"
 
     def get_queryset(self, request):
-        newest = retention.effective().filter(name=OuterRef("name")).values("name").annotate(v=Max("version"))
+        newest = retention_policies.effective().filter(name=OuterRef("name")).values("name").annotate(v=Max("version"))
         return super().get_queryset(request).annotate(in_force_version=Subquery(newest.values("v")))
 
     shown = (

@@ -12,8 +12,8 @@ from django_q.tasks import async_task
 from portal import display
 from portal.admin_base import ReadOnlyAdmin
 
-from .. import verify
-from ..models import ActivityEvent, VerificationRun
+from .. import activity_records, verify
+from ..models import VerificationRun
 
 
 @admin.register(VerificationRun)
@@ -56,7 +56,7 @@ class VerificationRunAdmin(ReadOnlyAdmin):
         if request.method != "POST" or not request.user.has_perm("audit.run_verification"):
             raise PermissionDenied
         run = verify.start_run(request.user.get_username())
-        ActivityEvent.record(request.user.get_username(), "verification_started", run, after={"scope": run.scope})
+        activity_records.record(request.user.get_username(), "verification_started", run, after={"scope": run.scope})
         transaction.on_commit(lambda: async_task("audit.tasks.run_verification", run.pk))
         return redirect(reverse("admin:audit_verificationrun_change", args=[run.pk]))
 

@@ -45,13 +45,6 @@ class ActivityEvent(WriteOnceModel):
         return json.dumps(fields, sort_keys=True, separators=(",", ":"), default=str).encode()
 
     @classmethod
-    def record(cls, actor: str, action: str, obj, before=None, after=None, at=None) -> "ActivityEvent":
-        """Append one event: signed, and a leaf of the ledger (audit/activity_records.py)."""
-        from ..activity_records import record
-
-        return record(actor, action, obj, before=before, after=after, at=at)
-
-    @classmethod
     def broken_links(cls) -> list[int]:
         """Ids of events whose hash or link no longer holds (an edit, a deletion, a reorder)."""
         broken, previous = [], GENESIS

@@ -1,10 +1,14 @@
 """The public keys that evidence is signed with, published for anyone to check signatures."""
 
 from django.db import models, transaction
+from django.dispatch import Signal
 from django.utils import timezone
 
-from .activity import ActivityEvent
 from .evidence import ManifestChain
+
+# Sent inside the transaction that publishes a key (key=, retires=[key ids]): the rotation's ledger record is
+# written by its receiver (audit/activity_records.py), so that models never import the code that signs.
+key_published = Signal()
 
 
 class SigningKey(models.Model):
@@ -43,9 +47,7 @@ class SigningKey(models.Model):
                 retired = cls.objects.exclude(key_id=key_id).filter(valid_until__isnull=True)
                 retires = sorted(retired.values_list("key_id", flat=True))
                 retired.update(valid_until=at)
-                ActivityEvent.record(
-                    "signing", "signing_key_published", key, after={**key.as_json(), "retires": retires}
-                )
+                key_published.send(sender=cls, key=key, retires=retires)
                 return
             cls.objects.filter(pk=key.pk, valid_from__gt=at).update(valid_from=at)
             cls.objects.filter(pk=key.pk, valid_until__lt=at).update(valid_until=at)

@@ -31,7 +31,7 @@ pytestmark = pytest.mark.django_db
 
 
 def flag(manifest: Manifest, by: str = "rita", n: int = 0) -> ActivityEvent:
-    return ActivityEvent.record(by, "flag_raised", manifest, after={"pages": [1], "n": n})
+    return activity_records.record(by, "flag_raised", manifest, after={"pages": [1], "n": n})
 
 
 def test_each_event_is_a_leaf_of_its_signed_body_which_states_the_row(completed):  # noqa: F811

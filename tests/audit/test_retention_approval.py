@@ -9,7 +9,7 @@ from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
 
-from audit import retention
+from audit import retention, retention_policies
 from audit.models import ActivityEvent, Manifest, RetentionAssignment, RetentionPolicy
 from extraction.models import Bundle
 from tests.conftest import approved_policy, stored_names
@@ -117,7 +117,7 @@ def test_another_approver_approves_and_the_version_takes_effect(client, complete
     policy.refresh_from_db()
     assert (policy.status, policy.approved_by) == ("approved", "ana")
     assert before - timedelta(seconds=5) <= policy.approved_at <= timezone.now() + timedelta(seconds=5)
-    assert retention.default_policy() == policy
+    assert retention_policies.default_policy() == policy
 
 
 def test_the_approval_is_in_the_activity_record(client, completed):
@@ -276,4 +276,8 @@ def test_versions_typed_in_before_four_eyes_stay_in_force_marked_as_recorded():
     executor = MigrationExecutor(connection)
     executor.migrate(executor.loader.graph.leaf_nodes())
     policy = RetentionPolicy.objects.get()
-    assert (policy.status, policy.approved_by, retention.default_policy()) == ("recorded", "Legal director", policy)
+    assert (policy.status, policy.approved_by, retention_policies.default_policy()) == (
+        "recorded",
+        "Legal director",
+        policy,
+    )

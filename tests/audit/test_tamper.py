@@ -13,7 +13,7 @@ from django.core.management import call_command
 from django.db import connection
 from django.utils import timezone
 
-from audit import cases, retention, retention_events, signing, store_witness
+from audit import activity_records, cases, retention, retention_events, signing, store_witness
 from audit.models import ActivityEvent, Asset, Case, LogLeaf, Manifest, PagePreview, RetentionEvent
 from audit.signing import key_id_of, public_bytes
 from audit.verify import verify_all
@@ -63,7 +63,7 @@ def test_it_finds_an_input_marked_deleted_without_a_retention_event(completed): 
 
 def events(count: int) -> list[ActivityEvent]:
     manifest = Manifest.objects.first()
-    return [ActivityEvent.record(f"reviewer{n}", "flag_raised", manifest, after={"n": n}) for n in range(count)]
+    return [activity_records.record(f"reviewer{n}", "flag_raised", manifest, after={"n": n}) for n in range(count)]
 
 
 def test_it_finds_a_rewritten_activity_actor(completed):  # noqa: F811

@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from audit import log_checkpoints, signing, tasks, tlog
+from audit import activity_records, log_checkpoints, signing, tasks, tlog
 from audit.models import LogCheckpoint, LogLeaf, LogSubtree, Manifest
 from audit.verifier import merkle, notes
 from tests.audit.chained import freeze_the_chain, make_chained
@@ -200,10 +200,8 @@ def log70(db):
     """A ledger of 70 leaves, each appended as the product appends it (an activity event, under the lock)."""
     from types import SimpleNamespace
 
-    from audit.models import ActivityEvent
-
     for i in range(70 - LogLeaf.objects.count()):
-        ActivityEvent.record("tester", "noted", SimpleNamespace(pk=i))
+        activity_records.record("tester", "noted", SimpleNamespace(pk=i))
     assert LogLeaf.objects.count() == 70
     return tlog.leaf_hashes()
 
@@ -239,12 +237,10 @@ def test_a_proof_reads_one_query_of_stored_hashes(log70, django_assert_num_queri
 def test_an_append_costs_the_same_queries_whether_it_completes_subtrees_or_not(log70):
     from types import SimpleNamespace
 
-    from audit.models import ActivityEvent
-
     counts = []
     for n in range(70, 74):  # leaf 71 completes levels 1 to 3, leaves 70 and 72 none
         with CaptureQueriesContext(connection) as captured:
-            ActivityEvent.record("tester", "noted", SimpleNamespace(pk=n))
+            activity_records.record("tester", "noted", SimpleNamespace(pk=n))
         counts.append(len(captured))
     assert len(set(counts)) == 1, counts
     assert stored_subtrees()[3, 8] == merkle.root(tlog.leaf_hashes()[64:72])
