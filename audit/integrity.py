@@ -8,19 +8,16 @@ finding of its own kind.
 """
 
 import base64
-import hashlib
-import re
 
 from extraction import stores
 from extraction.models import Bundle
+from extraction.pdf.render import preview_page
 
 from . import activity_records, manifests, signing
 from .models import ActivityEvent, Checkpoint, Finding, Manifest, ManifestChain, PagePreview, SigningKey
 from .previews import WIDTHS
 
 Kind = Finding.Kind
-# The names page previews are stored under: `<output prefix>/previews/p00001-w200.png`.
-PREVIEW_NAME = re.compile(r"^(?P<prefix>.+)/previews/p(?P<page>\d{5})-w(?P<width>\d+)\.(?:png|jpg)$")
 
 
 def check_inputs(bundles, excused: set[str]) -> list[Finding]:
@@ -55,35 +52,35 @@ def check_input_store() -> list[Finding]:
     ]
 
 
+def rehashed(
+    stored: str, sha256: str, what: str, named_by: str, inputs: bool = False, missing: str = "", **about
+) -> list[Finding]:
+    """The one rule for a stored file: re-hashed, it must be the sha256 its record names. [] when it is; else
+    a finding that it is missing or changed (in the input store: missing_input, input_changed; in the output
+    store: missing_output, hash_mismatch). `what` names the file in a sentence, `named_by` the record."""
+    store = stores.inputs() if inputs else stores.outputs()
+    try:
+        digest = stores.sha256_of(store, stored)
+    except FileNotFoundError:
+        kind, where = (Kind.MISSING_INPUT, "input") if inputs else (Kind.MISSING_OUTPUT, "output")
+        return [Finding(kind=kind, name=stored, detail=f"{what} is missing from the {where} store{missing}.", **about)]
+    if digest != sha256:
+        kind = Kind.INPUT_CHANGED if inputs else Kind.HASH_MISMATCH
+        return [Finding(kind=kind, name=stored, detail=f"{what} hashes to {digest}, {named_by} {sha256}.", **about)]
+    return []
+
+
 def check_previews(excused: set[str]) -> list[Finding]:
     """Re-hash every recorded page preview that retention has not deleted."""
-    found = []
-    for preview in PagePreview.objects.only("pk", "manifest_id", "storage_name", "sha256").iterator(chunk_size=2000):
-        if preview.storage_name in excused:
-            continue
-        try:
-            with stores.outputs().open(preview.storage_name, "rb") as fh:
-                digest = hashlib.file_digest(fh, "sha256").hexdigest()
-        except FileNotFoundError:
-            found.append(
-                Finding(
-                    kind=Kind.MISSING_OUTPUT,
-                    manifest_id=preview.manifest_id,
-                    name=preview.storage_name,
-                    detail="The page preview's file is missing from the output store.",
-                )
-            )
-            continue
-        if digest != preview.sha256:
-            found.append(
-                Finding(
-                    kind=Kind.HASH_MISMATCH,
-                    manifest_id=preview.manifest_id,
-                    name=preview.storage_name,
-                    detail=f"The page preview hashes to {digest}, its row says {preview.sha256}.",
-                )
-            )
-    return found
+    rows = PagePreview.objects.only("pk", "manifest_id", "storage_name", "sha256")
+    return [
+        finding
+        for preview in rows.iterator(chunk_size=2000)
+        if preview.storage_name not in excused
+        for finding in rehashed(
+            preview.storage_name, preview.sha256, "The page preview", "its row says", manifest_id=preview.manifest_id
+        )
+    ]
 
 
 def check_signing_keys(trusted: signing.Trust) -> list[Finding]:
@@ -108,24 +105,15 @@ def _decoded(encoded: str) -> bytes | None:
 
 
 def check_input(bundle: Bundle) -> list[Finding]:
-    try:
-        with stores.inputs().open(bundle.input_name, "rb") as fh:
-            digest = hashlib.file_digest(fh, "sha256").hexdigest()
-    except FileNotFoundError:
-        return [
-            _input_finding(
-                Kind.MISSING_INPUT, bundle, "The stored input is missing, and no retention event records its deletion."
-            )
-        ]
-    if digest != bundle.correlation_id:
-        return [
-            _input_finding(
-                Kind.INPUT_CHANGED,
-                bundle,
-                f"The stored input hashes to {digest}, not to its correlation id {bundle.correlation_id}.",
-            )
-        ]
-    return []
+    """The input hashes to its correlation id."""
+    return rehashed(
+        bundle.input_name,
+        bundle.correlation_id,
+        "The stored input",
+        "its correlation id is",
+        inputs=True,
+        missing=", and no retention event records its deletion",
+    )
 
 
 def _input_finding(kind: str, bundle: Bundle, detail: str) -> Finding:
@@ -196,7 +184,8 @@ def _check_checkpoint_file(checkpoint: Checkpoint, newest_sequence: int) -> list
 def stray_preview(name: str, rendering: dict[str, int]) -> bool:
     """False for a file a preview worker may still be writing: a well-formed preview name, of a page the
     bundle has, under a manifest whose previews are not all recorded yet (files land before their rows)."""
-    match = PREVIEW_NAME.match(name)
-    if match is None or match["prefix"] not in rendering or int(match["width"]) not in WIDTHS:
+    prefix, _, filename = name.rpartition("/previews/")
+    named = preview_page(filename)
+    if named is None or prefix not in rendering or named[1] not in WIDTHS:
         return True
-    return not 1 <= int(match["page"]) <= rendering[match["prefix"]]
+    return not 1 <= named[0] <= rendering[prefix]

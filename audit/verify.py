@@ -205,21 +205,8 @@ def _check_assets(run, assets, excused: set[str]) -> list[Finding]:
 
 
 def check_asset(asset: Asset) -> list[Finding]:
-    where = dict(asset=asset, manifest_id=asset.manifest_id, name=asset.name)
-    try:
-        with stores.outputs().open(asset.name, "rb") as fh:
-            digest = hashlib.file_digest(fh, "sha256").hexdigest()
-    except FileNotFoundError:
-        return [Finding(kind=Kind.MISSING_OUTPUT, detail="The asset file is missing from the output store.", **where)]
-    if digest != asset.sha256:
-        return [
-            Finding(
-                kind=Kind.HASH_MISMATCH,
-                detail=f"Stored bytes hash to {digest}, the manifest says {asset.sha256}.",
-                **where,
-            )
-        ]
-    return []
+    where = dict(asset=asset, manifest_id=asset.manifest_id)
+    return integrity.rehashed(asset.name, asset.sha256, "The asset file", "the manifest says", **where)
 
 
 def _check_store() -> list[Finding]:

@@ -146,7 +146,7 @@ def test_a_compliance_officer_watches_a_run_end_and_exports_the_evidence(browser
     page.click(".field-findings_link a")
     page.wait_for_url("**/admin/audit/finding/?run__id__exact=*")
     expect(page.locator("#result_list tbody tr")).to_have_count(2)
-    expect(page.locator("#result_list")).to_contain_text("Stored bytes hash to")
+    expect(page.locator("#result_list")).to_contain_text("The asset file hashes to")
     assert clipped(page) == []  # their hashes wrap in their cells
     page.go_back()
 

@@ -7,6 +7,7 @@ limits; it is imported inside `render` so that the web and worker processes neve
 import hashlib
 import io
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +25,18 @@ SHRINK = 1 - 1e-9
 # Small text stays legible in the large view at this quality.
 JPEG_QUALITY = 85
 CONTENT_TYPES = {"png": "image/png", "jpg": "image/jpeg"}
+PREVIEW_FILE = re.compile(r"p(?P<page>\d{5})-w(?P<width>\d+)\.(?:png|jpg)")
+
+
+def preview_filename(number: int, max_width: int, extension: str) -> str:
+    """A page preview's file name: `p00001-w200.png` (page 1 fitted to 200 px)."""
+    return f"p{number:05d}-w{max_width}.{extension}"
+
+
+def preview_page(filename: str) -> tuple[int, int] | None:
+    """(page, width) of a preview's file name, None for any other name."""
+    match = PREVIEW_FILE.fullmatch(filename)
+    return (int(match["page"]), int(match["width"])) if match else None
 
 
 @dataclass(frozen=True)
@@ -103,7 +116,7 @@ def fitted(page, points: tuple[float, float], width: int) -> Image.Image:
 
 def store(image: Image.Image, number: int, max_width: int, out_dir: Path) -> RenderedPage:
     data, extension = encoded(image)
-    filename = f"p{number:05d}-w{max_width}.{extension}"
+    filename = preview_filename(number, max_width, extension)
     write_atomically(out_dir / filename, data)
     return RenderedPage(
         number=number,
