@@ -168,8 +168,8 @@ def state(job: Job, user) -> dict:
         "final": job.is_terminal,
         "text": {"title": str(job), "status": job.status, "reason": context["reason"]},
         "html": {
-            "timeline": render_to_string("admin/extraction/job/timeline.html", context),
-            "links": render_to_string("admin/extraction/job/links.html", context),
+            "timeline": render_to_string("audit/job_page/timeline.html", context),
+            "links": render_to_string("audit/job_page/links.html", context),
         },
     }
 

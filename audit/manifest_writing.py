@@ -1,6 +1,8 @@
-"""Writing the evidence of a completed job: assets first, the manifest last, then one commit."""
+"""Writing the evidence of a completed job: assets first, then the manifest and its rows in extraction's commit."""
 
 import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from django.db import transaction
@@ -15,14 +17,17 @@ from .models import Asset, Manifest, Placement
 from .review import flag_provider_warnings
 
 
-def record_completion(job: Job, report: JobReport, files: dict[str, Path], attempt_number: int, at=None) -> bool:
-    """Store every asset under its deterministic name, then the manifest, then commit.
+@contextmanager
+def record_completion(
+    job: Job, report: JobReport, files: dict[str, Path], attempt_number: int, at=None
+) -> Iterator["Evidence"]:
+    """Store every asset under its deterministic name, then yield the Evidence that extraction's completion
+    (extraction.completion.complete_job) writes in its transaction: the manifest, its ledger leaf, assets, placements.
 
-    Returns False when another worker already completed the job (its manifest stands).
-    `at` (default: now) dates the manifest and its assets; the job's manifest_durable_at is taken
-    just before the commit that makes them durable, unless `at` is given. A store that fails midway
-    raises StorageUnavailable, after removing what this call wrote: never a partial set of outputs. An output
-    store ahead of the database raises LedgerRollback (a StorageUnavailable: the job is held) and stops appends.
+    `at` (default: now, once the ledger is locked) dates the manifest and its assets. A store that fails midway,
+    here or in the block, raises StorageUnavailable, after removing what this call wrote: never a partial set of
+    outputs. An output store ahead of the database raises LedgerRollback (a StorageUnavailable: the job is held)
+    and stops appends.
     """
     ordered = sorted(report.assets, key=lambda a: a.first_placement)
     for asset in ordered:
@@ -33,7 +38,7 @@ def record_completion(job: Job, report: JobReport, files: dict[str, Path], attem
         for asset in ordered:
             if stores.store_once(stores.outputs(), names[asset.key], files[asset.key], asset.sha256, expect_new=True):
                 written.append(names[asset.key])
-        return _commit(job, report, ordered, names, attempt_number, at, written)
+        yield Evidence(report, ordered, names, attempt_number, at, written)
     except stores.STORAGE_ERRORS as exc:
         _discard(written)
         raise stores.StorageUnavailable("outputs", exc) from exc
@@ -48,21 +53,24 @@ def _discard(written: list[str]) -> None:
     stores.discard(stores.outputs(), written, keep=set(named))
 
 
-def _commit(job, report, ordered, names, attempt_number, at, written: list[str]) -> bool:
-    durable_at, at = at, at or timezone.now()
-    with transaction.atomic():
+class Evidence:
+    """A completed job's manifest and rows, written inside extraction's completion transaction (no Job transition)."""
+
+    def __init__(self, report: JobReport, ordered, names, attempt_number: int, at, written: list[str]) -> None:
+        self.report, self.ordered, self.names, self.written = report, ordered, names, written
+        self.attempt_number, self.at = attempt_number, at
+
+    def lock(self) -> None:
+        """The ledger's one lock, before the job's row: the order every ledger writer takes them in."""
         tlog.lock()
-        job = Job.objects.select_for_update().select_related("bundle").get(pk=job.pk)
-        if job.is_terminal:
-            return False
+
+    def write(self, job: Job) -> None:
+        at = self.at or timezone.now()
         signing.cover(at)  # a key published now is a leaf of its own, before this manifest's
-        document = _document(job, report, ordered, names, tlog.leaf_count(), attempt_number, at)
-        manifest = _write(job, document, ordered, names, attempt_number, at, written)
+        document = _document(job, self.report, self.ordered, self.names, tlog.leaf_count(), self.attempt_number, at)
+        manifest = _write(job, document, self.ordered, self.names, self.attempt_number, at, self.written)
         transaction.on_commit(lambda: previews.enqueue(manifest.pk))  # rendered by a worker, never the request
-        flag_provider_warnings(manifest, report.warnings)
-        if not job.mark_completed(durable_at):
-            raise RuntimeError(f"job {job.pk} left its active state while its manifest was written")
-    return True
+        flag_provider_warnings(manifest, self.report.warnings)
 
 
 def _check_size(asset: ReportedImage, path: Path) -> None:

@@ -1,9 +1,8 @@
 """Removing stored outputs that no manifest names, once their job is terminal."""
 
-from django.utils import timezone
-
 from extraction import stores
 from extraction.models import Job
+from extraction.temp_sweep import sweep_terminal_jobs_outputs
 
 from . import manifests
 from .models import Manifest
@@ -13,14 +12,9 @@ def sweep_outputs(at=None) -> dict:
     """Delete stored outputs that no manifest names, for jobs that have reached a terminal state.
 
     They come from a try that stored assets and then failed, or wrote its manifest and lost
-    its commit. Each terminal job is swept once.
+    its commit. Each terminal job is swept once: extraction picks the jobs and marks each swept.
     """
-    at, removed = at or timezone.now(), 0
-    jobs = Job.objects.filter(status__in=Job.TERMINAL, outputs_swept_at__isnull=True).select_related("bundle")
-    for job in jobs.iterator(chunk_size=200):
-        removed += _sweep_job_outputs(job)
-        job.mark_outputs_swept(at)
-    return {"removed": removed}
+    return {"removed": sweep_terminal_jobs_outputs(_sweep_job_outputs, at)}
 
 
 def _sweep_job_outputs(job: Job) -> int:

@@ -20,7 +20,7 @@ the worker, and each file is one task.
 Also: intake per step, with its queries (stage and receive, what a web request does; decide, what the intake
 worker does, plus the one read of the decision that `decide_here` makes for its caller); per job, the intake
 latency (`Submission.created_at` to `decided_at`, and to `Job.picked_up_at`), queue wait, extraction and
-manifest write (Job timestamps); and the queries of `run_job`, and of the `record_completion` in it, for the
+manifest write (Job timestamps); and the queries of `run_job`, and of the `complete_job` in it, for the
 files with the fewest, the median and the most images (re-extracted here once the cluster has stopped),
 which must not grow with the number of assets. Nothing is patched. Page previews go to their own queue
 (settings.PAGETRAIL_PREVIEW_QUEUE), whose cluster this benchmark does not start. Exits 1 when a job did not
@@ -67,7 +67,7 @@ POLL_SECONDS = 0.05
 READY_SECONDS = 60  # for the cluster to start
 STALL_SECONDS = 300  # no job finished for this long: stop waiting (a hang guard, not a timed assertion)
 STOP_GRACE_SECONDS = 20  # SIGTERM, then SIGKILL to the cluster's process group
-BULK_INSERTS = ('INSERT INTO "audit_asset"', 'INSERT INTO "audit_placement"')  # record_completion's bulk_create
+BULK_INSERTS = ('INSERT INTO "audit_asset"', 'INSERT INTO "audit_placement"')  # the evidence's bulk_create
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -467,17 +467,17 @@ def intake_latency(jobs: list) -> dict[str, list[float]]:
 def per_job_queries(truth: dict, s3: bool = False) -> list[dict]:
     """`run_job` of a re-extraction (a new job of the bundle) in this process, for the files with the
     fewest, the median and the most images; the tasks these jobs enqueue stay in the queue. A query is
-    record_completion's when that function is on the call stack."""
+    complete_job's (the completion transaction and its evidence) when that function is on the call stack."""
     from django.db import connection
 
-    from audit.manifest_writing import record_completion
     from extraction.bundle_intake import request_reextraction
+    from extraction.completion import complete_job
     from extraction.models import Bundle
     from extraction.runner import run_job
 
     def count(execute, sql, params, many, context):
         frame = sys._getframe(1)
-        while frame is not None and frame.f_code is not record_completion.__code__:
+        while frame is not None and frame.f_code is not complete_job.__code__:
             frame = frame.f_back
         queries.append((sql, frame is not None))
         return execute(sql, params, many, context)
@@ -494,7 +494,7 @@ def per_job_queries(truth: dict, s3: bool = False) -> list[dict]:
             requests.take()
         with connection.execute_wrapper(count):
             outcome = run_job(job.pk)
-        inside = [sql for sql, in_record_completion in queries if in_record_completion]
+        inside = [sql for sql, in_complete_job in queries if in_complete_job]
         rows.append(
             {
                 "name": f["name"],
@@ -502,7 +502,7 @@ def per_job_queries(truth: dict, s3: bool = False) -> list[dict]:
                 "placements": f["placements"],
                 "outcome": outcome,
                 "run_job": len(queries),
-                "record_completion": len(inside),
+                "complete_job": len(inside),
                 "bulk_inserts": sum(sql.startswith(BULK_INSERTS) for sql in inside),
                 **({"s3_requests": requests.take(), "s3_by_operation": dict(requests.last)} if s3 else {}),
             }
@@ -517,14 +517,13 @@ def query_verdict(rows: list[dict]) -> str:
     from audit.models import Asset, Placement
 
     few, many = rows[0], rows[-1]
-    grew = {key: many[key] - few[key] for key in ("run_job", "record_completion", "bulk_inserts")}
+    grew = {key: many[key] - few[key] for key in ("run_job", "complete_job", "bulk_inserts")}
     if not any(grew.values()):
         return "constant"
     difference = (
-        f"record_completion {few['record_completion']} → {many['record_completion']}, "
-        f"run_job {few['run_job']} → {many['run_job']}"
+        f"complete_job {few['complete_job']} → {many['complete_job']}, run_job {few['run_job']} → {many['run_job']}"
     )
-    if not grew["run_job"] == grew["record_completion"] == grew["bulk_inserts"]:
+    if not grew["run_job"] == grew["complete_job"] == grew["bulk_inserts"]:
         return f"NOT constant: {difference}, of which {few['bulk_inserts']} → {many['bulk_inserts']} bulk INSERTs"
     asset_rows, placement_rows = (  # rows per INSERT statement of bulk_create on this database
         connection.ops.bulk_batch_size([f for f in model._meta.concrete_fields if not f.primary_key], [None] * 10**4)
@@ -664,9 +663,9 @@ def print_queries(rows: list[dict], verdict: str) -> None:
     print("\n### Queries of one job (`run_job` of a re-extraction in this process; fewest, median, most images)\n")
     s3 = "s3_requests" in rows[0]
     table(
-        ["file", "assets", "placements", "run_job queries", "of which record_completion"] + ["S3 requests"] * s3,
+        ["file", "assets", "placements", "run_job queries", "of which complete_job"] + ["S3 requests"] * s3,
         [
-            [r["name"], r["assets"], r["placements"], r["run_job"], r["record_completion"]]
+            [r["name"], r["assets"], r["placements"], r["run_job"], r["complete_job"]]
             + (
                 [f"{r['s3_requests']} ({', '.join(f'{k} {v}' for k, v in sorted(r['s3_by_operation'].items()))})"]
                 if s3

@@ -161,9 +161,9 @@ class AttemptInline(ReadOnlyInline):
     classes = ["collapse"]
 
 
-@admin.register(Job)
 class JobAdmin(ReadOnlyAdmin):
-    """Jobs by file name and case label; the page itself (with its story) is audit.admin.jobs's."""
+    """Jobs by file name and case label. Not registered here: the page adds a story from the evidence app, and the
+    project registers that page (portal/admin.py)."""
 
     list_display = (
         "id",

@@ -1,4 +1,4 @@
-"""Running a job: claim it, submit it once, poll it, fetch its assets, hand them to audit.
+"""Running a job: claim it, submit it once, poll it, fetch its assets, complete it with its evidence.
 
 Every step is safe to repeat: a task is delivered at least once, workers die, providers time
 out after accepting. Waits are never slept through in a worker beyond the poll budget: the job
@@ -183,7 +183,7 @@ def _finish(job: Job, provider, worker: str, report, work_dir) -> str:
         worker_stop.check()  # a stop between downloads: the next try keeps the verified ones (kept_download)
         files[asset.key] = _fetched(job, provider, worker, asset, work_dir)
     job.mark_provider_finished(stores.bytes_under(work_dir), at=finished_at)  # all there, at its largest
-    completion.record(job, report, files, attempt_number=job.attempts_so_far())
+    completion.complete_job(job, report, files, attempt_number=job.attempts_so_far())
     stores.remove_job_work_dir(job.pk)
     return "completed"
 

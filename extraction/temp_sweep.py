@@ -1,8 +1,10 @@
-"""Removing what jobs and uploads left in private temp once nothing owns it."""
+"""Removing what jobs and uploads left in private temp once nothing owns it; each terminal job's outputs swept once."""
 
 import time
+from collections.abc import Callable
 
 from django.conf import settings
+from django.utils import timezone
 
 from . import stores
 from .models import Job
@@ -41,4 +43,16 @@ def sweep_request_files(now: float | None = None) -> int:
         if stale:
             path.unlink(missing_ok=True)
             removed += 1
+    return removed
+
+
+def sweep_terminal_jobs_outputs(sweep_job: Callable[[Job], int], at=None) -> int:
+    """Call `sweep_job` once for each job that reached a terminal state and was not swept yet, then mark it swept;
+    the removed count. `sweep_job` (audit's output sweep, which knows what a manifest names) removes the stored
+    outputs the job left unnamed and returns how many. A sweep that raises leaves its job for the next run."""
+    at, removed = at or timezone.now(), 0
+    jobs = Job.objects.filter(status__in=Job.TERMINAL, outputs_swept_at__isnull=True).select_related("bundle")
+    for job in jobs.iterator(chunk_size=200):
+        removed += sweep_job(job)
+        job.mark_outputs_swept(at)
     return removed

@@ -1,5 +1,6 @@
-"""Second factors of other people, from the user list: issue an enrolment code, reset a lost device.
+"""The project's admin registrations: the user list with second factors, and the pages that need both apps.
 
+Second factors of other people, from the user list: issue an enrolment code, reset a lost device.
 Superusers only, and never for themselves: a code is what binds a second factor where a password is not enough,
 so the person it is for cannot be the one who issues it. Both actions are activity (portal/enrolment.py).
 """
@@ -8,6 +9,9 @@ from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
 from django.shortcuts import render
+
+from audit.admin.jobs import JobStoryAdmin
+from extraction.models import Job
 
 from . import enrolment
 from .models import ENROLMENT_CODE_LIFETIME
@@ -55,3 +59,5 @@ class SecondFactorUserAdmin(UserAdmin):
 
 admin.site.unregister(User)
 admin.site.register(User, SecondFactorUserAdmin)
+# Extraction's JobAdmin with audit's story of the job: needs both apps, so neither registers it.
+admin.site.register(Job, JobStoryAdmin)

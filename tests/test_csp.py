@@ -42,7 +42,7 @@ def test_it_allows_only_the_portals_own_scripts(admin_client, manifest, page):
     [
         "audit/review.html",
         "admin/audit/verificationrun/change_form.html",
-        "admin/extraction/job/change_form.html",
+        "audit/job_page/change_form.html",
         "admin/audit/retentionpolicy/change_form.html",
         "admin/base_site.html",
         "portal/two_factor.html",

@@ -1,5 +1,6 @@
 """Audit depends on extraction, never the other way: extraction reaches audit only through the completion
-recorder that audit registers (extraction.completion), and names none of audit's modules, even by string."""
+recorder that audit registers (extraction.completion), and names none of audit's modules, even by string; no
+template of extraction includes or extends one of audit's; neither app takes the other's admin registration."""
 
 import ast
 import re
@@ -11,8 +12,13 @@ from audit.manifest_writing import record_completion
 from extraction import completion
 from extraction.checks import completion_recorder_registered
 
-EXTRACTION = Path(__file__).resolve().parent.parent / "extraction"
+ROOT = Path(__file__).resolve().parent.parent
+EXTRACTION, AUDIT, TEMPLATES = ROOT / "extraction", ROOT / "audit", ROOT / "templates"
 DOTTED_AUDIT_PATH = re.compile(r"audit(\.\w+)+")
+# Extraction's templates: the project's directories named for it, and its app directory should it get one.
+EXTRACTION_TEMPLATES = (TEMPLATES / "extraction", TEMPLATES / "admin" / "extraction", EXTRACTION / "templates")
+TEMPLATE_REFERENCE = re.compile(r"""{%\s*(?:include|extends)\s+["']([^"']+)["']""")
+AUDIT_TEMPLATE = re.compile(r"(admin/)?audit/")
 
 
 def _audit_references(path: Path) -> list[str]:
@@ -45,6 +51,39 @@ def test_it_would_notice_an_import_of_audit(tmp_path):
         + "\nTASK = 'audit.tasks.sweep_outputs'\n"
     )
     assert _audit_references(module) == ["audit.manifest_writing", "audit.metrics", "audit.tasks.sweep_outputs"]
+
+
+def _audit_templates(path: Path) -> list[str]:
+    """The templates of audit that a template includes or extends by name."""
+    return [name for name in TEMPLATE_REFERENCE.findall(path.read_text()) if AUDIT_TEMPLATE.match(name)]
+
+
+def test_it_finds_no_template_of_extraction_that_includes_or_extends_one_of_audit():
+    pages = sorted(path for folder in EXTRACTION_TEMPLATES for path in folder.rglob("*") if path.is_file())
+    assert len(pages) >= 2  # the walk found the upload and submission pages
+    assert [f"{page.relative_to(ROOT)}: {name}" for page in pages for name in _audit_templates(page)] == []
+
+
+def test_it_would_notice_a_template_that_includes_or_extends_one_of_audit(tmp_path):
+    page = tmp_path / "upload.html"
+    page.write_text(
+        (TEMPLATES / "admin" / "extraction" / "bundle" / "upload.html").read_text()
+        + '{% include "audit/includes/form_fields.html" with form=form %}'
+        + "{%extends 'admin/audit/verificationrun/change_form.html'%}"
+        + '{% include "admin/includes/live_breadcrumbs.html" %}'
+    )
+    assert _audit_templates(page) == ["audit/includes/form_fields.html", "admin/audit/verificationrun/change_form.html"]
+
+
+def test_neither_app_unregisters_an_admin_registration():
+    """An admin page that needs both apps is registered by the project (portal/admin.py), never over another's."""
+    calls = [
+        f"{module.relative_to(ROOT)}:{node.lineno}"
+        for module in sorted([*EXTRACTION.rglob("*.py"), *AUDIT.rglob("*.py")])
+        for node in ast.walk(ast.parse(module.read_text(), filename=str(module)))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "unregister"
+    ]
+    assert calls == []
 
 
 def test_it_has_audit_registered_as_the_completion_recorder():

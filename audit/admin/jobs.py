@@ -1,10 +1,9 @@
 """The job page: extraction's JobAdmin, with the story that links a job to its evidence (audit.job_page).
 
-Registered here, over extraction's registration, because the story reads audit's models: audit may import
-extraction, never the reverse.
+Built here because the story reads audit's models (audit may import extraction, never the reverse); registered
+by the project (portal/admin.py), which is where admin pages that need both apps are registered.
 """
 
-from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404
@@ -15,12 +14,9 @@ from extraction.models import Job
 
 from .. import job_page
 
-admin.site.unregister(Job)
 
-
-@admin.register(Job)
 class JobStoryAdmin(JobAdmin):
-    change_form_template = "admin/extraction/job/change_form.html"
+    change_form_template = "audit/job_page/change_form.html"
 
     def get_urls(self):
         return [

@@ -43,3 +43,21 @@ def test_it_sweeps_each_terminal_job_once(tmp_path):
     sweep_outputs()
     assert Job.objects.filter(outputs_swept_at__isnull=True).count() == 0
     assert sweep_outputs() == {"removed": 0}
+
+
+def test_a_job_whose_sweep_failed_is_swept_by_the_next_run(tmp_path, monkeypatch):
+    import audit.output_sweep
+
+    job = submitted(pdfs.jpeg_rgb(tmp_path))
+    Job.objects.filter(pk=job.pk).update(status="failed", extractor_version="v")
+    write_stored("outputs", f"{job.bundle.correlation_id}/v/p00001-000.jpg", b"stored before the job failed")
+
+    def unreachable(job):
+        raise OSError("the output store is unreachable")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(audit.output_sweep, "_sweep_job_outputs", unreachable)
+        with pytest.raises(OSError):
+            sweep_outputs()
+    assert Job.objects.get(pk=job.pk).outputs_swept_at is None
+    assert sweep_outputs()["removed"] == 1 and stored_names("outputs", job.bundle.correlation_id) == []

@@ -136,6 +136,21 @@ def test_it_runs_a_job_in_a_fixed_number_of_queries(tmp_path):
     assert manifest_document(job)["assets"][0]["attempt"] == job.attempts.count() == 2
 
 
+def test_it_locks_the_ledger_then_the_job_and_marks_the_job_completed_after_its_evidence(tmp_path):
+    """Every ledger writer's order (extraction.completion): the ledger's lock before the job's row; the other
+    order deadlocks with a writer that holds the ledger and waits for the job."""
+    job = accepted_job(pdfs.jpeg_rgb(tmp_path))
+    with CaptureQueriesContext(connection) as captured:
+        assert run_job(job.pk) == "completed"
+    statements = [q["sql"] for q in captured.captured_queries if not q["sql"].startswith(("SAVEPOINT", "RELEASE"))]
+    ledger = next(i for i, sql in enumerate(statements) if 'FROM "audit_manifestchain"' in sql)
+    completion = [sql for sql in statements[ledger + 1 :] if '"audit_manifestchain"' not in sql]
+    assert 'FROM "extraction_job"' in completion[0]
+    manifest = next(i for i, sql in enumerate(completion) if sql.startswith('INSERT INTO "audit_manifest"'))
+    completed = next(i for i, sql in enumerate(completion) if "SET \"status\" = 'completed'" in sql)
+    assert manifest < completed
+
+
 def test_each_manifests_sequence_is_its_leaf_index_and_none_names_a_previous_manifest(tmp_path):
     first, second = accepted_job(pdfs.jpeg_rgb(tmp_path)), accepted_job(pdfs.cmyk(tmp_path))
     run_job(first.pk), run_job(second.pk)
@@ -231,7 +246,7 @@ def test_it_stores_each_output_once_and_its_bytes_hash_as_the_manifest_says(tmp_
 
 
 def test_it_never_manifests_a_file_that_is_not_the_size_the_provider_reported(tmp_path):
-    from audit.manifest_writing import record_completion
+    from extraction.completion import complete_job
     from extraction.providers import JobReport, ProviderError, ReportedImage
 
     job = accepted_job(pdfs.jpeg_rgb(tmp_path))
@@ -241,7 +256,7 @@ def test_it_never_manifests_a_file_that_is_not_the_size_the_provider_reported(tm
     )
 
     with pytest.raises(ProviderError) as caught:
-        record_completion(job, JobReport(state="completed", pages=1, assets=(asset,)), {"a.png": tmp_path / "a.png"}, 1)
+        complete_job(job, JobReport(state="completed", pages=1, assets=(asset,)), {"a.png": tmp_path / "a.png"}, 1)
 
     assert caught.value.code == "asset_mismatch" and "12 bytes, not the 13" in caught.value.message
     assert not Manifest.objects.exists() and stored_names("outputs") == []
