@@ -80,7 +80,7 @@ class Command(BaseCommand):
         try:
             staged = staging.stage(fh, filename=path, submitted_by=who)
         except TooLarge as refusal:  # too large: decided (and recorded) before any submission
-            return decision.IntakeResult.refused(staging.display_name(path), refusal).as_dict()
+            return decision.IntakeResult.refused(path, refusal).as_dict()
         return staging.receive(staged, filename=path, submitted_by=who, case_label=label)
 
     def wait(self, submissions: list[Submission], timeout: float, sleep=time.sleep, clock=time.monotonic) -> None:
