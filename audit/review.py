@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from extraction.bundle_intake import request_reextraction as new_extraction_round
+from extraction.intake.rounds import request_reextraction as new_extraction_round
 
 from . import activity_records
 from .models import Asset, Manifest, Placement, ReviewFlag

@@ -6,7 +6,7 @@ On the embedded default (SQLite, the django-q2 ORM broker, file storage, the loc
 fresh data dir (tmpfs when there is one; removed at the end): `manage.py migrate`, a real `manage.py
 qcluster` with PAGETRAIL_WORKERS=--workers, then every corpus file submitted in this process,
 --submitters at a time (threads: upstream clients sending at once, each upload decided at once as by an
-intake worker of its own), as the API and the intake worker do it (`intake.stage`, `submitting.receive`,
+intake worker of its own), as the API and the intake worker do it (`staging.stage`, `staging.receive`,
 then the intake worker's `decide` here in this process: validation in a warm PDF child, input
 hard-linked into its store, Bundle + Job, enqueue on commit), and the database polled
 until every job is terminal. "Durable" is the last `Job.manifest_durable_at` (stamped just before
@@ -361,7 +361,7 @@ def submitter(corpus: Path, pending: list, results: dict, counts: list) -> None:
     adds its seconds and queries per step to `counts`."""
     from django.db import connection
 
-    from extraction import bundle_intake, intake, submitting
+    from extraction.intake import decision, staging
 
     steps, queries, step = Counter(), Counter(), "stage"
 
@@ -375,13 +375,13 @@ def submitter(corpus: Path, pending: list, results: dict, counts: list) -> None:
                 f = pending.pop()
                 with open(corpus / f["name"], "rb") as fh:
                     step, t0 = "stage", time.perf_counter()
-                    staged = intake.stage(fh)
+                    staged = staging.stage(fh, filename=f["name"], submitted_by="bench")
                     step, t1 = "receive", time.perf_counter()
-                    submission = submitting.receive(staged, filename=f["name"], submitted_by="bench", queued=False)
+                    submission = staging.receive(staged, filename=f["name"], submitted_by="bench", queued=False)
                     step, t2 = "decide", time.perf_counter()
-                    decided = submitting.decide_here(submission)
+                    decided = decision.decide_here(submission)
                     t3 = time.perf_counter()
-                results[f["name"]] = bundle_intake.result_of(decided)
+                results[f["name"]] = decision.result_of(decided)
                 steps.update(stage=t1 - t0, receive=t2 - t1, decide=t3 - t2)  # a Counter: adds them up
     finally:
         counts.append((steps, queries))
@@ -470,8 +470,8 @@ def per_job_queries(truth: dict, s3: bool = False) -> list[dict]:
     complete_job's (the completion transaction and its evidence) when that function is on the call stack."""
     from django.db import connection
 
-    from extraction.bundle_intake import request_reextraction
     from extraction.completion import complete_job
+    from extraction.intake.rounds import request_reextraction
     from extraction.models import Bundle
     from extraction.runner import run_job
 

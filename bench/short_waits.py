@@ -86,7 +86,7 @@ def managed_env(data_dir: Path, workers: int, port: int) -> dict:
 
 
 def measure(path: Path) -> dict:
-    from extraction.bundle_intake import submit_bundle
+    from extraction.intake.staging import submit_bundle
     from extraction.models import Job
 
     with open(path, "rb") as fh:

@@ -116,7 +116,7 @@ class BundleAccess(models.Model):
     """A service account's access to a bundle it submitted: what it may read.
 
     The bundle and its stored input are shared when two accounts send the same bytes; the jobs are not:
-    an account whose bytes were already known gets a round of its own (`bundle_intake.accept`), so nothing it
+    an account whose bytes were already known gets a round of its own (`intake.rounds.job_for`), so nothing it
     reads says that somebody sent them first. (Not the `Submission`, which is one upload through intake.)
     """
 

@@ -12,14 +12,10 @@ from django.utils.html import format_html
 from portal import display
 from portal.admin_base import ReadOnlyAdmin, ReadOnlyInline
 
-from . import (
-    admin_submissions,  # noqa: F401  (registers submissions and the page an upload lands on)
-    intake,
-    pdf,
-    submitting,
-)
 from .admin_accounts import BundleAccessInline  # and registers service accounts and their tokens
-from .bundle_intake import refuse_oversized_upload
+from .intake import admin as intake_admin  # noqa: F401  (registers submissions and the page an upload lands on)
+from .intake import staging
+from .intake.validation import TooLarge
 from .kill_switch import set_submissions
 from .models import Attempt, Bundle, Job, Rejection, SubmissionSwitch, WorkerVersions
 from .reconciler import replay_unknown
@@ -95,9 +91,9 @@ class BundleAdmin(admin.ModelAdmin):
         try:
             form = UploadForm(request.POST or None, request.FILES or None)
             if too_large := getattr(request, "upload_too_large", None):
-                result = refuse_oversized_upload(*too_large, submitted_by=request.user.get_username())
+                refusal = staging.refuse_cut_off(*too_large, submitted_by=request.user.get_username())
                 form.is_valid()  # the file never arrived; say why instead of "this field is required"
-                form.errors["file"] = form.error_class([f"Refused ({result.error_code}): {result.message}"])
+                form.errors["file"] = form.error_class([f"Refused ({refusal.code}): {refusal.message}"])
             elif request.method == "POST" and form.is_valid():
                 submission = self.receive(request, form)
                 if submission is not None:
@@ -119,12 +115,11 @@ class BundleAdmin(admin.ModelAdmin):
         """The pending submission, or None with the refusal on the form (too large, empty)."""
         upload, who = form.cleaned_data["file"], request.user.get_username()
         try:
-            staged = intake.stage(upload)
-        except pdf.Refusal as refusal:
-            result = refuse_oversized_upload(upload.name, getattr(refusal, "seen", 0), who)
-            form.add_error("file", f"Refused ({result.error_code}): {result.message}")
+            staged = staging.stage(upload, filename=upload.name, submitted_by=who)
+        except TooLarge as refusal:  # recorded as it was cut off
+            form.add_error("file", f"Refused ({refusal.code}): {refusal.message}")
             return None
-        submission = submitting.receive(
+        submission = staging.receive(
             staged, filename=upload.name, submitted_by=who, case_label=form.cleaned_data["case_label"]
         )
         if submission.is_decided:

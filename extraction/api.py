@@ -13,10 +13,9 @@ from django.utils.dateparse import parse_datetime
 from ninja import File, Path, Query, Router, Schema, Status
 from ninja.files import UploadedFile
 
-from extraction import pdf
-
-from . import bundle_intake, intake, submitting
 from .accounts import IdempotencyRecord
+from .intake import staging
+from .intake.validation import TooLarge
 from .models import Job, Submission
 
 REFUSAL_STATUS = {"too_large": 413}  # the refusals the web tier decides itself; the rest are the worker's
@@ -83,19 +82,15 @@ def submit(request, file: File[UploadedFile] = None, case_label: str = ""):
     if unknown := unknown_parameters(request, {"case_label"}):
         return unknown
     if too_large := getattr(request, "upload_too_large", None):
-        return _refused(request, bundle_intake.refuse_oversized_upload(*too_large, submitted_by=_who(request)))
+        refusal = staging.refuse_cut_off(*too_large, submitted_by=_who(request))
+        return _refused(request, refusal.code, refusal.message)
     empty = file is None and not int(request.META.get("CONTENT_LENGTH") or 0)  # refused as `empty`, whatever its type
     if file is None and not empty and request.content_type != "application/pdf":
         return error(request, 400, "bad_request", "Send a multipart 'file' part or an application/pdf body.")
     try:
-        staged = intake.stage(file or request)
-    except pdf.Refusal as refusal:
-        return _refused(
-            request,
-            bundle_intake.refuse_oversized_upload(
-                getattr(file, "name", "body"), getattr(refusal, "seen", 0), _who(request)
-            ),
-        )
+        staged = staging.stage(file or request, filename=getattr(file, "name", "body"), submitted_by=_who(request))
+    except TooLarge as refusal:  # recorded as it was cut off
+        return _refused(request, refusal.code, refusal.message)
     key = request.headers.get("Idempotency-Key")
     if not key:
         return _received(request, staged, file, case_label)
@@ -157,7 +152,7 @@ def _who(request) -> str:
 
 
 def _received(request, staged, file, case_label):
-    submission = submitting.receive(
+    submission = staging.receive(
         staged,
         filename=getattr(file, "name", "") or "",
         submitted_by=_who(request),
@@ -165,12 +160,12 @@ def _received(request, staged, file, case_label):
         account=request.auth,
     )
     if submission.state == Submission.State.REFUSED:  # decided here (an empty body): an error, like too_large
-        return _refused(request, bundle_intake.result_of(submission))
+        return _refused(request, submission.error_code, submission.error_message)
     return Status(202, submission_document(submission))
 
 
-def _refused(request, result):
-    return error(request, REFUSAL_STATUS.get(result.error_code, 422), result.error_code, result.message)
+def _refused(request, code: str, message: str):
+    return error(request, REFUSAL_STATUS.get(code, 422), code, message)
 
 
 def _idempotent(request, key: str, staged, handle):

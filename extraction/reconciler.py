@@ -1,25 +1,14 @@
-"""Re-driving jobs from database state (the queue is only a wake-up call), and enqueueing one."""
+"""Re-driving jobs and pending submissions from database state: the queue is only a wake-up call."""
 
-import time
 from datetime import timedelta
 
 from django.conf import settings
 from django.utils import timezone
 
+from .intake import decision
+from .intake.queue import enqueue_job
 from .models import Attempt, Job, SubmissionSwitch
 from .signals import alert
-
-
-def enqueue_job(job_id: int) -> None:
-    from django_q.tasks import async_task
-
-    # Named: called from the intake worker too, whose own queue would otherwise be the default.
-    async_task(
-        "extraction.tasks.run_job",
-        job_id,
-        task_name=f"job-{job_id}-{time.time_ns()}",
-        cluster=settings.Q_CLUSTER["name"],
-    )
 
 
 def reconcile(at=None) -> dict:
@@ -35,9 +24,7 @@ def reconcile(at=None) -> dict:
     due = Job.objects.with_claim_expired(at) | Job.objects.unknown_and_quiet(quiet, at)
     if SubmissionSwitch.submissions_open():
         due = due | Job.objects.never_picked_up(quiet, at)
-    from .submitting import redrive
-
-    return {"woken": wake(due, at), "abandoned_attempts": abandoned, "submissions_woken": redrive(at)}
+    return {"woken": wake(due, at), "abandoned_attempts": abandoned, "submissions_woken": decision.redrive(at)}
 
 
 def _alert_newly_late(at=None) -> None:

@@ -1,6 +1,7 @@
 """django-q2 entry points: thin; each takes an id, calls one service, and is harmless when repeated."""
 
-from . import reconciler, runner, submitting, temp_sweep
+from . import reconciler, runner, temp_sweep
+from .intake import decision, staging
 
 
 def run_job(job_id: int, waking: bool = False) -> str:
@@ -11,10 +12,8 @@ def decide_submission(submission_id: int) -> str:
     """On the intake queue: validate one upload and accept or refuse it (queued again for its one retry).
     Then sweep this host's abandoned uploads and request files: a web host may run no jobs cluster, whose schedule
     sweeps too."""
-    outcome = submitting.decide(submission_id)
-    if outcome == submitting.RETRY:
-        submitting.enqueue(submitting.Submission.objects.get(pk=submission_id))
-    submitting.sweep_staged()
+    outcome = decision.decide_queued(submission_id)
+    staging.sweep_staged()
     temp_sweep.sweep_request_files()
     return outcome
 

@@ -7,6 +7,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from . import stores
+from .intake.staging import sweep_staged
 from .models import Job
 
 
@@ -23,8 +24,6 @@ def sweep_temp() -> dict:
         if not name.isdigit() or int(name) not in live:
             stores.remove_job_work_dir(name)
             removed += 1
-    from .submitting import sweep_staged
-
     return {"removed": removed + sweep_staged() + sweep_request_files()}
 
 

@@ -14,8 +14,8 @@ from django.shortcuts import render
 from django.urls import Resolver404, resolve
 
 from extraction.accounts import ServiceAccount
-from extraction.bundle_intake import refuse_oversized_upload
-from extraction.intake import TooLarge
+from extraction.intake import staging
+from extraction.intake.validation import TooLarge
 from portal.errors import api_error, is_api
 
 FILE_ROUTES = {"api:submit": "api", "admin:extraction_bundle_add": "admin"}
@@ -74,8 +74,8 @@ def file_route(path: str) -> str:
 def refused_upload(request, where: str, declared: int):
     """413 `too_large`; recorded as a Rejection (its size the declared length) when the sender may upload."""
     if who := uploader(request, where):
-        result = refuse_oversized_upload("", declared, submitted_by=who)
-        return refusal(request, 413, result.error_code, result.message, upload=True)
+        refused = staging.refuse_cut_off("", declared, submitted_by=who)
+        return refusal(request, 413, refused.code, refused.message, upload=True)
     refused = TooLarge(declared, settings.PAGETRAIL_MAX_UPLOAD_BYTES)
     return refusal(request, 413, refused.code, refused.message, upload=True)
 

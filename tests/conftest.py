@@ -227,7 +227,7 @@ def approved_policy(name: str = "claims", drafted_by: str = "retention-admin", *
 def complete(path, **fields):
     """Submit one PDF and run its job through the real PDF child; returns the newest manifest."""
     from audit.models import Manifest
-    from extraction.bundle_intake import submit_bundle
+    from extraction.intake.staging import submit_bundle
     from extraction.runner import run_job
 
     with open(path, "rb") as fh:

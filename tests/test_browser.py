@@ -128,7 +128,7 @@ def test_an_uploader_uploads_a_bundle_watches_it_accepted_and_sees_the_job_compl
 
 def test_a_reviewer_flags_a_missing_page_on_the_review_page(browser, live_server, tmp_path):
     from audit.models import Manifest, ReviewFlag
-    from extraction.bundle_intake import submit_bundle
+    from extraction.intake.staging import submit_bundle
     from extraction.runner import run_job
 
     with open(pdfs.reused_on_three_pages(tmp_path), "rb") as fh:
@@ -149,7 +149,7 @@ def test_a_reviewer_flags_a_missing_page_on_the_review_page(browser, live_server
 def test_compliance_staff_start_a_verification_run_and_watch_it_finish(browser, live_server, tmp_path):
     from playwright.sync_api import expect
 
-    from extraction.bundle_intake import submit_bundle
+    from extraction.intake.staging import submit_bundle
     from extraction.runner import run_job
 
     with open(pdfs.mixed(tmp_path), "rb") as fh:
@@ -191,7 +191,7 @@ def test_one_person_drafts_a_retention_policy_and_another_approves_it(browser, l
     from django.utils import timezone
 
     from audit.models import RetentionPolicy
-    from extraction.bundle_intake import submit_bundle
+    from extraction.intake.staging import submit_bundle
     from extraction.models import Bundle
     from extraction.runner import run_job
 

@@ -22,7 +22,7 @@ pytestmark = [
 
 
 def completed_job(tmp_path, make=pdfs.mixed, **fields):
-    from extraction.bundle_intake import submit_bundle
+    from extraction.intake.staging import submit_bundle
     from extraction.runner import run_job
 
     with open(make(tmp_path), "rb") as fh:
@@ -139,7 +139,7 @@ def test_the_job_page_moves_from_queued_to_completed_by_itself_and_links_its_evi
     from django_q.conf import Conf
     from playwright.sync_api import expect
 
-    from extraction.bundle_intake import submit_bundle
+    from extraction.intake.staging import submit_bundle
     from extraction.runner import run_job
 
     monkeypatch.setattr(Conf, "SYNC", False)  # the job waits in the queue until this test runs it

@@ -7,7 +7,7 @@ from django.contrib import admin, messages
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from extraction.bundle_intake import InputGone
+from extraction.intake.rounds import InputGone
 from portal import display
 from portal.admin_base import ReadOnlyAdmin, ReadOnlyInline
 

@@ -16,7 +16,7 @@ from audit.models import ActivityEvent, Alert, LogLeaf, Manifest
 from audit.models.evidence import GENESIS
 from audit.verifier import merkle
 from audit.verify import verify_all
-from extraction.bundle_intake import submit_bundle
+from extraction.intake.staging import submit_bundle
 from extraction.models import SubmissionSwitch
 from extraction.runner import run_job
 from tests import pdfs

@@ -16,7 +16,7 @@ from django.utils import timezone
 from audit import alerts, retention
 from audit.models import Alert, Asset, WebhookDelivery
 from audit.verify import verify_all
-from extraction.bundle_intake import submit_bundle
+from extraction.intake.staging import submit_bundle
 from extraction.kill_switch import set_submissions
 from extraction.models import Job
 from extraction.reconciler import reconcile

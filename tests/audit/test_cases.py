@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from audit import cases, signing
 from audit.models import Case, CaseMap, Manifest
-from extraction.bundle_intake import submit_bundle
+from extraction.intake.staging import submit_bundle
 from extraction.runner import run_job
 from tests import pdfs
 from tests.audit.test_evidence import rewrite, verify

@@ -5,7 +5,7 @@ import pytest
 from django.urls import reverse
 
 from audit import metrics
-from extraction.bundle_intake import submit_bundle
+from extraction.intake.staging import submit_bundle
 from extraction.models import Job
 from extraction.runner import run_job
 from portal.percentiles import percentile

@@ -24,7 +24,7 @@ from audit.manifests import SCHEMA_VERSION, canonical_bytes
 from audit.models import Asset, Finding, LogLeaf, Manifest, VerificationRun
 from audit.signing import hmac_sign
 from audit.verifier.merkle import leaf_hash
-from extraction.bundle_intake import submit_bundle
+from extraction.intake.staging import submit_bundle
 from extraction.runner import run_job
 from tests import pdfs
 from tests.audit.test_tlog import rehash_subtrees

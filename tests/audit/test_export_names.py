@@ -5,7 +5,7 @@ from django.urls import reverse
 
 from audit import cases
 from audit.models import Case, Manifest
-from extraction.bundle_intake import submit_bundle
+from extraction.intake.staging import submit_bundle
 from extraction.runner import run_job
 from tests import pdfs
 

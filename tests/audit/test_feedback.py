@@ -5,7 +5,7 @@ from django.urls import reverse
 
 from audit.models import ActivityEvent, Manifest, RetentionPolicy
 from audit.review import raise_flag
-from extraction.bundle_intake import submit_bundle
+from extraction.intake.staging import submit_bundle
 from extraction.runner import run_job
 from tests import pdfs
 from tests.conftest import approved_policy

@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from audit import job_page
-from extraction.bundle_intake import submit_bundle
+from extraction.intake.staging import submit_bundle
 from extraction.kill_switch import set_submissions
 from extraction.models import Attempt, Job
 from extraction.runner import run_job

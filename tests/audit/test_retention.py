@@ -9,7 +9,7 @@ from django.utils import timezone
 from audit import retention
 from audit.models import ActivityEvent, Asset, Manifest, RetentionAssignment, RetentionEvent, RetentionPolicy
 from audit.verify import verify_all
-from extraction.bundle_intake import submit_bundle
+from extraction.intake.staging import submit_bundle
 from extraction.models import Bundle
 from tests import pdfs
 from tests.conftest import approved_policy, stored_names

@@ -15,7 +15,7 @@ from django.urls import reverse
 from audit import retention
 from audit.models import Asset, Manifest
 from extraction.accounts import BundleAccess, ServiceAccount
-from extraction.bundle_intake import submit_bundle
+from extraction.intake.staging import submit_bundle
 from extraction.models import Bundle, Job
 from extraction.runner import run_job
 from tests import pdfs

@@ -10,7 +10,7 @@ from django.urls import reverse
 from audit import ledger_recovery, log_checkpoints, store_witness
 from audit.models import Alert, CaseMap, LogLeaf, Manifest, RecoveredRecord
 from audit.verify import verify_all
-from extraction.bundle_intake import submit_bundle
+from extraction.intake.staging import submit_bundle
 from extraction.kill_switch import set_submissions
 from extraction.models import Job, SubmissionSwitch
 from extraction.runner import run_job

@@ -2,7 +2,7 @@ import pytest
 
 from audit.models import Manifest
 from audit.output_sweep import sweep_outputs
-from extraction.bundle_intake import submit_bundle
+from extraction.intake.staging import submit_bundle
 from extraction.models import Job
 from extraction.runner import run_job
 from tests import pdfs

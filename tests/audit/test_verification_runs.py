@@ -8,7 +8,7 @@ from django.utils import timezone
 from audit import manifests, signing
 from audit.models import Asset, Finding, Manifest, VerificationRun
 from audit.verify import execute, start_run, verify_all
-from extraction.bundle_intake import submit_bundle
+from extraction.intake.staging import submit_bundle
 from extraction.models import Bundle, Job
 from tests import pdfs
 from tests.audit.chained import make_chained, write_chain_checkpoint

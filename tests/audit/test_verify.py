@@ -11,7 +11,7 @@ from audit import manifests, signing
 from audit.models import Asset, Manifest, SigningKey
 from audit.signing import public_bytes
 from audit.verify import verify_all
-from extraction.bundle_intake import submit_bundle
+from extraction.intake.staging import submit_bundle
 from extraction.runner import run_job
 from tests import pdfs
 from tests.audit.chained import make_chained

@@ -92,7 +92,7 @@ def complete_two_jobs():
     import tempfile
     from pathlib import Path
 
-    from extraction.bundle_intake import submit_bundle
+    from extraction.intake.staging import submit_bundle
     from extraction.runner import run_job
     from tests import pdfs
 

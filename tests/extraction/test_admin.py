@@ -7,7 +7,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from audit.models import Asset, Manifest
-from extraction.bundle_intake import submit_bundle
+from extraction.intake.staging import submit_bundle
 from extraction.models import Bundle, Job, Rejection, Submission, SubmissionSwitch
 from extraction.pdf.sandbox import stop_idle_children
 from extraction.runner import run_job

@@ -390,7 +390,7 @@ def test_nothing_another_account_reads_shows_that_the_bytes_were_sent_before(cli
 
 
 def test_an_account_sees_a_reextraction_staff_start_after_its_submission(client, token, tmp_path):
-    from extraction.bundle_intake import request_reextraction
+    from extraction.intake.rounds import request_reextraction
 
     first = submitted(client, token, pdfs.jpeg_rgb(tmp_path).read_bytes())["job"]["id"]
     again = request_reextraction(Job.objects.get(pk=first).bundle)
@@ -405,7 +405,7 @@ def test_the_job_list_holds_only_the_callers_submissions(client, token, tmp_path
 
 
 def test_an_upload_from_the_admin_is_no_service_accounts_submission(client, token, tmp_path):
-    from extraction.bundle_intake import submit_bundle
+    from extraction.intake.staging import submit_bundle
 
     with open(pdfs.jpeg_rgb(tmp_path), "rb") as fh:
         job_id = submit_bundle(fh, filename="x.pdf", submitted_by="admin").job_id

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from audit.models import Asset, Manifest
 from audit.verify import verify_all
-from extraction.bundle_intake import submit_bundle
+from extraction.intake.staging import submit_bundle
 from extraction.kill_switch import set_submissions
 from extraction.models import Attempt, Job
 from extraction.providers import infrai

@@ -6,8 +6,8 @@ import pytest
 from django.core.management import call_command
 from django.db import connections
 
-from extraction import intake, submitting
-from extraction.bundle_intake import submit_bundle
+from extraction.intake import decision, staging
+from extraction.intake.staging import submit_bundle
 from extraction.models import Bundle, Job, Rejection, Submission
 from extraction.pdf.sandbox import stop_idle_children
 from tests import pdfs, pdfs_intake
@@ -216,8 +216,8 @@ def test_the_command_with_no_wait_returns_the_pending_submissions_at_once(tmp_pa
 def test_the_command_waits_for_a_decision_made_meanwhile(tmp_path):
     from extraction.management.commands.submit_bundle import Command
 
-    submission = submitting.receive(
-        intake.stage(io.BytesIO(pdfs.jpeg_rgb(tmp_path).read_bytes())),
+    submission = staging.receive(
+        staging.stage(io.BytesIO(pdfs.jpeg_rgb(tmp_path).read_bytes()), filename="x.pdf", submitted_by="cli"),
         filename="x.pdf",
         submitted_by="cli",
         queued=False,
@@ -226,7 +226,7 @@ def test_the_command_waits_for_a_decision_made_meanwhile(tmp_path):
 
     def worker_decides_while_the_command_sleeps(seconds):  # the injected sleep: a worker's decision meanwhile
         naps.append(seconds)
-        submitting.decide(submission.pk)
+        decision.decide(submission.pk)
 
     Command().wait([submission], timeout=60, sleep=worker_decides_while_the_command_sleeps)
     assert submission.state == "accepted" and len(naps) == 1

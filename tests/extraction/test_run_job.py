@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 
 from audit.models import Asset, Manifest, Placement, ReviewFlag
 from audit.verify import verify_all
-from extraction.bundle_intake import submit_bundle
+from extraction.intake.staging import submit_bundle
 from extraction.models import Attempt, Job, idempotency_key
 from extraction.pdf import versions
 from extraction.pdf.sandbox import stop_idle_children

@@ -13,7 +13,7 @@ from django.urls import reverse
 from audit.models import Alert
 from audit.verify import verify_all
 from extraction.api import job_document
-from extraction.bundle_intake import submit_bundle
+from extraction.intake.staging import submit_bundle
 from extraction.models import Job
 from extraction.runner import run_job
 from tests import pdfs

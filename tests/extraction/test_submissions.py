@@ -9,7 +9,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from extraction import intake, stores, submitting
+from extraction import stores
+from extraction.intake import decision, queue, staging
 from extraction.models import Bundle, Job, Rejection, Submission
 from extraction.pdf.sandbox import stop_idle_children
 from extraction.reconciler import reconcile
@@ -30,8 +31,8 @@ def fresh_children():
 def received(path, **kwargs) -> Submission:
     """A submission as the web tier leaves it: staged and pending (its task is queued by the caller, if at all)."""
     with open(path, "rb") as fh:
-        staged = intake.stage(fh)
-    return submitting.receive(staged, filename=path.name, submitted_by="tester", queued=False, **kwargs)
+        staged = staging.stage(fh, filename=path.name, submitted_by="tester")
+    return staging.receive(staged, filename=path.name, submitted_by="tester", queued=False, **kwargs)
 
 
 def child_that_quits(tmp_path, monkeypatch, times: int) -> None:
@@ -57,7 +58,7 @@ def child_that_quits(tmp_path, monkeypatch, times: int) -> None:
 def test_a_child_that_quits_once_is_retried_and_the_submission_accepted(tmp_path, monkeypatch, fresh_children):
     child_that_quits(tmp_path, monkeypatch, times=1)
     submission = received(pdfs.jpeg_rgb(tmp_path))
-    submitting.enqueue(submission)
+    queue.enqueue_decision(submission)
 
     assert run_intake_tasks() == 2
     submission.refresh_from_db()
@@ -69,7 +70,7 @@ def test_a_child_that_quits_twice_is_refused_as_validator_crashed_with_a_rejecti
 ):
     child_that_quits(tmp_path, monkeypatch, times=5)
     submission = received(pdfs.jpeg_rgb(tmp_path))
-    submitting.enqueue(submission)
+    queue.enqueue_decision(submission)
 
     assert run_intake_tasks() == 2  # one retry, never more
     submission.refresh_from_db()
@@ -81,7 +82,7 @@ def test_a_child_that_quits_twice_is_refused_as_validator_crashed_with_a_rejecti
 
 def decided_while_killing(submission: Submission, waiting, kills: int) -> list[float]:
     """Run the intake queue while its PDF children are SIGKILLed mid-validation; the CPU seconds each had used."""
-    submitting.enqueue(submission)
+    queue.enqueue_decision(submission)
     with ThreadPoolExecutor(1) as pool:
         killed = pool.submit(pdfs_intake.kill_waiting_children, waiting, kills)
         run_intake_tasks()
@@ -118,7 +119,7 @@ def test_a_file_over_its_cpu_limit_is_still_refused_as_resource_limit_at_once(tm
     settings.PAGETRAIL_CHILD_CPU_SECONDS = 1
     settings.PAGETRAIL_MAX_STREAM_BYTES = 2**40  # 16 GiB of zeros to inflate: seconds of CPU
     submission = received(pdfs.flate_bomb(tmp_path, mib=16384))
-    submitting.enqueue(submission)
+    queue.enqueue_decision(submission)
 
     assert run_intake_tasks() == 1
     submission.refresh_from_db()
@@ -182,7 +183,7 @@ def test_a_submission_whose_staged_bytes_are_gone_is_refused_with_a_code(tmp_pat
     submission = received(pdfs.jpeg_rgb(tmp_path))
     submission.staged_path.unlink()
 
-    submitting.decide(submission.pk)
+    decision.decide(submission.pk)
     submission.refresh_from_db()
     assert (submission.state, submission.error_code, submission.retryable) == ("refused", "staged_upload_lost", True)
 
@@ -198,7 +199,7 @@ def test_an_input_store_that_cannot_take_the_file_refuses_it_as_storage_unavaila
     (location / "nowhere").write_bytes(b"")  # a file where the store's directory belongs
     submission = received(pdfs.jpeg_rgb(tmp_path))
 
-    submitting.decide(submission.pk)
+    decision.decide(submission.pk)
     submission.refresh_from_db()
     assert (submission.state, submission.error_code, submission.retryable) == ("refused", "storage_unavailable", True)
     assert not Bundle.objects.exists() and not Job.objects.exists() and temp_files() == []
@@ -236,7 +237,7 @@ def test_the_sweep_removes_djangos_upload_files_that_requests_left_within_the_gr
 
 
 def test_an_empty_upload_is_refused_at_receipt_with_a_rejection():
-    staged = intake.stage(io.BytesIO(b""))
-    submission = submitting.receive(staged, filename="empty.pdf", submitted_by="tester")
+    staged = staging.stage(io.BytesIO(b""), filename="empty.pdf", submitted_by="tester")
+    submission = staging.receive(staged, filename="empty.pdf", submitted_by="tester")
     assert (submission.state, submission.error_code) == ("refused", "empty") and Rejection.objects.get().code == "empty"
     assert temp_files() == []

@@ -4,7 +4,8 @@ import pytest
 from django.conf import settings
 from django_q.brokers import get_broker
 
-from extraction import submitting, worker_stop
+from extraction import worker_stop
+from extraction.intake import decision
 from extraction.models import Job, Submission
 from extraction.pdf import sandbox
 from extraction.runner import HANDED_BACK, run_job
@@ -61,7 +62,7 @@ def test_it_gives_a_submission_whose_validation_the_stop_cut_short_back_untried(
     submission = received(pdfs.jpeg_rgb(tmp_path))
     child_stopped()
 
-    assert submitting.decide(submission.pk) == submitting.RETRY
+    assert decision.decide(submission.pk) == decision.RETRY
     submission.refresh_from_db()
     assert (submission.state, submission.tries, submission.claimed_until) == (Submission.State.PENDING, 0, None)
 
@@ -70,7 +71,7 @@ def test_it_leaves_a_submission_taken_after_the_stop_unclaimed(tmp_path, told_to
     submission = received(pdfs.jpeg_rgb(tmp_path))
     told_to_stop()
 
-    assert submitting.decide(submission.pk) == submitting.RETRY
+    assert decision.decide(submission.pk) == decision.RETRY
     submission.refresh_from_db()
     assert (submission.tries, submission.claimed_until) == (0, None)
 

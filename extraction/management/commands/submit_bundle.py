@@ -5,7 +5,8 @@ import time
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from extraction import bundle_intake, intake, pdf, submitting
+from extraction.intake import decision, staging
+from extraction.intake.validation import TooLarge
 from extraction.models import Submission
 
 log = logging.getLogger(__name__)
@@ -75,12 +76,12 @@ class Command(BaseCommand):
     def submit_open(self, fh, path: str, options) -> "Submission | dict":
         who, label = options["submitted_by"], options["case_label"]
         if options["here"]:
-            return bundle_intake.submit_bundle(fh, filename=path, submitted_by=who, case_label=label).as_dict()
+            return staging.submit_bundle(fh, filename=path, submitted_by=who, case_label=label).as_dict()
         try:
-            staged = intake.stage(fh)
-        except pdf.Refusal as refusal:  # too large: decided before any submission
-            return bundle_intake.refuse_oversized_upload(path, getattr(refusal, "seen", 0), who).as_dict()
-        return submitting.receive(staged, filename=path, submitted_by=who, case_label=label)
+            staged = staging.stage(fh, filename=path, submitted_by=who)
+        except TooLarge as refusal:  # too large: decided (and recorded) before any submission
+            return decision.IntakeResult.refused(path, refusal).as_dict()
+        return staging.receive(staged, filename=path, submitted_by=who, case_label=label)
 
     def wait(self, submissions: list[Submission], timeout: float, sleep=time.sleep, clock=time.monotonic) -> None:
         """Until every submission is decided or `timeout` passes; re-reads each pending one."""
@@ -99,7 +100,7 @@ def failed(path: str, code: str, message: str, retryable: bool = True) -> dict:
 
 def row_of(submission: Submission, path: str, waited: float | None) -> dict:
     if submission.is_decided:
-        return {**bundle_intake.result_of(submission).as_dict(), "path": path, "submission_id": submission.pk}
+        return {**decision.result_of(submission).as_dict(), "path": path, "submission_id": submission.pk}
     message = (
         NO_WORKER.format(timeout=waited, queue=settings.PAGETRAIL_INTAKE_QUEUE)
         if waited is not None

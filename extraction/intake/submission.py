@@ -1,9 +1,9 @@
-"""A submission: one upload on its way through intake, from the web tier's receipt to a decision.
+"""The Submission model: one upload on its way through intake, from the web tier's receipt to a decision.
 
-The web tier only streams the bytes into private temp (hashing them) and records a pending submission;
-an intake worker validates them on a queue of its own and decides: `accepted` (with its job) or
-`refused` (code, sentence, and a Rejection row). Every transition is a guarded update, so a duplicated
-or late task finds the row already moved and does nothing.
+The web tier only streams the bytes into private temp (hashing them) and records a pending submission
+(`staging`); an intake worker validates them on a queue of its own and decides (`decision`, the only caller of
+the transitions below): `accepted` (with its job) or `refused` (code, sentence, and a Rejection row). Every
+transition is a guarded update, so a duplicated or late task finds the row already moved and does nothing.
 """
 
 from datetime import timedelta
@@ -14,7 +14,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 
-from . import stores
+from .. import stores
 
 # A validation whose child (or worker) failed for reasons of this machine is tried once more, then refused.
 MAX_TRIES = 2

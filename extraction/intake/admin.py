@@ -10,8 +10,8 @@ from django.utils.html import format_html
 
 from portal.admin_base import ReadOnlyAdmin
 
-from .models import SubmissionSwitch
-from .submissions import Submission
+from ..models import SubmissionSwitch
+from .submission import Submission
 
 
 def outcome_of(submission: Submission) -> dict:

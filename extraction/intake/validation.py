@@ -1,0 +1,34 @@
+"""What intake judges from the bytes we control, before any job exists: the size limit, and whether they are a PDF
+we are willing to extract from."""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from extraction import pdf
+from extraction.providers.local import configured_limits
+
+
+@dataclass
+class StagedUpload:
+    """The received bytes in the private temp area, hashed while they were written."""
+
+    path: Path
+    size: int
+    sha256: str  # empty when the upload was cut off at the size limit
+
+
+@dataclass(frozen=True)
+class Accepted:
+    staged: StagedUpload
+    inspection: pdf.Inspection
+
+
+class TooLarge(pdf.Refusal):
+    def __init__(self, seen: int, limit: int):
+        super().__init__("too_large", f"The file is larger than the {limit // (1024 * 1024)} MiB limit.")
+        self.seen = seen
+
+
+def validate(staged: StagedUpload) -> Accepted:
+    """Raise `pdf.Refusal` unless the staged bytes are a PDF we are willing to extract from."""
+    return Accepted(staged=staged, inspection=pdf.inspect_pdf(staged.path, configured_limits()))
