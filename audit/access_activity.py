@@ -2,12 +2,12 @@
 accounts and their tokens (tokens: extraction/accounts.py sends them), second-factor devices changed in the admin
 (enrolment codes and resets: portal/enrolment.py sends them). Admin changes come with their actor from
 the admin's own change entry; membership and permission changes with their exact before and after, made by the
-request's user (portal/actor.py) or `system`."""
+request's user (core/actor.py) or `system`."""
 
 from django.contrib.admin.models import ADDITION, CHANGE, DELETION, LogEntry
 from django.contrib.auth.models import Group, Permission, User
 
-from portal import actor
+from core import actor
 
 from . import activity_records
 

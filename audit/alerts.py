@@ -19,7 +19,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from extraction.providers.retry import backoff_delay
+from core.retry import backoff_delay
 
 from .models import Alert, WebhookDelivery
 

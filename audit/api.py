@@ -4,7 +4,7 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from ninja import Router
 
-from extraction.api import RowId
+from core.api import RowId
 from extraction.models import Job
 
 from .models import Manifest

@@ -4,7 +4,7 @@ written since schema 4 froze the chain (the ledger's checkpoints are log_checkpo
 import json
 from datetime import datetime
 
-from extraction import stores
+from core import stores
 
 from . import manifests, signing
 from .models import Finding, Manifest

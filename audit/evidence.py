@@ -19,7 +19,7 @@ from pathlib import Path
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from extraction import stores
+from core import stores
 from extraction.models import Bundle
 
 from . import evidence_sections as sections

@@ -2,7 +2,7 @@
 
 from django.db.models import Q, QuerySet
 
-from extraction import stores
+from core import stores
 
 from .manifests import timestamp
 from .models import Finding, RetentionEvent, VerificationRun

@@ -9,7 +9,7 @@ finding of its own kind.
 
 import base64
 
-from extraction import stores
+from core import stores
 from extraction.models import Bundle
 from extraction.pdf.render import preview_page
 

@@ -12,8 +12,8 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 
+from core import display
 from extraction.models import Attempt, Job, SubmissionSwitch
-from portal import display
 
 from .models import Case, Manifest, ReviewFlag
 from .views import REVIEW_PAGE_PERMISSIONS

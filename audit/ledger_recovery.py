@@ -14,7 +14,7 @@ import json
 from django.conf import settings
 from django.db import transaction
 
-from extraction import stores
+from core import stores
 
 from . import log_checkpoints, signing, store_witness, tlog
 from .models import LogLeaf, RecoveredRecord

@@ -17,7 +17,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from extraction import stores
+from core import stores
 from extraction.models import Bundle
 
 from . import worm

@@ -14,7 +14,7 @@ from django.shortcuts import get_object_or_404
 from ninja import Query, Router, Schema
 from pydantic import BeforeValidator, Field
 
-from extraction.api import RowId, unknown_parameters_message
+from core.api import RowId, unknown_parameters_message
 
 from . import log_checkpoints, tlog
 from .api import visible_to

@@ -13,7 +13,7 @@ from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from extraction import stores
+from core import stores
 
 from . import signing, timestamps, tlog, worm
 from .models import LogCheckpoint

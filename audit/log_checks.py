@@ -9,7 +9,7 @@ from cryptography import x509
 from django.conf import settings
 from django.db.models import F
 
-from extraction import stores
+from core import stores
 
 from . import log_checkpoints, store_witness, timestamps, tlog
 from .models import (

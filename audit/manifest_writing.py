@@ -8,7 +8,7 @@ from pathlib import Path
 from django.db import transaction
 from django.utils import timezone
 
-from extraction import stores
+from core import stores
 from extraction.models import Job
 from extraction.providers import JobReport, ProviderError, ReportedImage
 

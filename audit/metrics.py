@@ -6,8 +6,8 @@ from datetime import timedelta
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from core.percentiles import percentile
 from extraction.models import Attempt, Job, SubmissionSwitch
-from portal.percentiles import percentile
 
 from .models import ReviewFlag
 

@@ -1,6 +1,6 @@
 """Removing stored outputs that no manifest names, once their job is terminal."""
 
-from extraction import stores
+from core import stores
 from extraction.models import Job
 from extraction.temp_sweep import sweep_terminal_jobs_outputs
 

@@ -13,8 +13,9 @@ from pathlib import Path
 
 from django.conf import settings
 
-from extraction import pdf, stores, worker_stop
-from extraction.providers.local import configured_limits
+from core import stores
+from core.limits import configured_limits
+from extraction import pdf, worker_stop
 
 from . import activity_records, manifests
 from .models import Manifest, PagePreview, RetentionEvent

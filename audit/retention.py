@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 from django.db import connection, transaction
 
-from extraction import stores
+from core import stores
 from extraction.models import Bundle, Job
 
 from . import activity_records, legal_holds, retention_events, store_witness, worm

@@ -15,7 +15,7 @@ import logging
 from django.db import transaction
 from django.db.models import Max
 
-from extraction import stores
+from core import stores
 from extraction.kill_switch import set_submissions
 from extraction.models import SubmissionSwitch
 

@@ -13,7 +13,7 @@ from django.db import transaction
 from django.db.models import Count, F
 from django.db.models.functions import Now
 
-from extraction import stores
+from core import stores
 from extraction.models import Bundle, Job
 
 from . import (

@@ -11,8 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from PIL import Image
 
-from extraction import stores
-from portal import display
+from core import display, stores
 
 from . import cases, previews, review, signing, store_witness
 from .models import ActivityEvent, Asset, Manifest, PagePreview, ReviewFlag

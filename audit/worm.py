@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from storages.utils import clean_name
 
-from extraction import stores
+from core import stores
 
 from . import retention_policies
 from .alerts import raise_alert

@@ -327,8 +327,8 @@ def queue_alone(count: int, cluster: subprocess.Popen) -> float:
 def submit_and_wait(truth: dict, corpus: Path, cluster: subprocess.Popen, submitters: int = 1) -> dict:
     """Submit every file, `submitters` at a time (as that many upstream clients, whose uploads that many intake
     workers decide), timing each step and counting its queries, then wait until every job is terminal."""
+    from core.limits import configured_limits
     from extraction.pdf import sandbox
-    from extraction.providers.local import configured_limits
 
     sandbox.warm_up(configured_limits(), count=submitters)  # as each intake worker's child is (post_spawn)
     pending, results, counts = list(reversed(truth["files"])), {}, []

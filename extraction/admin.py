@@ -9,8 +9,8 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
-from portal import display
-from portal.admin_base import ReadOnlyAdmin, ReadOnlyInline
+from core import display
+from core.admin_base import ReadOnlyAdmin, ReadOnlyInline
 
 from .admin_accounts import BundleAccessInline  # and registers service accounts and their tokens
 from .intake import admin as intake_admin  # noqa: F401  (registers submissions and the page an upload lands on)

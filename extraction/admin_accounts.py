@@ -4,7 +4,7 @@ from django.contrib import admin, messages
 from django.db.models import Count, Max, Q
 from django.db.models.functions import Now
 
-from portal.admin_base import ReadOnlyAdmin, ReadOnlyInline
+from core.admin_base import ReadOnlyAdmin, ReadOnlyInline
 
 from .accounts import BundleAccess, ServiceAccount, ServiceAccountToken
 

@@ -10,8 +10,10 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Q
 from django.shortcuts import get_object_or_404
 from django.utils.dateparse import parse_datetime
-from ninja import File, Path, Query, Router, Schema, Status
+from ninja import File, Query, Router, Schema, Status
 from ninja.files import UploadedFile
+
+from core.api import RowId, unknown_parameters_message
 
 from .accounts import IdempotencyRecord
 from .intake import staging
@@ -20,8 +22,6 @@ from .models import Job, Submission
 
 REFUSAL_STATUS = {"too_large": 413}  # the refusals the web tier decides itself; the rest are the worker's
 router = Router(tags=["bundles and jobs"])
-# An id the database can hold: a larger number is a bad request, not a database overflow (500).
-RowId = Annotated[int, Path(ge=1, le=2**63 - 1)]
 
 
 class ErrorBody(Schema):
@@ -138,13 +138,6 @@ def unknown_parameters(request, known: set[str]) -> Status | None:
     if message := unknown_parameters_message(request, known):
         return error(request, 400, "bad_request", message)
     return None
-
-
-def unknown_parameters_message(request, known: set[str]) -> str:
-    """Why the request's query is refused (its parameters not in `known`), or "" when it is not."""
-    unknown = sorted(set(request.GET) - known)
-    takes = ", ".join(sorted(known)) or "none"
-    return f"Unknown query parameter(s): {', '.join(unknown)[:200]}; this operation takes {takes}." if unknown else ""
 
 
 def _who(request) -> str:

@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from portal.percentiles import percentile
+from core.percentiles import percentile
 
 ROOT = Path(__file__).resolve().parent.parent
 PRODUCTION_VARS = ("DATABASE_URL", "REDIS_URL", "PAGETRAIL_INPUT_BUCKET", "PAGETRAIL_OUTPUT_BUCKET")

@@ -15,7 +15,7 @@ from django.db.models.functions import Coalesce, Now
 from django.urls import reverse
 from django.utils import timezone
 
-from portal.guarded import update_if
+from core.guarded import update_if
 
 
 def idempotency_key(correlation_id: str, extractor: str, version: str, generation: int = 0) -> str:

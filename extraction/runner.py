@@ -18,14 +18,15 @@ from django.conf import settings
 from django.utils import timezone
 from requests import RequestException
 
-from portal.logs import job_context
+from core import stores
+from core.logs import job_context
+from core.retry import backoff_delay, next_wait
 
-from . import completion, stores, worker_stop
+from . import completion, worker_stop
 from .models import Attempt, Job, SubmissionSwitch
 from .pdf import WorkerStopping
 from .providers import ProviderError, get_provider
 from .providers.base import load_report, save_report
-from .providers.retry import backoff_delay, next_wait
 from .signals import alert
 
 log = logging.getLogger(__name__)

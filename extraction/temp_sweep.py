@@ -6,7 +6,8 @@ from collections.abc import Callable
 from django.conf import settings
 from django.utils import timezone
 
-from . import stores
+from core import stores
+
 from .intake.staging import sweep_staged
 from .models import Job
 

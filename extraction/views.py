@@ -6,7 +6,8 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 
-from . import stores
+from core import stores
+
 from .models import Bundle
 from .signals import alert
 

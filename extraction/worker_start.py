@@ -20,9 +20,8 @@ def sweep_on_worker_start(proc_name=None, **kwargs):
 
 def warm_up_pdf_child() -> None:
     """Start this worker's PDF child now, so that its first job does not wait for an interpreter."""
+    from core.limits import configured_limits
     from extraction.pdf.sandbox import warm_up
-
-    from .providers.local import configured_limits
 
     try:
         warm_up(configured_limits())

@@ -9,9 +9,9 @@ from django.db import transaction
 from django.db.models import Q
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
+from core.guarded import update_if
 from extraction.signals import activity
 
-from .guarded import update_if
 from .models import EnrolmentCode, RecoveryCodeDevice
 
 

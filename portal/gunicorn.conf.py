@@ -27,7 +27,7 @@ limit_request_field_size = 8190
 max_requests = 1000
 max_requests_jitter = 100
 # The portal's own logging (one line a request, plain or JSON by PAGETRAIL_LOG_FORMAT): every line, the
-# request line with its query string included, is scrubbed of tokens and secrets (portal/logs.py).
+# request line with its query string included, is scrubbed of tokens and secrets (core/logs.py).
 logconfig_dict = LOGGING
 # No control socket: it lives at one path in the home directory, which several instances on a host would share.
 control_socket_disable = True

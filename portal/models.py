@@ -15,7 +15,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django_otp.models import Device, ThrottlingMixin
 
-from .guarded import update_if
+from core.guarded import update_if
 
 ENROLMENT_CODE_LIFETIME = timedelta(hours=24)
 RECOVERY_CODES_PER_USER = 10

@@ -61,7 +61,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     # Before django_q and staticfiles: its `qcluster` checks the extractor versions, then runs django_q's; its
-    # `runserver` serves /static/ with the portal's security headers (portal/static_files.py).
+    # `runserver` serves /static/ with the portal's security headers (core/static_files.py).
     "extraction",
     "django.contrib.staticfiles",
     "django_q",
@@ -80,7 +80,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django_otp.middleware.OTPMiddleware",
-    "portal.actor.ActorMiddleware",  # after authentication: access changes record who made them
+    "core.actor.ActorMiddleware",  # after authentication: access changes record who made them
     "portal.mfa.RequireSecondFactorMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -188,7 +188,7 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
-FORMAT_MODULE_PATH = ["portal.formats"]  # timestamps to the second (portal/formats/en/formats.py)
+FORMAT_MODULE_PATH = ["core.formats"]  # timestamps to the second (core/formats/en/formats.py)
 
 STATIC_URL = "static/"
 STATIC_ROOT = DATA_DIR / "static"
@@ -435,8 +435,8 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "filters": {
-        "context": {"()": "portal.logs.ContextFilter"},
-        "refusal": {"()": "portal.logs.RefusalWithoutTraceback"},
+        "context": {"()": "core.logs.ContextFilter"},
+        "refusal": {"()": "core.logs.RefusalWithoutTraceback"},
     },
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(correlation_id).16s job=%(job_id)s] %(message)s"},

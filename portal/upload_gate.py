@@ -20,7 +20,7 @@ from django.middleware.csrf import CsrfViewMiddleware
 from django.urls import reverse
 from django.utils.datastructures import MultiValueDict
 
-from extraction import stores
+from core import stores
 from extraction.admin import NOT_STORED
 from extraction.models import Bundle
 from extraction.uploads import discard_part_written

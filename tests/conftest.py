@@ -16,7 +16,7 @@ from django.conf import settings as django_settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import storages
 
-from extraction import stores
+from core import stores
 
 STORES = ("inputs", "outputs")
 PRODUCTION = django_settings.DATABASES["default"]["ENGINE"].endswith("postgresql")

@@ -2,7 +2,7 @@
 
 from datetime import timedelta
 
-from portal import display
+from core import display
 
 
 def test_it_writes_page_lists_as_ranges():

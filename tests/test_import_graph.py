@@ -1,12 +1,13 @@
-"""The product's import graph has no circle: every module of portal, extraction, audit and bench, with the imports
-inside functions (the lazy ones) counted too, and the templates with their includes and extends."""
+"""The product's import graph has no circle and no arrow up its layers: every module of core, portal, extraction,
+audit and bench, with the imports inside functions (the lazy ones) counted too, and the templates with their
+includes and extends."""
 
 import ast
 import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("portal", "extraction", "audit", "bench")
+PACKAGES = ("core", "portal", "extraction", "audit", "bench")
 TEMPLATE_TAG = re.compile(r"""\{%\s*(?:include|extends)\s+["']([^"']+)["']""")
 
 
@@ -137,3 +138,28 @@ def test_it_finds_templates_that_include_each_other(tmp_path):
     (tmp_path / "templates" / "app" / "b.html").write_text("{% include 'app/a.html' %}")
     (tmp_path / "templates" / "app" / "c.html").write_text('{% extends "admin/base.html" %}')
     assert circles(template_graph(tmp_path)) == [["app/a.html", "app/b.html"]]
+
+
+# Lower layers never import higher ones: the Django-free packages (the PDF child's, the verifier every package
+# ships), then the shared kernel, then extraction, then audit, then the project (settings, URLs, API wiring,
+# the admin registrations that need both apps), then the benchmarks.
+LAYERS = (("extraction.pdf", "audit.verifier"), ("core",), ("extraction",), ("audit",), ("portal",), ("bench",))
+
+
+def layer(module: str) -> int:
+    return next(i for i, names in enumerate(LAYERS) if any(module == n or module.startswith(n + ".") for n in names))
+
+
+def upward(graph: dict[str, set[str]]) -> list[str]:
+    return [f"{m} -> {d}" for m, deps in sorted(graph.items()) for d in sorted(deps) if layer(d) > layer(m)]
+
+
+def test_no_module_imports_a_higher_layer():
+    graph = module_graph()
+    assert graph["extraction.runner"] & {"core.stores", "core.retry"}  # the kernel is found and used
+    assert upward(graph) == []
+
+
+def test_it_finds_an_import_of_a_higher_layer():
+    graph = {"core.stores": {"extraction.models"}, "audit.verify": {"core.stores", "extraction.models"}}
+    assert upward(graph) == ["core.stores -> extraction.models"]

@@ -7,9 +7,9 @@ import logging
 import pytest
 from pythonjsonlogger.json import JsonFormatter
 
+from core.logs import ContextFilter, job_context, scrub
 from extraction.intake.staging import submit_bundle
 from extraction.runner import run_job
-from portal.logs import ContextFilter, job_context, scrub
 from tests import pdfs
 
 

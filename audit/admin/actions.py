@@ -6,7 +6,7 @@ from django.contrib import admin
 from django.http import FileResponse
 from django.utils.text import slugify
 
-from extraction import stores
+from core import stores
 from extraction.models import Bundle
 
 from .. import activity_records

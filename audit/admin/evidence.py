@@ -10,9 +10,9 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django_q.tasks import async_task
 
+from core import display
+from core.admin_base import ReadOnlyAdmin, ReadOnlyInline
 from extraction.models import Bundle
-from portal import display
-from portal.admin_base import ReadOnlyAdmin, ReadOnlyInline
 
 from .. import (
     activity_records,

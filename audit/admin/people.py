@@ -7,9 +7,9 @@ from django.contrib import admin, messages
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
+from core import display
+from core.admin_base import ReadOnlyAdmin, ReadOnlyInline
 from extraction.intake.rounds import InputGone
-from portal import display
-from portal.admin_base import ReadOnlyAdmin, ReadOnlyInline
 
 from .. import review
 from ..models import ActivityEvent, Alert, Case, CaseMap, RetentionEvent, ReviewFlag, WebhookDelivery

@@ -9,8 +9,8 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 from django_q.tasks import async_task
 
-from portal import display
-from portal.admin_base import ReadOnlyAdmin
+from core import display
+from core.admin_base import ReadOnlyAdmin
 
 from .. import activity_records, verify
 from ..models import VerificationRun

@@ -4,7 +4,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from portal.guarded import update_if
+from core.guarded import update_if
 
 
 class Alert(models.Model):

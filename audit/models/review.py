@@ -4,8 +4,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from core.guarded import update_if
 from extraction.models import Job
-from portal.guarded import update_if
 
 from .evidence import Manifest
 
@@ -41,7 +41,7 @@ class ReviewFlag(models.Model):
         permissions = [("request_reextraction", "Can request re-extraction")]
 
     def __str__(self):
-        from portal.display import page_ranges
+        from core.display import page_ranges
 
         return f"{self.get_kind_display()} on pages {page_ranges(self.pages)} ({self.status})"
 

@@ -5,7 +5,7 @@ from django.db.models import Q
 from django.db.models.functions import Now
 from django.utils import timezone
 
-from portal.guarded import update_if
+from core.guarded import update_if
 
 
 class VerificationRun(models.Model):

@@ -8,7 +8,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from portal.admin_base import ReadOnlyAdmin
+from core.admin_base import ReadOnlyAdmin
 
 from ..models import SubmissionSwitch
 from .submission import Submission

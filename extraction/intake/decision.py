@@ -10,10 +10,11 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from core import stores
+from core.logs import job_context
 from extraction import pdf
-from portal.logs import job_context
 
-from .. import stores, worker_stop
+from .. import worker_stop
 from ..models import Bundle, Rejection, input_storage_name
 from . import queue, rounds, validation
 from .submission import MAX_TRIES, Submission

@@ -9,7 +9,8 @@ import uuid
 from django.conf import settings
 from django.utils import timezone
 
-from .. import stores
+from core import stores
+
 from . import decision, queue
 from .submission import Submission
 from .validation import StagedUpload, TooLarge

@@ -14,7 +14,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 
-from .. import stores
+from core import stores
 
 # A validation whose child (or worker) failed for reasons of this machine is tried once more, then refused.
 MAX_TRIES = 2

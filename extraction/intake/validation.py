@@ -4,8 +4,8 @@ we are willing to extract from."""
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.limits import configured_limits
 from extraction import pdf
-from extraction.providers.local import configured_limits
 
 
 @dataclass

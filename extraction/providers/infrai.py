@@ -13,9 +13,10 @@ import requests
 from django.conf import settings
 from django.core.files.storage import storages
 
+from core.retry import parse_retry_after
+
 from . import contract
 from .base import Exchange, JobReport, Provider, ProviderError, ReportedImage
-from .retry import parse_retry_after
 
 ROUTES = contract.load_pin()["capability"]["routes"]
 TERMINAL = {"completed", "failed", "cancelled"}

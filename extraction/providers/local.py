@@ -4,9 +4,9 @@ import json
 import shutil
 from pathlib import Path
 
-from django.conf import settings
-
-from extraction import pdf, stores
+from core import stores
+from core.limits import configured_limits
+from extraction import pdf
 from extraction.pdf.protocol import plain
 
 from .base import JobReport, Provider, ProviderError, ReportedImage
@@ -26,20 +26,6 @@ REPAIRED = (
     "The input was damaged (its cross-reference table, page tree or encryption entry) and was read "
     "after repair, as viewers read it; check the pages against the original."
 )
-
-
-def configured_limits() -> pdf.Limits:
-    """Intake and extraction limits from settings (the pdf package itself knows nothing of Django)."""
-    return pdf.Limits(
-        max_bytes=settings.PAGETRAIL_MAX_UPLOAD_BYTES,
-        max_pages=settings.PAGETRAIL_MAX_PAGES,
-        max_pixels=settings.PAGETRAIL_MAX_IMAGE_PIXELS,
-        max_stream_bytes=settings.PAGETRAIL_MAX_STREAM_BYTES,
-        cpu_seconds=settings.PAGETRAIL_CHILD_CPU_SECONDS,
-        memory_bytes=settings.PAGETRAIL_CHILD_MEMORY_BYTES,
-        wall_seconds=settings.PAGETRAIL_CHILD_WALL_SECONDS,
-        child_reuse=settings.PAGETRAIL_CHILD_REUSE,
-    )
 
 
 class LocalProvider(Provider):

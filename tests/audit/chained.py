@@ -11,7 +11,7 @@ from django.db import connection
 
 from audit import manifests, signing
 from audit.models import GENESIS, Checkpoint, LogLeaf, Manifest, ManifestChain
-from extraction import stores
+from core import stores
 from tests.conftest import delete_stored, write_stored
 
 

@@ -5,10 +5,10 @@ import pytest
 from django.urls import reverse
 
 from audit import metrics
+from core.percentiles import percentile
 from extraction.intake.staging import submit_bundle
 from extraction.models import Job
 from extraction.runner import run_job
-from portal.percentiles import percentile
 from tests import pdfs
 
 pytestmark = pytest.mark.django_db

@@ -23,7 +23,7 @@ from playwright.sync_api import expect
 from audit import previews, retention, tasks
 from audit.models import ActivityEvent, Asset, Manifest, PagePreview
 from audit.verify import verify_all
-from extraction import stores
+from core import stores
 from extraction.models import Bundle
 from extraction.pdf import Limits, SandboxError, render_pages
 from tests import pdfs

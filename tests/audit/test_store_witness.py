@@ -10,11 +10,11 @@ from django.urls import reverse
 from audit import ledger_recovery, log_checkpoints, store_witness
 from audit.models import Alert, CaseMap, LogLeaf, Manifest, RecoveredRecord
 from audit.verify import verify_all
+from core.stores import outputs
 from extraction.intake.staging import submit_bundle
 from extraction.kill_switch import set_submissions
 from extraction.models import Job, SubmissionSwitch
 from extraction.runner import run_job
-from extraction.stores import outputs
 from tests import pdfs
 from tests.audit.test_tlog import forget_subtrees_completed_by
 from tests.conftest import read_stored, write_stored

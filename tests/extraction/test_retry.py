@@ -2,7 +2,7 @@ import random
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
-from extraction.providers.retry import backoff_delay, next_wait, parse_retry_after
+from core.retry import backoff_delay, next_wait, parse_retry_after
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 

@@ -9,13 +9,13 @@ from django.test.utils import CaptureQueriesContext
 
 from audit.models import Asset, Manifest, Placement, ReviewFlag
 from audit.verify import verify_all
+from core.stores import job_work_dir
 from extraction.intake.staging import submit_bundle
 from extraction.models import Attempt, Job, idempotency_key
 from extraction.pdf import versions
 from extraction.pdf.sandbox import stop_idle_children
 from extraction.providers.local import EXTRACTOR_VERSION
 from extraction.runner import run_job
-from extraction.stores import job_work_dir
 from extraction.temp_sweep import sweep_temp
 from tests import pdfs, pdfs_intake
 from tests.conftest import read_stored, stored_names, temp_files, write_stored

@@ -4,9 +4,9 @@ import pytest
 from django.utils import timezone
 from django_q.models import Schedule
 
+from core.stores import job_work_dir
 from extraction.models import Attempt, Job
 from extraction.reconciler import reconcile
-from extraction.stores import job_work_dir
 from extraction.worker_start import sweep_on_worker_start
 from tests.conftest import queued_tasks
 from tests.extraction.test_models import make_job

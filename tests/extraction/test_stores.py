@@ -12,7 +12,7 @@ from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import FileSystemStorage
 
-from extraction import stores
+from core import stores
 from tests.conftest import PRODUCTION
 
 

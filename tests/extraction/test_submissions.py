@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from extraction import stores
+from core import stores
 from extraction.intake import decision, queue, staging
 from extraction.models import Bundle, Job, Rejection, Submission
 from extraction.pdf.sandbox import stop_idle_children

@@ -1,7 +1,7 @@
 from django.contrib.staticfiles.handlers import StaticFilesHandler
 from django.contrib.staticfiles.management.commands.runserver import Command as StaticFilesRunserver
 
-from portal.static_files import StaticFilesWithHeaders
+from core.static_files import StaticFilesWithHeaders
 
 
 class Command(StaticFilesRunserver):

@@ -1,8 +1,8 @@
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from core.actor import SYSTEM
 from portal import enrolment
-from portal.actor import SYSTEM
 
 
 class Command(BaseCommand):
