@@ -3,6 +3,7 @@ changes nothing."""
 
 from django.db import models
 from django.db.models import Q
+from django.db.models.functions import Now
 
 
 def update_if(row: models.Model, condition: Q, **changes) -> bool:
@@ -19,3 +20,13 @@ def update_if(row: models.Model, condition: Q, **changes) -> bool:
             else:
                 setattr(row, name, value)
     return won
+
+
+class Wakeable:
+    """For a model with a `last_woken_at` column that a reconciler re-drives: one wake-up call per pass, however
+    many reconcilers pass at once (the second finds the column moved on)."""
+
+    last_woken_at: object
+
+    def mark_woken(self, at=None) -> bool:
+        return update_if(self, Q(last_woken_at=self.last_woken_at), last_woken_at=at or Now())

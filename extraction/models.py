@@ -15,7 +15,7 @@ from django.db.models.functions import Coalesce, Now
 from django.urls import reverse
 from django.utils import timezone
 
-from core.guarded import update_if
+from core.guarded import Wakeable, update_if
 
 
 def idempotency_key(correlation_id: str, extractor: str, version: str, generation: int = 0) -> str:
@@ -95,7 +95,7 @@ class JobQuerySet(models.QuerySet):
         return self.filter(status=Job.Status.QUEUED, claimed_until__isnull=True, last_woken_at__lt=woken_before)
 
 
-class Job(models.Model):
+class Job(Wakeable, models.Model):
     """One extraction of one bundle by one extractor version."""
 
     class Status(models.TextChoices):
@@ -205,7 +205,7 @@ class Job(models.Model):
         """End the claim. `hold_for` keeps others off until a retry is due; once it has passed, the
         reconciler re-drives the job even if its wake-up call is lost. None: free, nothing due."""
         until = None if hold_for is None else _later(Now(), hold_for)
-        return Job.objects.filter(pk=self.pk, claim_token=token).update(claim_token=None, claimed_until=until) == 1
+        return update_if(self, Q(claim_token=token), claim_token=None, claimed_until=until)
 
     def hold_left(self) -> float | None:
         """Seconds until a released job's hold ends, on the database's clock (the clock claims use);
@@ -292,10 +292,6 @@ class Job(models.Model):
         return update_if(
             self, Q(status__in=self.ACTIVE), status=self.Status.CANCELLED, claim_token=None, claimed_until=None
         )
-
-    def mark_woken(self, at=None) -> bool:
-        """Guarded, so two reconcilers passing at once enqueue one wake-up call, not two."""
-        return Job.objects.filter(pk=self.pk, last_woken_at=self.last_woken_at).update(last_woken_at=at or Now()) == 1
 
 
 class SubmissionSwitch(models.Model):

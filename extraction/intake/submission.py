@@ -15,6 +15,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from core import stores
+from core.guarded import Wakeable, update_if
 
 # A validation whose child (or worker) failed for reasons of this machine is tried once more, then refused.
 MAX_TRIES = 2
@@ -33,7 +34,7 @@ class SubmissionQuerySet(models.QuerySet):
         return self.filter(lost | never, state=Submission.State.PENDING)
 
 
-class Submission(models.Model):
+class Submission(Wakeable, models.Model):
     """An upload received and waiting for (or given) the intake worker's decision."""
 
     class State(models.TextChoices):
@@ -94,32 +95,18 @@ class Submission(models.Model):
         now = at or timezone.now()
         free = Q(claimed_until__isnull=True) | Q(claimed_until__lt=now)
         until = now + timedelta(seconds=settings.PAGETRAIL_INTAKE_LEASE_SECONDS)
-        won = (
-            Submission.objects.filter(free, pk=self.pk, state=self.State.PENDING, tries=self.tries).update(
-                tries=self.tries + 1, claimed_until=until
-            )
-            == 1
+        return update_if(
+            self, free & Q(state=self.State.PENDING, tries=self.tries), tries=self.tries + 1, claimed_until=until
         )
-        if won:
-            self.tries, self.claimed_until = self.tries + 1, until
-        return won
 
     def release(self) -> bool:
         """Give the claim back for an immediate next try (the child failed for reasons of this machine)."""
-        return Submission.objects.filter(pk=self.pk, state=self.State.PENDING).update(claimed_until=None) == 1
+        return update_if(self, Q(state=self.State.PENDING), claimed_until=None)
 
     def hand_back(self) -> bool:
         """Give the claim back untried (its worker was told to stop mid-validation): the try it counted is undone,
         and any worker may take it at once."""
-        won = (
-            Submission.objects.filter(pk=self.pk, state=self.State.PENDING, tries=self.tries).update(
-                tries=self.tries - 1, claimed_until=None
-            )
-            == 1
-        )
-        if won:
-            self.tries, self.claimed_until = self.tries - 1, None
-        return won
+        return update_if(self, Q(state=self.State.PENDING, tries=self.tries), tries=self.tries - 1, claimed_until=None)
 
     def mark_accepted(self, job, created: bool, at=None) -> bool:
         return self._decide(self.State.ACCEPTED, at, job=job, created=created)
@@ -127,19 +114,6 @@ class Submission(models.Model):
     def mark_refused(self, code: str, message: str, retryable: bool = False, at=None) -> bool:
         return self._decide(self.State.REFUSED, at, error_code=code[:50], error_message=message, retryable=retryable)
 
-    def mark_woken(self, at=None) -> bool:
-        """Guarded, so two reconcilers passing at once enqueue one wake-up call, not two."""
-        return (
-            Submission.objects.filter(pk=self.pk, last_woken_at=self.last_woken_at).update(
-                last_woken_at=at or timezone.now()
-            )
-            == 1
-        )
-
     def _decide(self, state, at, **changes) -> bool:
         changes = {"state": state, "decided_at": at or timezone.now(), "claimed_until": None, **changes}
-        won = Submission.objects.filter(pk=self.pk, state=self.State.PENDING).update(**changes) == 1
-        if won:
-            for name, value in changes.items():
-                setattr(self, name, value)
-        return won
+        return update_if(self, Q(state=self.State.PENDING), **changes)
