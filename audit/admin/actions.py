@@ -54,9 +54,7 @@ def package_label(queryset, case) -> str:
     return slugify(bundle.case_label or bundle.original_filename.removesuffix(".pdf"))[:60]
 
 
-@admin.action(
-    description="Export evidence package (manifests, log proofs, results)", permissions=["export_evidence"]
-)
+@admin.action(description="Export evidence package (manifests, log proofs, results)", permissions=["export_evidence"])
 def export_evidence_action(modeladmin, request, queryset):
     return evidence_download(queryset, request.user, include_assets=False)
 
