@@ -7,7 +7,7 @@ from django.db import transaction
 
 from extraction.bundle_intake import request_reextraction as new_extraction_round
 
-from .models import ActivityEvent, Asset, Manifest, Placement, ReviewFlag
+from .models import ActivityEvent, Asset, Manifest, PagePreview, Placement, ReviewFlag
 
 PAGE_IN_WARNING = re.compile(r"\bpage (\d+)", re.IGNORECASE)
 
@@ -20,8 +20,8 @@ class FlagRefused(ValueError):
 class Page:
     number: int
     assets: list = field(default_factory=list)
-    preview: object = None  # PagePreview rows, set by previews.attach
-    large_preview: object = None
+    preview: PagePreview | None = None  # set by previews.attach
+    large_preview: PagePreview | None = None
     flags: list = field(default_factory=list)  # open flags naming this page, set by mark_flags
 
     @property
