@@ -11,6 +11,8 @@ from decimal import Decimal
 
 import pikepdf
 
+from .values import is_int, is_true
+
 DEVICE = {"/DeviceGray": 1, "/DeviceRGB": 3, "/DeviceCMYK": 4, "/CalGray": 1, "/CalRGB": 3, "/Lab": 3}
 
 
@@ -22,7 +24,7 @@ class Space:
 
 
 def space_of(image: pikepdf.Stream) -> Space:
-    if image.get("/ImageMask") is True:
+    if is_true(image.get("/ImageMask")):
         return Space("ImageMask", 1, "ImageMask")
     return described(image.get("/ColorSpace"))
 
@@ -37,7 +39,7 @@ def described(colorspace) -> Space:
     detail = colorspace[1] if len(colorspace) > 1 else None
     if family == "ICCBased" and isinstance(detail, pikepdf.Stream):
         n = detail.get("/N")
-        return Space(family, n if type(n) is int and 0 < n <= 32 else 0, family)
+        return Space(family, n if is_int(n) and 0 < n <= 32 else 0, family)
     if family == "Separation" and isinstance(detail, pikepdf.Name):
         return Space(f"Separation:{str(detail)[1:]}", 1, family)
     if family == "DeviceN" and isinstance(detail, pikepdf.Array) and len(detail):

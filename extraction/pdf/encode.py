@@ -16,6 +16,7 @@ from . import colour, indexed, jpx, samples
 from .jpeg import jpeg
 from .limits import STANDARD_FILTERS
 from .streams import filter_names
+from .values import is_int
 from .wrap import wrapped
 
 if TYPE_CHECKING:  # Pillow is imported only when an image must be decoded: it slows every child's start.
@@ -76,7 +77,7 @@ TRANSFORMED = ("decoded", "adjusted")  # the methods whose files no longer hold 
 
 def _encoded(image, filters, raw, space, width, height, max_pixels) -> Encoded:
     bits = image.get("/BitsPerComponent")
-    bits = bits if type(bits) is int else (1 if space.family == "ImageMask" else 0)
+    bits = bits if is_int(bits) else (1 if space.family == "ImageMask" else 0)
     if filters == ["DCTDecode"]:
         data, extension, method, size = jpeg(image, raw, space)
         return Encoded(data, extension, *size, bits=8, method=method)

@@ -11,6 +11,7 @@ draws that last entry; a palette shorter than it declares is padded with zeros.
 import pikepdf
 
 from . import colour, samples
+from .values import is_int
 
 PALETTE_BITS = {1: "P;1", 2: "P;2", 4: "P;4", 8: "P"}
 PALETTE_BASES = {"DeviceGray", "DeviceRGB", "CalGray", "CalRGB", "ICCBased"}
@@ -24,7 +25,7 @@ def well_formed(colorspace) -> bool:
     if not isinstance(colorspace, pikepdf.Array) or len(colorspace) != 4:
         return False
     base, hival = colour.described(colorspace[1]), colorspace[2]
-    return base.family not in ("Indexed", "Pattern", "") and 0 < base.components and type(hival) is int
+    return base.family not in ("Indexed", "Pattern", "") and 0 < base.components and is_int(hival)
 
 
 def from_palette(image: pikepdf.Stream, width: int, height: int) -> tuple[bytes, str, int]:

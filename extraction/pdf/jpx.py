@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import pikepdf
 
 from . import colour, containers, indexed, openjpeg, samples
+from .values import is_true
 
 SOC_SIZ = b"\xff\x4f\xff\x51"
 SIZ_EXTENT = struct.Struct(">IIII")  # Xsiz, Ysiz, XOsiz, YOsiz: the image area is offset to size
@@ -108,7 +109,7 @@ def _opacity(cdef: bytes) -> tuple[int, ...]:
 
 def passes_through(image: pikepdf.Stream, header: Header, space: colour.Space) -> bool:
     n = len(header.components)
-    if n not in (1, 3) or header.palette or header.opacity or image.get("/ImageMask") is True:
+    if n not in (1, 3) or header.palette or header.opacity or is_true(image.get("/ImageMask")):
         return False
     if any(c != (8, False, False) for c in header.components):
         return False

@@ -10,6 +10,8 @@ import io
 
 import pikepdf
 
+from .values import is_true
+
 PAGE_IMAGE = b"q %d 0 0 %d 0 0 cm /Im0 Do Q"
 DROPPED = ("/SMask", "/Mask", "/Alternates", "/OC", "/Metadata")
 
@@ -29,7 +31,7 @@ def decoded_bitmap(image: pikepdf.Stream, width: int, height: int):
     if picture.size != (width, height):
         raise ValueError(f"PDFium decoded {picture.size[0]} x {picture.size[1]} pixels, not {width} x {height}")
     # A stencil comes back as coverage (255 where it paints); painted is written black, see samples.py.
-    painted_is_black = image.get("/ImageMask") is not True
+    painted_is_black = not is_true(image.get("/ImageMask"))
     return picture.convert("L").point(lambda v: 255 if (v >= 128) == painted_is_black else 0).convert("1")
 
 

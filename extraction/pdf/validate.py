@@ -17,6 +17,7 @@ from .pagetree import PageTree
 from .reopen import reopened
 from .results import Inspection
 from .sniff import leading_bytes
+from .values import is_int
 
 HEAD_CHUNK = 4096  # most object dictionaries fit in one read
 SCAN_OVERLAP = 64  # longer than "stream"
@@ -291,7 +292,7 @@ def check_stream(stream: pikepdf.Stream, where: str, limits: Limits) -> None:
 
 def check_image(image: dict, where: str, limits: Limits) -> None:
     width, height = image.get("/Width"), image.get("/Height")
-    if not all(type(n) is int and n > 0 for n in (width, height)):
+    if not (is_int(width) and width > 0 and is_int(height) and height > 0):
         raise Refusal("image_too_large", f"An image ({where}) declares impossible dimensions.")
     if width * height > limits.max_pixels:
         raise Refusal(

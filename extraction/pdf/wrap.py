@@ -13,6 +13,7 @@ import pikepdf
 from zlib_ng import zlib_ng  # the same inflate as zlib, about twice as fast
 
 from . import containers
+from .values import is_int
 
 DEVICE_COMPONENTS = {"/DeviceGray": 1, "/DeviceRGB": 3, "/DeviceCMYK": 4}
 PNG_PREDICTORS = range(10, 16)  # all mean "each row names its own PNG filter"
@@ -37,7 +38,7 @@ def plain_samples(image: pikepdf.Stream) -> tuple[int, int] | None:
     if image.get("/ImageMask") or not isinstance(colorspace, pikepdf.Name):
         return None
     components = DEVICE_COMPONENTS.get(str(colorspace))
-    if components is None or type(bits) is not int or bits not in (1, 8) or (bits == 1 and components != 1):
+    if components is None or not is_int(bits) or bits not in (1, 8) or (bits == 1 and components != 1):
         return None
     decode = image.get("/Decode")
     if decode is not None and _numbers(decode) != [0.0, 1.0] * components:
@@ -74,7 +75,7 @@ def _fax(image: pikepdf.Stream, width: int, height: int) -> tuple[bytes, str] | 
     """Group 4 only: Group 3 data in PDF may lack the row markers TIFF readers expect."""
     parms = decode_parms(image)
     k = parms.get("/K", 0) if parms is not None else 0
-    if plain_samples(image) != (1, 1) or type(k) is not int or k >= 0:
+    if plain_samples(image) != (1, 1) or not is_int(k) or k >= 0:
         return None
     if parms.get("/EncodedByteAlign") or _int(parms.get("/Columns"), CCITT_DEFAULT_COLUMNS) != width:
         return None
@@ -100,7 +101,7 @@ def _same_layout(parms, components: int, bits: int, width: int) -> bool:
 
 
 def _int(value, default: int) -> int:
-    return value if type(value) is int else (default if value is None else -1)
+    return value if is_int(value) else (default if value is None else -1)
 
 
 def inflates_to(raw: bytes, size: int, png_row: int = 0) -> bool:
