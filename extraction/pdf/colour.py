@@ -29,7 +29,7 @@ def space_of(image: pikepdf.Stream) -> Space:
     return described(image.get("/ColorSpace"))
 
 
-def described(colorspace) -> Space:
+def described(colorspace: object) -> Space:
     if isinstance(colorspace, pikepdf.Name):
         family = str(colorspace)[1:]
         return Space(family, DEVICE.get(str(colorspace), 0), family)
@@ -85,7 +85,7 @@ def icc_profile(image: pikepdf.Stream) -> bytes | None:
     return profile_of(image.get("/ColorSpace"))
 
 
-def profile_of(colorspace) -> bytes | None:
+def profile_of(colorspace: object) -> bytes | None:
     """The ICC profile of an ICCBased colour space (the base of an Indexed one too), None for others."""
     if not isinstance(colorspace, pikepdf.Array) or len(colorspace) < 2 or colorspace[0] != pikepdf.Name.ICCBased:
         return None
@@ -97,4 +97,4 @@ def profile_of(colorspace) -> bytes | None:
     # A profile starts with a 128-byte header carrying the signature "acsp"; anything else would be
     # embedded as a corrupt profile that viewers reject.
     is_profile = profile and len(profile) >= 128 and profile[36:40] == b"acsp"
-    return profile if is_profile and len(profile) <= MAX_PROFILE_BYTES else None
+    return profile if profile and is_profile and len(profile) <= MAX_PROFILE_BYTES else None

@@ -21,7 +21,7 @@ def decodable(image: pikepdf.Stream) -> bool:
     return image.get("/BitsPerComponent") in PALETTE_BITS and well_formed(image.get("/ColorSpace"))
 
 
-def well_formed(colorspace) -> bool:
+def well_formed(colorspace: object) -> bool:
     if not isinstance(colorspace, pikepdf.Array) or len(colorspace) != 4:
         return False
     base, hival = colour.described(colorspace[1]), colorspace[2]
@@ -40,7 +40,7 @@ def from_palette(image: pikepdf.Stream, width: int, height: int) -> tuple[bytes,
     return looked_up(image.ColorSpace, indices, width, height)
 
 
-def looked_up(colorspace: pikepdf.Array, indices: bytes, width: int, height: int) -> tuple[bytes, str, int]:
+def looked_up(colorspace: pikepdf.Object, indices: bytes, width: int, height: int) -> tuple[bytes, str, int]:
     """Indices (one byte each, at most the palette's last) written with the colours they look up."""
     from PIL import Image
 
@@ -59,11 +59,11 @@ def looked_up(colorspace: pikepdf.Array, indices: bytes, width: int, height: int
     return samples.from_components(bytes(looked_up), width, height, n, base, colour.profile_of(colorspace[1]))
 
 
-def _hival(colorspace: pikepdf.Array) -> int:
+def _hival(colorspace: pikepdf.Object) -> int:
     return max(0, min(255, int(colorspace[2])))
 
 
-def _lookup(value) -> bytes:
+def _lookup(value: pikepdf.Object) -> bytes:
     if isinstance(value, pikepdf.Stream):
         return value.read_bytes()
     return bytes(value)  # a string
