@@ -83,11 +83,13 @@ EMBEDDED := env -u DATABASE_URL -u REDIS_URL -u PAGETRAIL_INPUT_BUCKET -u PAGETR
 check: lint
 	$(EMBEDDED) PAGETRAIL_DATA_DIR=$(CURDIR)/var/test $(BIN)/python -m pytest -m "not slow" -q $(PYTEST_ARGS)
 
-# ruff (pinned in requirements.lock, configured in pyproject.toml): the code is formatted as `ruff format`
-# writes it, and passes `ruff check`. `make lint FIX=1` rewrites the files instead of only checking them.
+# ruff and mypy (pinned in requirements.lock, configured in pyproject.toml): the code is formatted as `ruff format`
+# writes it, passes `ruff check`, and its types check (mypy with django-stubs over the product; strictly for the PDF
+# package and the verifier). `make lint FIX=1` rewrites the files instead of only checking them (mypy only reports).
 lint: $(STAMP)
 	$(BIN)/ruff format $(if $(FIX),,--check) .
 	$(BIN)/ruff check $(if $(FIX),--fix) .
+	$(BIN)/mypy
 
 # The browser tests drive Debian's Chromium (Playwright never downloads a browser here); the fidelity
 # harness's tests use poppler's pdfimages as their oracle and MuPDF (mutool, with qpdf) as its second opinion,

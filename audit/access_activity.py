@@ -24,7 +24,8 @@ class Ref:
 
 def record_admin_change(sender, instance: LogEntry, created: bool, **kwargs) -> None:
     """An admin addition, change or deletion of a user, group or service account."""
-    kind = (instance.content_type.app_label, instance.content_type.model) if instance.content_type_id else None
+    content_type = instance.content_type
+    kind = (content_type.app_label, content_type.model) if content_type is not None else None
     if not created or kind not in WATCHED:
         return
     activity_records.record(

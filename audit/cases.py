@@ -81,7 +81,7 @@ def _document(manifest: Manifest, ranges, at) -> dict:
 
 
 def _section(name: str, first: int, last: int, placements) -> dict:
-    assets = {}
+    assets: dict[str, dict] = {}
     for p in placements:
         if first <= p.page <= last:
             entry = assets.setdefault(p.asset.name, {"name": p.asset.name, "sha256": p.asset.sha256, "placements": []})

@@ -26,7 +26,7 @@ from . import evidence_sections as sections
 from . import log_evidence, signing
 from .evidence_readme import README
 from .manifests import timestamp
-from .models import ActivityEvent, Asset, CaseMap, Manifest
+from .models import ActivityEvent, Asset, Case, CaseMap, Manifest
 from .verifier import build as verifier_build
 
 # 2: keys.json covered by the index, signed retention events, the chain head; 3: log proofs;
@@ -47,7 +47,7 @@ class Scope:
     description: str
     detail: dict
     manifests: QuerySet  # ordered by sequence
-    case: object = None  # a Case: its pages decide which assets are included
+    case: Case | None = None  # its pages decide which assets are included
 
 
 def select_scope(*, bundle=None, manifest=None, manifests=None, date_from=None, date_to=None, case=None) -> Scope:
@@ -100,7 +100,9 @@ def _case_scope(case) -> Scope:
 
 
 def _selection_scope(manifests) -> Scope:
-    pks = manifests.values("pk") if isinstance(manifests, QuerySet) else [getattr(m, "pk", m) for m in manifests]
+    pks: QuerySet | list = (
+        manifests.values("pk") if isinstance(manifests, QuerySet) else [getattr(m, "pk", m) for m in manifests]
+    )
     rows = Manifest.objects.filter(pk__in=pks).order_by("sequence")
     sequences = list(rows.values_list("sequence", flat=True))
     shown = ", ".join(map(str, sequences[:20])) + (", ..." if len(sequences) > 20 else "")
@@ -236,9 +238,9 @@ def _put_manifest(zf: zipfile.ZipFile, manifest: Manifest, file_deleted: bool) -
         "created_at": timestamp(manifest.created_at),
         "stored_name": manifest.storage_name,
         "stored_copy": sections.stored_copy(manifest.storage_name, body, file_deleted),
-        "file": f"manifests/{manifest.sequence:06d}-{manifest.sha256}.json",
+        "file": (name := f"manifests/{manifest.sequence:06d}-{manifest.sha256}.json"),
     }
-    _put(zf, entry["file"], body)
+    _put(zf, name, body)
     return entry
 
 
@@ -299,14 +301,14 @@ def _put_activity(zf: zipfile.ZipFile, event: ActivityEvent) -> dict:
 
 def _put_case_map(zf: zipfile.ZipFile, case_map: CaseMap) -> dict:
     entry = {
-        "file": log_evidence.case_map_file(case_map),
+        "file": (name := log_evidence.case_map_file(case_map)),
         "sha256": case_map.sha256,
         "signature": case_map.signature,
         "key_id": case_map.key_id,
         "manifest_sha256": case_map.manifest_sha256,
         "created_at": timestamp(case_map.created_at),
     }
-    _put(zf, entry["file"], case_map.body.encode("ascii"))
+    _put(zf, name, case_map.body.encode("ascii"))
     return entry
 
 

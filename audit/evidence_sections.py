@@ -31,7 +31,7 @@ def verification_runs(scoped: QuerySet) -> list[dict]:
         .distinct()
         .order_by("run_id", "pk")
     )
-    by_run = {}
+    by_run: dict[int, list[dict]] = {}
     for f in findings:
         by_run.setdefault(f.run_id, []).append(
             {

@@ -129,10 +129,11 @@ def _reimport(found: dict, by: str) -> None:
 
 def stored_names() -> set[str]:
     """The files recovered manifests name (their own and their assets'): expected in the output store."""
-    names = set()
+    names: set[str] = set()
     for stored_name, body in RecoveredRecord.objects.filter(kind=LogLeaf.Kind.MANIFEST).values_list(
         "stored_name", "body"
     ):
         names.add(stored_name)
-        names.update(asset.get("name") for asset in json.loads(body).get("assets") or [] if isinstance(asset, dict))
+        assets = json.loads(body).get("assets") or []
+        names.update(a["name"] for a in assets if isinstance(a, dict) and isinstance(a.get("name"), str))
     return names

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from cryptography import x509
 from django.conf import settings
 from django.db.models import F
+from django.db.models.expressions import Combinable, CombinedExpression
 
 from core import stores
 
@@ -80,7 +81,8 @@ PROBLEMS = {
 def _check_subtrees(leaves: list[bytes]) -> list[Finding]:
     """The stored subtree hashes, which proofs and checkpoints are made from, are exactly the ones the leaves make:
     one edited would make proofs that no longer follow from the records."""
-    counts, first = Counter(), {}
+    counts: Counter[str] = Counter()
+    first: dict[str, tuple[int, int]] = {}
     for problem, level, index in _subtree_problems(leaves):
         counts[problem] += 1
         first.setdefault(problem, (level, index))
@@ -99,7 +101,7 @@ def _check_subtrees(leaves: list[bytes]) -> list[Finding]:
 def _subtree_problems(leaves: list[bytes]) -> Iterator[tuple[str, int, int]]:
     """Both in the order the leaves complete them: by the leaf count that completes each, then by level."""
     made = merkle.closed_subtrees(0, [], leaves)
-    completes = (F("index") + 1).bitleftshift(F("level"))
+    completes = CombinedExpression(F("index") + 1, Combinable.BITLEFTSHIFT, F("level"))
     stored = LogSubtree.objects.order_by(completes, "level").values_list("level", "index", "hash")
     want = next(made, None)
     for level, index, hexed in stored.iterator(chunk_size=10000):

@@ -64,11 +64,14 @@ def _boundaries(span, manifest_leaves: list[int], other_leaves: list[int], size:
 
 
 def _boundary_name(leaf: LogLeaf) -> str:
+    # A leaf holds exactly the record of its kind (the constraint log_leaf_holds_one_record_of_its_kind).
     if leaf.kind == LogLeaf.Kind.MANIFEST:
+        assert leaf.manifest is not None
         return f"manifests/{leaf.manifest.sequence:06d}-{leaf.manifest.sha256}.json"
     if leaf.kind == LogLeaf.Kind.CASE_MAP:
         return case_map_file(leaf.case_map)
     if leaf.kind == LogLeaf.Kind.ACTIVITY:
+        assert leaf.activity_id is not None
         return activity_file(leaf.activity_id)
     if leaf.kind == LogLeaf.Kind.RECOVERED:
         return f"records/recovered-{leaf.recovered_id}.json"

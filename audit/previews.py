@@ -86,7 +86,7 @@ def outputs_deleted(manifest: Manifest) -> bool:
 
 def batches(pages: list[int]) -> list[tuple[int, int]]:
     """Ranges (first, last) spanning at most BATCH pages that cover the sorted `pages`."""
-    ranges = []
+    ranges: list[tuple[int, int]] = []
     for n in pages:
         if ranges and n - ranges[-1][0] < BATCH:
             ranges[-1] = (ranges[-1][0], n)

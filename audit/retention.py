@@ -7,6 +7,7 @@ database's clock.
 """
 
 from datetime import UTC, datetime, timedelta
+from typing import overload
 
 from django.db import connection, transaction
 
@@ -91,7 +92,11 @@ def set_legal_hold(name: str, on: bool, by: str, note: str) -> RetentionPolicy:
     return policy
 
 
-def snapshot(policy) -> dict | None:
+@overload
+def snapshot(policy: RetentionPolicy) -> dict: ...
+@overload
+def snapshot(policy: RetentionPolicy | None) -> dict | None: ...
+def snapshot(policy: RetentionPolicy | None) -> dict | None:
     return (
         {"version": policy.version, "status": policy.status, **{f: str(getattr(policy, f)) for f in POLICY_FIELDS}}
         if policy
@@ -164,7 +169,7 @@ def _run(book: Book, now, dry_run: bool) -> list[dict]:
 
 
 def _apply(bundle, policy, now, dry_run, blocked) -> list[dict]:
-    due = []
+    due: list[tuple[Manifest | None, str]] = []
     if _due(bundle.created_at, policy.input_days, now) and not bundle.input_deleted_at:
         due.append((None, RetentionEvent.What.INPUT))
     for manifest in Manifest.objects.filter(job__bundle=bundle):

@@ -14,7 +14,7 @@ from .manifests import canonical_bytes, timestamp
 from .models import Finding, RetentionEvent
 
 SCHEMA_VERSION = 1
-STORE = {
+STORE: dict[str, str] = {
     RetentionEvent.What.INPUT: "inputs",
     RetentionEvent.What.OUTPUTS: "outputs",
     RetentionEvent.What.MANIFEST_FILE: "outputs",
@@ -114,7 +114,8 @@ def problem(event: RetentionEvent, trusted: signing.Trust) -> tuple[dict | None,
 
 def check_all(trusted: signing.Trust) -> tuple[list[Finding], dict[str, set[str]]]:
     """Findings about retention events, and the files authentic deletions excuse, by store."""
-    findings, excused = [], {"inputs": set(), "outputs": set()}
+    findings: list[Finding] = []
+    excused: dict[str, set[str]] = {"inputs": set(), "outputs": set()}
     rows = RetentionEvent.objects.select_related("bundle", "manifest", "policy").order_by("pk")
     for event in rows.iterator(chunk_size=500):
         body, why = problem(event, trusted)
@@ -127,6 +128,6 @@ def check_all(trusted: signing.Trust) -> tuple[list[Finding], dict[str, set[str]
                     detail=why,
                 )
             )
-        elif event.outcome == RetentionEvent.Outcome.DELETED:
+        elif body is not None and event.outcome == RetentionEvent.Outcome.DELETED:
             excused[STORE[event.what]].update(body["files"])
     return findings, excused

@@ -8,7 +8,7 @@ from django.db import transaction
 from extraction.intake.rounds import request_reextraction as new_extraction_round
 
 from . import activity_records
-from .models import Asset, Manifest, Placement, ReviewFlag
+from .models import Asset, Manifest, PagePreview, Placement, ReviewFlag
 
 PAGE_IN_WARNING = re.compile(r"\bpage (\d+)", re.IGNORECASE)
 
@@ -21,8 +21,8 @@ class FlagRefused(ValueError):
 class Page:
     number: int
     assets: list = field(default_factory=list)
-    preview: object = None  # PagePreview rows, set by previews.attach
-    large_preview: object = None
+    preview: PagePreview | None = None  # set by previews.attach
+    large_preview: PagePreview | None = None
     flags: list = field(default_factory=list)  # open flags naming this page, set by mark_flags
 
     @property

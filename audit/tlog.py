@@ -74,7 +74,7 @@ def leaf_hashes(size: int | None = None) -> list[bytes]:
     rows = LogLeaf.objects.order_by("index").values_list("index", "leaf_hash")
     if size is not None:
         rows = rows.filter(index__lt=size)
-    found = []
+    found: list[bytes] = []
     for index, hexed in rows.iterator(chunk_size=10000):
         if index != len(found):
             raise LogGap(f"the log has no leaf {len(found)} (the next is {index})")

@@ -84,7 +84,9 @@ def execute(run_id: int) -> VerificationRun:
 def result(run: VerificationRun, findings: list[Finding]) -> dict:
     """What the ledger keeps of a run: its scope, status and counts, and each finding (kind, manifest, name)
     up to RESULT_FINDINGS of them, with the sha256 of the whole list so a longer one can be checked."""
-    sequences = dict(Manifest.objects.filter(pk__in={f.manifest_id for f in findings}).values_list("pk", "sequence"))
+    sequences: dict[int | None, int] = dict(
+        Manifest.objects.filter(pk__in={f.manifest_id for f in findings}).values_list("pk", "sequence")
+    )
     listed = [[f.kind, sequences.get(f.manifest_id), f.name] for f in findings]
     return {
         "scope": run.scope,
@@ -164,7 +166,8 @@ def check_manifest(
                 "(a manifest was dropped, reordered or rewritten).",
             )
         )
-    if manifest.schema_version > manifests.CHAINED and (said := _sequence_problem(manifest, body, place)):
+    leaf_index = None if isinstance(place, str) else place  # since schema 4, `place` is a leaf index
+    if manifest.schema_version > manifests.CHAINED and (said := _sequence_problem(manifest, body, leaf_index)):
         out.append(problem(Kind.POSITION_MISMATCH, said))
     if file_retired:
         return out
@@ -205,8 +208,9 @@ def _check_assets(run, assets, excused: set[str]) -> list[Finding]:
 
 
 def check_asset(asset: Asset) -> list[Finding]:
-    where = dict(asset=asset, manifest_id=asset.manifest_id)
-    return integrity.rehashed(asset.name, asset.sha256, "The asset file", "the manifest says", **where)
+    return integrity.rehashed(
+        asset.name, asset.sha256, "The asset file", "the manifest says", asset=asset, manifest_id=asset.manifest_id
+    )
 
 
 def _check_store() -> list[Finding]:

@@ -197,7 +197,7 @@ class FlagForm(forms.Form):
         self.page_count = page_count
 
     def clean_pages(self) -> list[int]:
-        pages = []
+        pages: list[int] = []
         for part in filter(None, (p.strip() for p in self.cleaned_data["pages"].split(","))):
             low, _, high = (p.strip() for p in part.partition("-"))
             if not low.isdigit() or (high and not high.isdigit()):

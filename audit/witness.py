@@ -12,6 +12,7 @@ import base64
 import json
 import os
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -86,7 +87,7 @@ class Witness:
         self.check_extends(other, served, whose)
 
 
-def observe(witness: Witness, state: Path, compare: list[str] = (), at: datetime | None = None) -> dict:
+def observe(witness: Witness, state: Path, compare: Sequence[str] = (), at: datetime | None = None) -> dict:
     """One run: fetch, check against the kept checkpoint and the others, keep the new one. Returns the state."""
     kept = read_note(state, witness) if state.exists() else None
     # Other heads are read before the portal's is fetched: one larger than it was then served and is gone.

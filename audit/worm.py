@@ -11,6 +11,7 @@ s3:BypassGovernanceRetention through). Unset, or on the file-system store: nothi
 
 import logging
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from storages.utils import clean_name
@@ -29,8 +30,12 @@ def enabled(storage=None) -> bool:
     return bool(settings.PAGETRAIL_OBJECT_LOCK_MODE) and hasattr(storage, "bucket_name")
 
 
-def _client_and_key(storage, name: str):
-    return storage.connection.meta.client, storage._normalize_name(clean_name(name))
+def _client_and_object(storage: Any, name: str) -> tuple[Any, dict[str, str]]:
+    """The S3 client of an S3Storage (django-storages has no types) and the Bucket and Key naming `name` there."""
+    return storage.connection.meta.client, {
+        "Bucket": storage.bucket_name,
+        "Key": storage._normalize_name(clean_name(name)),
+    }
 
 
 def lock(name: str, until: datetime, legal_hold: bool = False) -> bool:
@@ -38,9 +43,9 @@ def lock(name: str, until: datetime, legal_hold: bool = False) -> bool:
     storage = stores.outputs()
     if not enabled(storage):
         return False
-    client, key = _client_and_key(storage, name)
+    client, where = _client_and_object(storage, name)
     retention = {"Mode": settings.PAGETRAIL_OBJECT_LOCK_MODE, "RetainUntilDate": until}
-    client.put_object_retention(Bucket=storage.bucket_name, Key=key, Retention=retention)
+    client.put_object_retention(**where, Retention=retention)
     if legal_hold:
         set_legal_hold(name, True)
     return True
@@ -51,8 +56,8 @@ def set_legal_hold(name: str, on: bool) -> bool:
     storage = stores.outputs()
     if not enabled(storage):
         return False
-    client, key = _client_and_key(storage, name)
-    client.put_object_legal_hold(Bucket=storage.bucket_name, Key=key, LegalHold={"Status": "ON" if on else "OFF"})
+    client, where = _client_and_object(storage, name)
+    client.put_object_legal_hold(**where, LegalHold={"Status": "ON" if on else "OFF"})
     return True
 
 
@@ -63,9 +68,9 @@ def why_kept(names: list[str], now: datetime) -> str | None:
     if not enabled(storage):
         return None
     for name in names:
-        client, key = _client_and_key(storage, name)
+        client, where = _client_and_object(storage, name)
         try:
-            head = client.head_object(Bucket=storage.bucket_name, Key=key)
+            head = client.head_object(**where)
         except stores.ClientError as exc:
             if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey"):
                 continue  # gone already: nothing is kept

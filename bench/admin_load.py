@@ -50,6 +50,8 @@ SHOWCASE, SHOWCASE_ASSETS, SHOWCASE_PAGES = "bench-showcase", 12, 24
 PROVIDERS = (("local", "pagetrail-pikepdf", "2.0+pikepdf.10.18.0"), ("infrai", "infrai", "1"))
 INPUT_DAYS = 30  # the retention policy's window: inputs older than this were deleted
 S = Job.Status
+ERROR_CODES: dict[str, str] = {S.FAILED: "encrypted", S.UNKNOWN: "deadline_passed"}
+OUTCOMES: dict[str, str] = {S.COMPLETED: "ok", S.FAILED: "failed", S.CANCELLED: "ok"}  # of a job's attempts
 LOGO = hashlib.sha256(b"bench: the letterhead logo found in every bundle").hexdigest()
 
 
@@ -198,7 +200,7 @@ class Loader:
             extractor_version=version,
             status=status,
             provider_job_id=f"ifr_{bundle.correlation_id[:24]}" if provider == "infrai" and started else "",
-            error_code={S.FAILED: "encrypted", S.UNKNOWN: "deadline_passed"}.get(status, ""),
+            error_code=ERROR_CODES.get(status, ""),
             error_message="The PDF is encrypted." if status == S.FAILED else "",
             deadline=enqueued + timedelta(hours=1),
             enqueued_at=enqueued,
@@ -214,7 +216,8 @@ class Loader:
         if job.status == S.QUEUED:
             return []
         kinds = ["extract"] if job.provider == "local" else ["submit", "poll", "download"]
-        outcome = {S.COMPLETED: "ok", S.FAILED: "failed", S.CANCELLED: "ok"}.get(job.status, "started")
+        outcome = OUTCOMES.get(job.status, "started")
+        assert job.picked_up_at is not None  # every job past QUEUED was picked up
         return [
             Attempt(
                 job=job,
@@ -256,6 +259,7 @@ class Loader:
 
     def manifest(self, job: Job, specs: list[dict], position: int) -> Manifest:
         """The document `record_completion` writes, hashed and signed, for the leaf at `position`."""
+        assert job.manifest_durable_at is not None  # a completed job's
         bundle, at = job.bundle, manifests.timestamp(job.manifest_durable_at)
         document = {
             "schema_version": manifests.SCHEMA_VERSION,

@@ -75,6 +75,7 @@ def logged_in_client():
 def pages() -> list[tuple[str, str | None]]:
     """(name, url) of every page measured; url None for a page whose admin is not registered."""
     from django.contrib import admin
+    from django.db.models import Model
     from django.urls import reverse
 
     from audit.models import Asset, Manifest
@@ -84,6 +85,7 @@ def pages() -> list[tuple[str, str | None]]:
     # The showcase has the same shape at every size; a database loaded otherwise: its newest manifest.
     manifests = Manifest.objects.select_related("job__bundle")
     manifest = manifests.filter(job__bundle__case_label=SHOWCASE).first() or manifests.order_by("-sequence").first()
+    assert manifest is not None, "load the database first (bench.admin_load)"
     registered = {m for m in admin.site._registry if m._meta.app_label in ("extraction", "audit")}
 
     def admin_url(model, view: str, *args, query: str = "") -> str | None:
@@ -106,8 +108,10 @@ def pages() -> list[tuple[str, str | None]]:
             ),
         ]
     showcase_asset = manifest.assets.order_by("page", "index_on_page").first()
-    for model, obj in ((Job, manifest.job), (Manifest, manifest), (Asset, showcase_asset)):
-        found.append((f"change {model._meta.label_lower}", admin_url(model, "change", obj.pk)))
+    assert showcase_asset is not None, "a manifest of the load has assets"
+    shown: list[tuple[type[Model], Model]] = [(Job, manifest.job), (Manifest, manifest), (Asset, showcase_asset)]
+    for shown_model, obj in shown:
+        found.append((f"change {shown_model._meta.label_lower}", admin_url(shown_model, "change", obj.pk)))
     review = f"review page ({manifest.page_count} pages, {manifest.assets.count()} assets)"
     return found + [(review, reverse("review-manifest", args=[manifest.pk])), ("dashboard", reverse("dashboard"))]
 

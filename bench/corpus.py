@@ -17,6 +17,7 @@ import json
 import multiprocessing
 import random
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pikepdf
@@ -55,7 +56,9 @@ class Builder:
 
     def page(self, items: list[tuple[pikepdf.Stream, Encoded, tuple]]) -> None:
         """Draw each (xobject, image, (x, y, w, h)) in turn; an xobject may come back on many pages."""
-        names, ops, resources = {}, [], Dictionary()
+        names: dict[tuple[int, int], str] = {}
+        ops: list[str] = []
+        resources = Dictionary()
         for stream, image, (x, y, w, h) in items:
             name = names.setdefault(stream.objgen, f"/Im{len(names)}")
             resources[name] = stream
@@ -99,7 +102,7 @@ def form(rng: random.Random) -> Builder:
     return builder
 
 
-def clinical_makers(rng: random.Random) -> list[tuple[float, callable]]:
+def clinical_makers(rng: random.Random) -> list[tuple[float, Callable[[], Encoded]]]:
     """(weight, maker) of the images a clinical page shows."""
     size = lambda: rng.choice([(800, 600), (1200, 900), (1600, 1200)])  # noqa: E731
     coin = lambda: rng.random() < 0.5  # noqa: E731
@@ -139,7 +142,7 @@ def clinical(rng: random.Random) -> Builder:
 def legal(rng: random.Random, pages: int) -> Builder:
     builder = Builder()
     header_image = p.jpeg(p.chart(rng, 600, 80), 90)
-    header, scans = builder.xobject(header_image), []
+    header, scans = builder.xobject(header_image), list[Encoded]()
     for _ in range(pages):
         roll = rng.random()
         if roll < 0.1:

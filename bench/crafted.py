@@ -18,6 +18,7 @@ def measure(verifier: Path, package: Path) -> tuple[float, int, str]:
     child = subprocess.Popen(
         [sys.executable, "-I", str(verifier), str(package), "--trust-package-keys"], stdout=subprocess.PIPE, text=True
     )
+    assert child.stdout is not None  # stdout=PIPE
     out = child.stdout.read()
     _, status, usage = os.wait4(child.pid, 0)  # this child's own peak, not the largest of all children so far
     child.returncode, seconds = os.waitstatus_to_exitcode(status), time.perf_counter() - started

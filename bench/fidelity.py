@@ -109,6 +109,7 @@ class Worker:
         return record
 
     def _kill(self) -> None:
+        assert self.process.pid is not None  # started in __init__
         try:
             os.killpg(self.process.pid, signal.SIGKILL)
         except ProcessLookupError:
@@ -132,7 +133,7 @@ def merged(earlier: Path, records: list[dict], seconds: float) -> tuple[list[dic
 
 def summarise(records: list[dict], seconds: float) -> dict:
     intake = Counter(r["intake"]["outcome"] for r in records)
-    refusals = defaultdict(lambda: {"files": 0, "poppler_opens": 0, "policy": 0})
+    refusals: defaultdict[str, dict[str, int]] = defaultdict(lambda: {"files": 0, "poppler_opens": 0, "policy": 0})
     for r in records:
         if r["intake"]["outcome"] == "refused":
             row = refusals[r["intake"]["code"]]

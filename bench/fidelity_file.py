@@ -18,9 +18,10 @@ import traceback
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pikepdf
-from PIL import Image
+from PIL import Image, TiffImagePlugin
 
 from extraction.pdf import Limits, Refusal, SandboxError, extract_images, inspect_pdf
 
@@ -56,7 +57,7 @@ KEPT_FAMILIES = {"Separation", "DeviceN", "Lab", "ICCBased"}  # rows of /ImageMa
 def check(path: Path, name: str, scratch: Path) -> dict:
     """Everything the harness knows about one file; never raises for the file's sake."""
     opens, why = oracle.opens(path)
-    record = {
+    record: dict[str, Any] = {
         "file": name,
         "bytes": path.stat().st_size,
         "poppler_opens": opens,
@@ -130,6 +131,7 @@ def traced(asset, ours: Path):
         stream = b"".join(chunk for kind, chunk in png_chunks(data) if kind == b"IDAT")
     else:
         with Image.open(ours / asset.filename) as tiff:
+            assert isinstance(tiff, TiffImagePlugin.TiffImageFile)  # our CCITT outputs are TIFFs
             (offset,), (size,) = tiff.tag_v2[273], tiff.tag_v2[279]
         stream = data[offset : offset + size]
     return replace(asset, stream_sha256=hashlib.sha256(stream).hexdigest())
@@ -178,7 +180,7 @@ def _lists_all_of_poppler(path: Path, extraction, rows: list, page: int) -> bool
 
 def _outputs(path: Path, extraction, rows: list, agreeing: set[int], work: Path, disagreements: list) -> list:
     """Each output beside the oracle's decode of the row at its first placement on an agreeing page."""
-    by_page = {}
+    by_page: dict[int, list] = {}
     for row in rows:
         by_page.setdefault(row.page, []).append(row)
     oracles = Oracles(path, work)
@@ -221,8 +223,8 @@ def row_streams(path: Path, rows: list) -> dict[int, str]:
         try:
             with pikepdf.open(path) as pdf:
                 for row in (row for row in rows if row.object is not None):
-                    stream = pdf.get_object(row.object, 0)
-                    stream = stream.get(MASK_KEYS[row.type]) if row.type in MASK_KEYS else stream
+                    image = pdf.get_object(row.object, 0)
+                    stream = image.get(MASK_KEYS[row.type]) if row.type in MASK_KEYS else image
                     if isinstance(stream, pikepdf.Stream):
                         found[row.num] = hashlib.sha256(stream.read_raw_bytes()).hexdigest()
         except Exception:  # a reference lookup only: what cannot be read stays unmatched
@@ -346,8 +348,10 @@ class Oracles:
             return False
         try:
             with pikepdf.open(source) as pdf:
-                stream = pdf.get_object(number, 0)
-                stream = stream.get(MASK_KEYS[row.type]) if row.type in MASK_KEYS else stream
+                image = pdf.get_object(number, 0)
+                stream = image.get(MASK_KEYS[row.type]) if row.type in MASK_KEYS else image
+                if stream is None:
+                    return False
                 decode = stream.get("/Decode", stream.get("/D"))
                 return isinstance(decode, pikepdf.Array) and len(decode) > 0 and float(decode[0]) == 1
         except Exception:  # a reference lookup only: the default stands

@@ -138,8 +138,8 @@ def jpeg_data(path: Path, number: int) -> bytes | None:
     try:
         with pikepdf.open(path) as pdf:
             image = pdf.get_object(number, 0)
-            filters = image.get("/Filter")
-            filters = list(filters) if isinstance(filters, pikepdf.Array) else [filters]
+            named = image.get("/Filter")
+            filters = list(named) if isinstance(named, pikepdf.Array) else [named]
             if not filters or filters[-1] != "/DCTDecode":
                 return None
             before = pikepdf.Stream(pdf, image.read_raw_bytes())

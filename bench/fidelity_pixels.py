@@ -18,7 +18,9 @@ ours, and never ours (fidelity_file.py).
 """
 
 import zlib
+from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
 from PIL import Image, ImageChops
 
@@ -63,14 +65,15 @@ def compare(ours: Path, theirs: Path, jpeg: bool, invert_theirs: bool = False) -
         if bits[0] == 16 and any(not compare(_eight_bits(ours, rule), theirs, jpeg) for rule in EIGHT_BITS):
             return SIXTEEN_BITS
         return "bits"
-    with Image.open(ours) as a, Image.open(theirs) as b:
-        if a.size != b.size:
+    with Image.open(ours) as opened_ours, Image.open(theirs) as opened_theirs:
+        if opened_ours.size != opened_theirs.size:
             return "size"
+        b: Image.Image = opened_theirs
         if invert_theirs:
             b = b.convert("L").point(lambda v: 255 - v)
-        a, b = _common_mode(a, b)
-        if a is None:
+        if (common := _common_mode(opened_ours, b)) is None:
             return "mode"
+        a, b = common
         if _within(a, b, JPEG_TOLERANCE if jpeg else 0):
             return ""
         return TRANSPARENT_COLOUR if a.mode == "RGBA" and _equal_where_visible(a, b) else "samples"
@@ -99,7 +102,7 @@ def _eight_bits(path: Path, rule: str) -> Path:
         colour_type = f.read(26)[25]
     with Image.open(path) as image:
         if colour_type == 0:  # grey, read as 32-bit integers
-            samples = image.get_flattened_data()
+            samples: Sequence[float | tuple[int, ...]] | list[int] = image.get_flattened_data()
             size, mode = image.size, "L"
         else:  # RGB: 16-bit samples, big-endian, straight from the PNG's rows
             samples = _rgb16_samples(path)
@@ -122,11 +125,11 @@ def _rgb16_samples(path: Path) -> list[int]:
         pos += 12 + length
     raw, stride, previous = zlib.decompress(idat), width * 6, bytearray(width * 6)
     for start in range(0, len(raw), stride + 1):
-        kind, line = raw[start], bytearray(raw[start + 1 : start + 1 + stride])
+        filter_type, line = raw[start], bytearray(raw[start + 1 : start + 1 + stride])
         for x in range(stride):
             left, up = line[x - 6] if x >= 6 else 0, previous[x]
             corner = previous[x - 6] if x >= 6 else 0
-            line[x] = (line[x] + _predicted(kind, left, up, corner)) & 0xFF
+            line[x] = (line[x] + _predicted(filter_type, left, up, corner)) & 0xFF
         rows.append(bytes(line))
         previous = line
     joined = b"".join(rows)
@@ -148,19 +151,21 @@ def _predicted(kind: int, left: int, up: int, corner: int) -> int:
     return near[2]
 
 
-def _common_mode(a: Image.Image, b: Image.Image):
+def _common_mode(a: Image.Image, b: Image.Image) -> tuple[Image.Image, Image.Image] | None:
     a = a.convert("RGB") if a.mode == "P" else a
     b = b.convert("RGB") if b.mode == "P" else b
     if a.mode == b.mode:
         return a, b
     if a.mode in WIDENING and b.mode in WIDENING:
-        wide = max(a.mode, b.mode, key=WIDENING.get)
+        wide = max(a.mode, b.mode, key=WIDENING.__getitem__)
         return a.convert(wide), b.convert(wide)
-    return None, None
+    return None
 
 
 def _within(a: Image.Image, b: Image.Image, tolerance: int) -> bool:
     if tolerance == 0 or a.mode not in ("L", "RGB", "CMYK"):
         return a.tobytes() == b.tobytes()
     extrema = ImageChops.difference(a, b).getextrema()
-    return max(high for _, high in (extrema if a.mode != "L" else [extrema])) <= tolerance
+    # One (low, high) per band; a one-band image gives its pair alone.
+    bands = cast(tuple[tuple[int, int], ...], extrema if a.mode != "L" else (extrema,))
+    return max(high for _, high in bands) <= tolerance

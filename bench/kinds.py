@@ -8,6 +8,7 @@ under the same load.
 """
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from . import runners
@@ -23,7 +24,7 @@ def files_by_kind(truth: dict, corpus: Path) -> dict[str, list[Path]]:
     return {kind: [corpus / f["name"] for f in truth["files"] if f["kind"] == kind] for kind in KINDS}
 
 
-def tools(references: bool = True) -> list[tuple[str, object, bool]]:
+def tools(references: bool = True) -> list[tuple[str, Callable, bool]]:
     """(name, one, warm) of each tool timed per kind; PyMuPDF only when it is installed."""
     found = [(FLOOR, runners.raw_copy, False), (PAGETRAIL, runners.pagetrail, True)]
     mupdf = runners.pymupdf_tool() if references else None

@@ -104,7 +104,7 @@ def timed(call) -> tuple[float, int, object]:
 
 
 def measure(size: int, rounds: int, rebuilds: int, seed: int) -> tuple[list[dict], list[str]]:
-    rng, found, failures = random.Random(seed), {}, []
+    rng, found, failures = random.Random(seed), dict[str, dict](), list[str]()
     for r in range(rounds):
         for what, (stored, rebuilt) in calls(size, rng).items():
             row = found.setdefault(what, {"size": size, "proof": what, "stored": [], "rebuilt": []})

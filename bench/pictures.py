@@ -11,7 +11,7 @@ import struct
 import zlib
 from dataclasses import dataclass, field, replace
 
-from PIL import Image, ImageChops, ImageDraw, ImageFilter, ImageFont, ImageOps
+from PIL import Image, ImageChops, ImageDraw, ImageFilter, ImageFont, ImageOps, TiffImagePlugin
 
 WORDS = "patient record date signed exhibit page total name of the and for with to at no".split()
 COLORSPACES = {"RGB": "/DeviceRGB", "L": "/DeviceGray", "1": "/DeviceGray"}
@@ -143,6 +143,7 @@ def ccitt(picture: Image.Image) -> Encoded:
     buffer = io.BytesIO()
     ImageOps.invert(picture.convert("L")).convert("1").save(buffer, "TIFF", compression="group4", strip_size=1 << 30)
     tiff = Image.open(buffer)
+    assert isinstance(tiff, TiffImagePlugin.TiffImageFile)  # Pillow's TIFF writer wrote it
     offset, length = tiff.tag_v2[273][0], tiff.tag_v2[279][0]
     parms = {"/K": -1, "/Columns": picture.width, "/Rows": picture.height}
     return Encoded(

@@ -43,6 +43,8 @@ import time
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
+from types import FrameType
+from typing import Any, cast
 
 from . import runners
 from .corpus import make_corpus
@@ -136,7 +138,7 @@ def run(
     for path in files:  # neither side may pay for reading the corpus from disk
         path.read_bytes()
     data_dir = Path(tempfile.mkdtemp(prefix="pagetrail-pipeline-", dir=TMPFS if TMPFS.is_dir() else None))
-    result = {
+    result: dict[str, Any] = {
         "truth": truth,
         "workers": workers,
         "profile": "production (PostgreSQL, Redis broker, S3 via moto on loopback)"
@@ -331,7 +333,7 @@ def submit_and_wait(truth: dict, corpus: Path, cluster: subprocess.Popen, submit
     from extraction.pdf import sandbox
 
     sandbox.warm_up(configured_limits(), count=submitters)  # as each intake worker's child is (post_spawn)
-    pending, results, counts = list(reversed(truth["files"])), {}, []
+    pending, results, counts = list(reversed(truth["files"])), dict[str, Any](), list[tuple[Counter, Counter]]()
     start, began, cpu = datetime.now(UTC), time.perf_counter(), runners.cpu_seconds()
     threads = [threading.Thread(target=submitter, args=(corpus, pending, results, counts)) for _ in range(submitters)]
     for thread in threads:
@@ -339,7 +341,7 @@ def submit_and_wait(truth: dict, corpus: Path, cluster: subprocess.Popen, submit
     for thread in threads:
         thread.join()
     submitted, intake_cpu = time.perf_counter() - began, runners.cpu_seconds() - cpu
-    steps, queries = sum((c[0] for c in counts), Counter()), sum((c[1] for c in counts), Counter())
+    steps, queries = sum((c[0] for c in counts), Counter[str]()), sum((c[1] for c in counts), Counter[str]())
     accepted = {name: r.job_id for name, r in results.items() if r.accepted}
     failures = [
         f"{name}: refused at intake ({r.error_code}) {r.message}" for name, r in results.items() if not r.accepted
@@ -363,7 +365,7 @@ def submitter(corpus: Path, pending: list, results: dict, counts: list) -> None:
 
     from extraction.intake import decision, staging
 
-    steps, queries, step = Counter(), Counter(), "stage"
+    steps, queries, step = Counter[str](), Counter[str](), "stage"
 
     def count(execute, sql, params, many, context):
         queries[step] += 1
@@ -382,7 +384,8 @@ def submitter(corpus: Path, pending: list, results: dict, counts: list) -> None:
                     decided = decision.decide_here(submission)
                     t3 = time.perf_counter()
                 results[f["name"]] = decision.result_of(decided)
-                steps.update(stage=t1 - t0, receive=t2 - t1, decide=t3 - t2)  # a Counter: adds them up
+                # A Counter adds them up; typeshed has its counts int, and Counter adds seconds (floats) the same.
+                steps.update(stage=t1 - t0, receive=t2 - t1, decide=t3 - t2)  # type: ignore[call-overload]
     finally:
         counts.append((steps, queries))
         connection.close()  # this thread's
@@ -424,7 +427,7 @@ def completed_jobs(
         for f in truth["files"]
         if (job := accepted.get(f["name"])) in assets and assets[job] != f["distinct_outputs"]
     ]
-    after = [(job.manifest_durable_at - start).total_seconds() for job in jobs]
+    after = [(cast(datetime, job.manifest_durable_at) - start).total_seconds() for job in jobs]  # completed: durable
     steps = {
         "queue wait (`enqueued_at` → `picked_up_at`)": ("enqueued_at", "picked_up_at"),
         "extraction (`submitted_at` → `provider_finished_at`)": ("submitted_at", "provider_finished_at"),
@@ -455,7 +458,8 @@ def intake_latency(jobs: list) -> dict[str, list[float]]:
 
     picked_up = {job.pk: job.picked_up_at for job in jobs}
     decided = Submission.objects.filter(job__in=picked_up, state=Submission.State.ACCEPTED, created=True)
-    rows = list(decided.values_list("job_id", "created_at", "decided_at"))
+    # Accepted: each has its job and its decision.
+    rows = cast(list[tuple[int, datetime, datetime]], list(decided.values_list("job_id", "created_at", "decided_at")))
     return {
         "intake (`Submission.created_at` → `decided_at`)": [(d - c).total_seconds() for _, c, d in rows],
         "received → job picked up (`Submission.created_at` → `Job.picked_up_at`)": [
@@ -476,7 +480,7 @@ def per_job_queries(truth: dict, s3: bool = False) -> list[dict]:
     from extraction.runner import run_job
 
     def count(execute, sql, params, many, context):
-        frame = sys._getframe(1)
+        frame: FrameType | None = sys._getframe(1)
         while frame is not None and frame.f_code is not complete_job.__code__:
             frame = frame.f_back
         queries.append((sql, frame is not None))
@@ -489,7 +493,8 @@ def per_job_queries(truth: dict, s3: bool = False) -> list[dict]:
 
         requests = S3Requests()
     for f in (by_size[0], by_size[len(by_size) // 2], by_size[-1]):
-        job, queries = request_reextraction(Bundle.objects.get(correlation_id=f["sha256"])), []
+        job = request_reextraction(Bundle.objects.get(correlation_id=f["sha256"]))
+        queries: list[tuple[str, bool]] = []
         if s3:
             requests.take()
         with connection.execute_wrapper(count):

@@ -150,6 +150,7 @@ def _seconds(extraction: dict, prefix: str) -> float | None:
 def _extraction_rows(extraction: dict) -> list[list]:
     mb, images = extraction["megabytes"], extraction["images"]
     floor = _seconds(extraction, "raw-copy floor")
+    assert floor is not None, "the raw-copy floor is measured with every extraction"
     one, two = _seconds(extraction, "Pagetrail, 1 worker ("), _seconds(extraction, "Pagetrail, 2 workers")
     rows = []
     if one:

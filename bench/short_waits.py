@@ -92,6 +92,7 @@ def measure(path: Path) -> dict:
     with open(path, "rb") as fh:
         result = submit_bundle(fh, filename=path.name, submitted_by="bench")
     deadline = time.monotonic() + WAIT_FOR_JOB_SECONDS
+    assert result.job_id is not None, result.message  # the bench's own PDFs are accepted
     job = Job.objects.get(pk=result.job_id)
     while not job.is_terminal and time.monotonic() < deadline:
         time.sleep(0.2)

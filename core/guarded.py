@@ -1,6 +1,8 @@
 """Compare-and-set on one row: how every model here changes state, so a duplicated task or a second click
 changes nothing."""
 
+from typing import cast
+
 from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Now
@@ -29,4 +31,5 @@ class Wakeable:
     last_woken_at: object
 
     def mark_woken(self, at=None) -> bool:
-        return update_if(self, Q(last_woken_at=self.last_woken_at), last_woken_at=at or Now())
+        row = cast(models.Model, self)  # a mixin of models only
+        return update_if(row, Q(last_woken_at=self.last_woken_at), last_woken_at=at or Now())

@@ -7,6 +7,7 @@ import re
 import shutil
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeGuard
 
 from django.conf import settings
 from django.core.files import File
@@ -15,10 +16,13 @@ from django.core.files.storage import Storage, storages
 from django.core.files.utils import validate_file_name
 from storages.utils import clean_name
 
+if TYPE_CHECKING:
+    from storages.backends.s3 import S3Storage
+
 try:
     from botocore.exceptions import BotoCoreError, ClientError
 except ImportError:  # the embedded profile needs no S3 client
-    BotoCoreError = ClientError = OSError
+    BotoCoreError = ClientError = OSError  # type: ignore[misc,assignment]  # no S3 client: nothing raises its errors
 
 CHUNK = 1024 * 1024
 # What a store raises when it cannot be read or written: a full or read-only disk, a missing bucket,
@@ -44,6 +48,7 @@ class StorageUnavailable(Exception):
         detail = getattr(error, "strerror", None) or str(error) or type(error).__name__
         super().__init__(f"The {store} store could not be read or written ({type(error).__name__}: {detail}).")
         self.store, self.message = store, str(self)
+        self.recorded = False  # set once an Attempt's row says it (the runner), so the job's hold adds no second
 
 
 def sha256_of(storage: Storage, name: str) -> str:
@@ -163,7 +168,7 @@ def _put_if_absent(storage: Storage, name: str, opener, size: int, sha256: str) 
     return True
 
 
-def _is_s3(storage: Storage) -> bool:
+def _is_s3(storage: Storage) -> TypeGuard["S3Storage"]:
     # An S3 store has imported its module (and boto3, a fifth of a second) already; a process without one need not.
     module = sys.modules.get("storages.backends.s3")
     return module is not None and isinstance(storage, module.S3Storage)
@@ -260,7 +265,7 @@ def bytes_under(path: Path | str) -> int:
     return total
 
 
-def remove_job_work_dir(job_id: int) -> None:
+def remove_job_work_dir(job_id: int | str) -> None:
     shutil.rmtree(jobs_dir() / str(job_id), ignore_errors=True)
 
 

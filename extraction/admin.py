@@ -19,6 +19,7 @@ from .intake.validation import TooLarge
 from .kill_switch import set_submissions
 from .models import Attempt, Bundle, Job, Rejection, SubmissionSwitch, WorkerVersions
 from .reconciler import replay_unknown
+from .uploads import too_large
 
 
 class UploadForm(forms.Form):
@@ -90,8 +91,8 @@ class BundleAdmin(admin.ModelAdmin):
         status = 200
         try:
             form = UploadForm(request.POST or None, request.FILES or None)
-            if too_large := getattr(request, "upload_too_large", None):
-                refusal = staging.refuse_cut_off(*too_large, submitted_by=request.user.get_username())
+            if cut_off := too_large(request):
+                refusal = staging.refuse_cut_off(*cut_off, submitted_by=request.user.get_username())
                 form.is_valid()  # the file never arrived; say why instead of "this field is required"
                 form.errors["file"] = form.error_class([f"Refused ({refusal.code}): {refusal.message}"])
             elif request.method == "POST" and form.is_valid():

@@ -19,6 +19,7 @@ from .accounts import IdempotencyRecord
 from .intake import staging
 from .intake.validation import TooLarge
 from .models import Job, Submission
+from .uploads import too_large
 
 REFUSAL_STATUS = {"too_large": 413}  # the refusals the web tier decides itself; the rest are the worker's
 router = Router(tags=["bundles and jobs"])
@@ -72,7 +73,8 @@ def error(request, status: int, code: str, message: str) -> Status:
 
 
 @router.post("/bundles", response={202: SubmissionOut, **ERRORS}, summary="Submit a PDF bundle")
-def submit(request, file: File[UploadedFile] = None, case_label: str = ""):
+# The schema is made from the annotation: `| None` would publish the file part as nullable, so the default says it.
+def submit(request, file: File[UploadedFile] = None, case_label: str = ""):  # type: ignore[assignment]
     """A multipart `file` part, or the raw PDF as the body with `Content-Type: application/pdf`.
     Answers 202 with a submission that an intake worker validates: poll its `status_url` until it is
     `accepted` (with its job) or `refused` (with a code). The same bytes again from this account are given its
@@ -81,8 +83,8 @@ def submit(request, file: File[UploadedFile] = None, case_label: str = ""):
     another payload is 422, and 409 while the first request is in progress."""
     if unknown := unknown_parameters(request, {"case_label"}):
         return unknown
-    if too_large := getattr(request, "upload_too_large", None):
-        refusal = staging.refuse_cut_off(*too_large, submitted_by=_who(request))
+    if cut_off := too_large(request):
+        refusal = staging.refuse_cut_off(*cut_off, submitted_by=_who(request))
         return _refused(request, refusal.code, refusal.message)
     empty = file is None and not int(request.META.get("CONTENT_LENGTH") or 0)  # refused as `empty`, whatever its type
     if file is None and not empty and request.content_type != "application/pdf":
@@ -127,7 +129,7 @@ def submission_document(submission: Submission) -> dict:
         "received_at": submission.created_at.isoformat(),
         "decided_at": submission.decided_at.isoformat() if submission.decided_at else None,
         "created": submission.created if submission.job_id else None,
-        "job": job_document(submission.job) if submission.job_id else None,
+        "job": job_document(submission.job) if submission.job is not None else None,
         "error": {"code": submission.error_code, "message": submission.error_message} if refused else None,
         "retryable": submission.retryable,
     }
@@ -246,7 +248,7 @@ def get_job(request, job_id: RowId):
 
 
 def job_document(job: Job) -> dict:
-    if hasattr(job, "attempt_count"):  # counted in the list's one query
+    if hasattr(job, "attempt_count") and hasattr(job, "retry_count"):  # counted in the list's one query
         attempts, retries = job.attempt_count, job.retry_count
     else:
         outcomes = list(job.attempts.values_list("outcome", flat=True))

@@ -19,6 +19,7 @@ import os
 import signal
 import threading
 from functools import partial
+from typing import Any
 
 from django.conf import settings
 from django_q import cluster
@@ -43,6 +44,8 @@ class Sentinel(cluster.Sentinel):
 
 
 class Cluster(cluster.Cluster):
+    stop_event: Any  # django-q2's, which has no types: an Event from start() on, None once stopped
+
     def start(self) -> int:
         cluster.Sentinel = Sentinel  # Cluster.start names the class it runs in the sentinel's process
         return super().start()

@@ -67,7 +67,7 @@ def _later(now, delta: timedelta):
     return now + delta
 
 
-class JobQuerySet(models.QuerySet):
+class JobQuerySet(models.QuerySet["Job"]):
     def visible_to(self, account):
         """What a service account may read: the rounds made for it, the job it was given, and the rounds
         staff started on its bundles after it submitted them. Never a round made for another account, nor
@@ -237,7 +237,7 @@ class Job(Wakeable, models.Model):
         """Record when the provider's work ended (kept separate from manifest durability; the first try
         to see it sets it) and, once every output is in the temp dir, its size, in the same write."""
         finished_at = models.Value(at or timezone.now(), output_field=models.DateTimeField())
-        changes = {"provider_finished_at": Coalesce("provider_finished_at", finished_at)}
+        changes: dict[str, Coalesce | int] = {"provider_finished_at": Coalesce("provider_finished_at", finished_at)}
         if temp_peak_bytes is not None:
             changes["temp_peak_bytes"] = temp_peak_bytes
         Job.objects.filter(pk=self.pk).update(**changes)

@@ -242,7 +242,7 @@ def _storage_fault(exc: Exception) -> stores.StorageUnavailable | None:
 def _hold_for_storage(job: Job, token, worker: str, exc: stores.StorageUnavailable, rng) -> str:
     """A store failed (full, read-only, unreachable): hold the job with the code, tell an operator, and
     try again after a backoff; past the deadline the job fails with the same code."""
-    if not getattr(exc, "recorded", False):
+    if not exc.recorded:
         attempt = Attempt.begin(job, Attempt.Kind.STORE, worker)
         attempt.record_outcome(Attempt.Outcome.RETRY, error_code=STORAGE_UNAVAILABLE, error_message=exc.message)
     alert.send(

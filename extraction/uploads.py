@@ -4,13 +4,21 @@ import contextlib
 
 from django.conf import settings
 from django.core.files.uploadhandler import FileUploadHandler, StopUpload
+from django.http import HttpRequest
+
+TOO_LARGE = "upload_too_large"  # the request's attribute: (file name, bytes seen)
+
+
+def too_large(request: HttpRequest) -> tuple[str, int] | None:
+    """The upload this request's handler cut off at the size limit: (its file name, the bytes seen), or None."""
+    return getattr(request, TOO_LARGE, None)
 
 
 class SizeLimitedUploadHandler(FileUploadHandler):
     """Runs before Django's own handlers and cuts off a file that passes PAGETRAIL_MAX_UPLOAD_BYTES.
 
     Django then stops reading the body (the rest, at most portal.bodies.FRAMING_ALLOWANCE, is the web server's to
-    discard); the view finds `request.upload_too_large` (the bytes seen) and records the refusal.
+    discard); the view finds the file's name and the bytes seen in `too_large(request)` and records the refusal.
     """
 
     def new_file(self, *args, **kwargs):
@@ -20,7 +28,7 @@ class SizeLimitedUploadHandler(FileUploadHandler):
     def receive_data_chunk(self, raw_data, start):
         self.seen += len(raw_data)
         if self.seen > settings.PAGETRAIL_MAX_UPLOAD_BYTES:
-            self.request.upload_too_large = (self.file_name, self.seen)
+            setattr(self.request, TOO_LARGE, (self.file_name or "", self.seen))
             raise StopUpload(connection_reset=True)
         return raw_data
 

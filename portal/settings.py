@@ -9,6 +9,7 @@ import base64
 import secrets
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
@@ -35,7 +36,7 @@ def local_secret(name: str, generate=lambda: secrets.token_urlsafe(48)) -> str:
 
 # Several hosts share a queue or stores: every secret they must agree on is then set, never generated per host.
 SHARED_DEPLOYMENT = bool(env.str("REDIS_URL", default="") or env.str("PAGETRAIL_INPUT_BUCKET", default=""))
-MISSING_SHARED_SECRETS = []
+MISSING_SHARED_SECRETS: list[str] = []
 
 
 def shared_secret(name: str, file_name: str, generate=lambda: secrets.token_urlsafe(48), needed: bool = True) -> str:
@@ -243,7 +244,7 @@ OUTPUT_PREFIX = env.str("PAGETRAIL_OUTPUT_PREFIX", default="outputs")
 if (INPUT_BUCKET, INPUT_PREFIX) == (OUTPUT_BUCKET, OUTPUT_PREFIX) and INPUT_BUCKET:
     raise ImproperlyConfigured("Inputs and outputs must not share a store: use two buckets or two prefixes.")
 
-STORAGES = {
+STORAGES: dict[str, dict[str, Any]] = {
     "default": {
         "BACKEND": "django.core.files.storage.FileSystemStorage",
         "OPTIONS": {"location": DATA_DIR / "media", "base_url": None},

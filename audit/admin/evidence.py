@@ -1,6 +1,7 @@
 """Manifests, assets, verification runs, findings and checkpoints: viewable, never editable."""
 
 import json
+from functools import partial
 
 from django.contrib import admin
 from django.db import transaction
@@ -186,7 +187,7 @@ class ManifestAdmin(ReadOnlyAdmin):
         for bundle_id in sorted(set(queryset.values_list("job__bundle", flat=True))):
             run = verify.start_run(by, bundle=Bundle.objects.get(pk=bundle_id))
             activity_records.record(by, "verification_started", run, after={"scope": run.scope})
-            transaction.on_commit(lambda run_id=run.pk: async_task("audit.tasks.run_verification", run_id))
+            transaction.on_commit(partial(async_task, "audit.tasks.run_verification", run.pk))
         self.message_user(request, "Verification started; see Audit → Verification runs.")
 
     def has_run_verification_permission(self, request):

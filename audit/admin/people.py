@@ -125,12 +125,16 @@ class ReviewFlagAdmin(ReadOnlyAdmin):
 
     @admin.action(description="Request re-extraction for selected flags", permissions=["reextract"])
     def request_reextraction(self, request, queryset):
-        jobs, not_open = [], queryset.exclude(status=ReviewFlag.Status.OPEN).count()
+        jobs: list[int] = []
+        not_open = queryset.exclude(status=ReviewFlag.Status.OPEN).count()
         for flag in queryset.filter(status=ReviewFlag.Status.OPEN):
             try:
-                jobs.append(review.request_reextraction(flag, request.user.get_username()).reextraction_job_id)
+                job_id = review.request_reextraction(flag, request.user.get_username()).reextraction_job_id
             except InputGone as exc:
                 self.message_user(request, str(exc), messages.ERROR)
+                continue
+            if job_id is not None:  # None: a request at the same time won the flag and queued the round
+                jobs.append(job_id)
         if jobs:
             numbers = ", ".join(str(n) for n in sorted(set(jobs)))
             self.message_user(request, f"Re-extraction queued for {len(jobs)} flag(s): job {numbers}.")

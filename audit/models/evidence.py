@@ -173,7 +173,7 @@ class Finding(WriteOnceModel):
     def as_dict(self) -> dict:
         return {
             "kind": self.kind,
-            "manifest": self.manifest.sequence if self.manifest_id else None,
+            "manifest": self.manifest.sequence if self.manifest is not None else None,
             "job": self.job_id,
             "name": self.name,
             "detail": self.detail,

@@ -46,7 +46,7 @@ def _entries(path: str) -> int:
         at = tail.rfind(EOCD)
         if at < 0 or len(tail) < at + 22:
             raise Refused("cannot be read as a zip (no end of central directory)")
-        (entries,) = struct.unpack("<H", tail[at + 10 : at + 12])
+        entries: int = struct.unpack("<H", tail[at + 10 : at + 12])[0]
         if entries != 0xFFFF:
             return entries
         locator = tail[at - 20 : at]

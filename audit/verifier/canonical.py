@@ -6,7 +6,7 @@ import datetime
 import json
 
 
-def canonical_bytes(document: dict) -> bytes:
+def canonical_bytes(document: object) -> bytes:
     """Stable key order, no whitespace, ASCII only: the same document always gives the same bytes."""
     return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode(
         "ascii"

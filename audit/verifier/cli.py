@@ -15,6 +15,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .package import Options, Report
 
 PASS, FAIL, UNPINNED, FINDINGS = 0, 1, 3, 4
 MAX_ARGUMENT_FILE = 16 * 1024 * 1024
@@ -67,7 +71,7 @@ def _read_text(path: str) -> str:
         return fh.read(MAX_ARGUMENT_FILE)
 
 
-def _options(args, parser):
+def _options(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Options:
     if len(args.key_id) != len(args.key):
         parser.error("give --key-id and --key in pairs")
     secrets = dict(zip(args.key_id, args.key))
@@ -93,7 +97,7 @@ def _options(args, parser):
     return options
 
 
-def _verdict(report, args) -> int:
+def _verdict(report: Report, args: argparse.Namespace) -> int:
     print("\n".join(summary_lines(report)))
     if report.problems:
         print(f"FAIL ({len(report.problems)} problem(s))")
@@ -116,17 +120,17 @@ def _verdict(report, args) -> int:
     return PASS
 
 
-def _print_findings(report) -> None:
+def _print_findings(report: Report) -> None:
     for run, finding in report.findings:
         about = finding.get("asset") or finding.get("name") or f"manifest {finding.get('manifest')}"
         print(f"  run {run}: {finding.get('kind')}: {about}: {finding.get('detail')}")
 
 
-def summary_lines(report) -> list[str]:
+def summary_lines(report: Report) -> list[str]:
     from .package import LEFT_OUT
 
     index, c = report.index or {}, report.counts
-    scope = index.get("scope") if isinstance(index.get("scope"), dict) else {}
+    scope = given if isinstance(given := index.get("scope"), dict) else {}
     by = index.get("exported_by") or "unknown"
     lines = [f"scope: {scope.get('description', '?')}; exported {index.get('generated_at')} by {by}"] if index else []
     lines += [

@@ -50,9 +50,11 @@ class Trust:
     """The public keys a verifier trusts, by key id, with their published validity periods, and the HMAC
     secrets it was given for signatures from before Ed25519."""
 
-    public: dict = field(default_factory=dict)  # key id -> 32 raw bytes
-    periods: dict = field(default_factory=dict)  # key id -> (valid from, valid until or None)
-    secrets: dict = field(default_factory=dict)  # HMAC key id -> secret
+    public: dict[str, bytes] = field(default_factory=dict)  # key id -> 32 raw bytes
+    periods: dict[str, tuple[datetime.datetime | None, datetime.datetime | None]] = field(
+        default_factory=dict
+    )  # key id -> (valid from, valid until or None)
+    secrets: dict[str, str] = field(default_factory=dict)  # HMAC key id -> secret
 
     def outside_period(self, key_id: str, at: datetime.datetime | None) -> str | None:
         start, end = self.periods.get(key_id, (None, None))
@@ -80,7 +82,9 @@ class Trust:
         return None
 
 
-def read_key_list(document: object) -> tuple[dict, dict, list[str]]:
+def read_key_list(
+    document: object,
+) -> tuple[dict[str, bytes], dict[str, tuple[datetime.datetime | None, datetime.datetime | None]], list[str]]:
     """({key id: public}, {key id: period}, problems) of a published key list (/signing-keys.json's form):
     a key filed under another key's id, or without a valid start, is refused."""
     public, periods, problems = {}, {}, []

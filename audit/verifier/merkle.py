@@ -43,7 +43,7 @@ def root(leaves: list[bytes]) -> bytes:
     return level[0]
 
 
-def prefix_roots(leaves: list[bytes], sizes) -> dict[int, bytes]:
+def prefix_roots(leaves: list[bytes], sizes: Iterable[int]) -> dict[int, bytes]:
     """The root of the tree of the first n leaves for each n in `sizes`, in one pass over the leaves."""
     wanted, stack, found = set(sizes), [], {}
     for n, leaf in enumerate(leaves, 1):
@@ -100,7 +100,8 @@ class Tree(_Proofs):
     """The first `size` of `leaves`, remembering subtree roots: many proofs from one tree cost about one pass."""
 
     def __init__(self, leaves: list[bytes], size: int | None = None):
-        self.leaves, self.size, self._roots = leaves, len(leaves) if size is None else size, {}
+        self.leaves, self.size = leaves, len(leaves) if size is None else size
+        self._roots: dict[tuple[int, int], bytes] = {}
         if not 0 <= self.size <= len(leaves):
             raise ProofError(f"a tree of size {self.size} needs that many leaves, not {len(leaves)}")
 
@@ -161,7 +162,7 @@ class _Wanted(StoredTree):
         return b""
 
 
-def needs(size: int, leaves=(), firsts=(), root: bool = False) -> set[Subtree]:
+def needs(size: int, leaves: Iterable[int] = (), firsts: Iterable[int] = (), root: bool = False) -> set[Subtree]:
     """The complete subtrees a StoredTree of `size` needs for the inclusion proofs of `leaves`, the consistency
     proofs from the sizes in `firsts` and, with `root`, its root. ProofError for an index or size it lacks."""
     wanted = _Wanted(size)

@@ -11,10 +11,15 @@ from __future__ import annotations
 import hashlib
 import zipfile
 from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
-from . import bounded, package_log
+from . import bounded, notes, package_log
 from .canonical import parse_time
 from .keys import ED25519, Trust, read_key_list
+
+if TYPE_CHECKING:
+    from cryptography import x509
 
 FIXED_MEMBERS = {"README.txt", "index.json", "index.sig.json", "verify_evidence.pyz", "keys.json"}
 LEFT_OUT = {
@@ -44,33 +49,41 @@ COUNTS = ("manifests", "assets", "signatures", "log_proofs", "earlier_checkpoint
 
 @dataclass
 class Options:
-    pinned: dict | None = None  # the portal's published key list, obtained separately
-    secrets: dict = field(default_factory=dict)  # HMAC key id -> secret, for signatures from before Ed25519
-    earlier: tuple | None = None  # (note seen before, consistency proof document or None)
-    tsa: object = None  # the TSA's x509.Certificate
+    pinned: object = None  # the portal's published key list (JSON), obtained separately
+    secrets: dict[str, str] = field(default_factory=dict)  # HMAC key id -> secret, for signatures from before Ed25519
+    earlier: tuple[str, object] | None = None  # (note seen before, consistency proof document or None)
+    tsa: x509.Certificate | None = None
     origin: str | None = None  # the log origin the auditor expects
 
 
 @dataclass
 class Report:
-    problems: list = field(default_factory=list)
-    findings: list = field(default_factory=list)  # (run, finding) the portal's newest run recorded in scope
-    counts: dict = field(default_factory=lambda: dict.fromkeys((*COUNTS, *LEFT_OUT), 0))
-    unsigned: dict = field(default_factory=dict)  # HMAC key id -> signatures left unchecked for want of its key
-    signers: set = field(default_factory=set)
-    retention: list = field(default_factory=list)  # signed bodies of retention events that verified
+    problems: list[str] = field(default_factory=list)
+    findings: list[tuple[Any, Any]] = field(
+        default_factory=list
+    )  # (run, finding) the portal's newest run recorded in scope
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys((*COUNTS, *LEFT_OUT), 0))
+    unsigned: dict[str, int] = field(
+        default_factory=dict
+    )  # HMAC key id -> signatures left unchecked for want of its key
+    signers: set[str] = field(default_factory=set)
+    retention: list[dict[str, Any]] = field(default_factory=list)  # signed bodies of retention events that verified
     pinned: bool = False
     trust: Trust = field(default_factory=Trust)
     timestamp_unchecked: bool = False
-    timestamped_at: object = None
-    index: dict | None = None
-    manifest_bytes: dict = field(default_factory=dict)  # member name -> bytes, read once for hashes and proofs
-    record_leaves: dict = field(default_factory=dict)  # leaf index -> a case map's or activity's signed time
+    timestamped_at: datetime | None = None
+    index: dict[str, Any] | None = None
+    manifest_bytes: dict[str, bytes] = field(
+        default_factory=dict
+    )  # member name -> bytes, read once for hashes and proofs
+    record_leaves: dict[Any, datetime | None] = field(
+        default_factory=dict
+    )  # leaf index -> a case map's or activity's signed time
 
     def fail(self, where: str, what: str) -> None:
         self.problems.append(f"{where}: {what}")
 
-    def check_signature(self, where, body: bytes, signature, key_id, at=None) -> bool:
+    def check_signature(self, where: str, body: bytes, signature: object, key_id: object, at: object = None) -> bool:
         """`at`: the time the statement gives itself, which must fall inside its key's validity period."""
         key_id = key_id if isinstance(key_id, str) else ""
         if not key_id.startswith(ED25519) and key_id not in self.trust.secrets:
@@ -94,7 +107,7 @@ def verify(zf: zipfile.ZipFile, options: Options) -> Report:
     report = Report()
     data = _read(zf, "index.json", report, bounded.MAX_INDEX)
     index = _json(report, "index.json", data)
-    if not isinstance(index, dict):
+    if data is None or not isinstance(index, dict):  # data None: nothing parsed, index is None too
         return report
     report.index = index
     _load_keys(zf, index, options, report)
@@ -112,23 +125,23 @@ def verify(zf: zipfile.ZipFile, options: Options) -> Report:
     return report
 
 
-def _version(index: dict) -> int:
+def _version(index: dict[str, Any]) -> int:
     version = index.get("format_version")
     return version if isinstance(version, int) else 0
 
 
-def _dict(document: dict, key: str) -> dict:
+def _dict(document: dict[str, Any], key: str) -> dict[str, Any]:
     value = document.get(key)
     return value if isinstance(value, dict) else {}
 
 
-def _list(document: dict, key: str) -> list:
+def _list(document: dict[str, Any], key: str) -> list[dict[str, Any]]:
     """A list of objects from the index; anything else in its place is treated as empty (and fails elsewhere)."""
     value = document.get(key)
     return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
-def _read(zf, name, report, limit=bounded.MAX_DOCUMENT) -> bytes | None:
+def _read(zf: zipfile.ZipFile, name: str, report: Report, limit: int = bounded.MAX_DOCUMENT) -> bytes | None:
     try:
         return bounded.read(zf, name, limit)
     except KeyError:
@@ -140,7 +153,7 @@ def _read(zf, name, report, limit=bounded.MAX_DOCUMENT) -> bytes | None:
     return None
 
 
-def _json(report, where, data):
+def _json(report: Report, where: str, data: bytes | None) -> object:
     if data is None:
         return None
     try:
@@ -150,7 +163,7 @@ def _json(report, where, data):
         return None
 
 
-def _load_keys(zf, index, options: Options, report: Report) -> None:
+def _load_keys(zf: zipfile.ZipFile, index: dict[str, Any], options: Options, report: Report) -> None:
     """The package's keys.json, which the signed index covers; with a pinned list, the package must agree."""
     data = _read(zf, "keys.json", report) or b"{}"
     if hashlib.sha256(data).hexdigest() != _dict(index, "keys").get("sha256"):
@@ -170,7 +183,7 @@ def _load_keys(zf, index, options: Options, report: Report) -> None:
     report.trust = Trust(carried, periods, dict(options.secrets))
 
 
-def _check_index_signature(zf, data, index, report: Report) -> None:
+def _check_index_signature(zf: zipfile.ZipFile, data: bytes, index: dict[str, Any], report: Report) -> None:
     """index.json says what is in scope and why anything is absent; only the exporter's signature makes it count."""
     if "index.sig.json" not in zf.namelist():
         report.fail(
@@ -190,12 +203,14 @@ def _check_index_signature(zf, data, index, report: Report) -> None:
         report.problems[-1] = "index.json: changed after export: " + report.problems[-1].split(": ", 1)[1]
 
 
-def _check_retention_events(events: list, report: Report, proven: dict, in_ledger: bool) -> None:
+def _check_retention_events(
+    events: list[dict[str, Any]], report: Report, proven: dict[Any, Any], in_ledger: bool
+) -> None:
     """Each retention event: its signed body verifies (Ed25519 only), says what the index says, and (format 5)
     is a leaf of the package's checkpoint: a signed statement the ledger does not hold excuses nothing."""
     for event in events:
         where = f"index.json: retention event {event.get('id')}"
-        text = event.get("body") if isinstance(event.get("body"), str) else ""
+        text = given if isinstance(given := event.get("body"), str) else ""
         body = _json(report, where, text.encode("utf-8")) if text else None
         if not isinstance(body, dict):
             report.fail(where, "is not signed: it proves nothing about what was deleted")
@@ -215,12 +230,12 @@ def _check_retention_events(events: list, report: Report, proven: dict, in_ledge
                 report.retention.append(body)
 
 
-def _check_manifests(zf, index, report: Report) -> dict:
+def _check_manifests(zf: zipfile.ZipFile, index: dict[str, Any], report: Report) -> dict[int, dict[str, Any]]:
     """Each manifest file: its bytes against index.json and its own name, its fields, its signature."""
     bodies, seen = {}, set()
     for entry in _list(index, "manifests"):
         seq = entry.get("sequence")
-        where = entry.get("file") if isinstance(entry.get("file"), str) else f"manifest {seq}"
+        where = file if isinstance(file := entry.get("file"), str) else f"manifest {seq}"
         if seq in seen or not isinstance(seq, int):
             report.fail("index.json", f"manifest {seq!r} is listed twice or without a sequence")
             continue
@@ -246,20 +261,22 @@ def _check_manifests(zf, index, report: Report) -> dict:
     return bodies
 
 
-def _check_stored_copy(report: Report, where, stored, sequence=None, name=None) -> None:
+def _check_stored_copy(
+    report: Report, where: str, stored: object, sequence: object = None, name: object = None
+) -> None:
     if stored == "deleted_by_retention":
         _check_retained_away(report, where, sequence, "manifest_file", name)
     elif stored != "matches":
-        report.fail(where, STORED_COPY_PROBLEMS.get(stored, f"its stored copy was not compared ({stored})"))
+        report.fail(where, STORED_COPY_PROBLEMS.get(str(stored), f"its stored copy was not compared ({stored})"))
 
 
-def _check_retained_away(report: Report, where, sequence, what, name) -> None:
+def _check_retained_away(report: Report, where: str, sequence: object, what: str, name: object) -> None:
     """Something left out as deleted under retention must have a signed retention event naming it."""
     if any(
         b.get("manifest_sequence") == sequence
         and b.get("what") == what
         and b.get("outcome") == "deleted"
-        and name in (b.get("files") if isinstance(b.get("files"), list) else [])
+        and name in (files if isinstance(files := b.get("files"), list) else [])
         for b in report.retention
     ):
         report.counts["retained_away"] += 1
@@ -271,11 +288,13 @@ def _check_retained_away(report: Report, where, sequence, what, name) -> None:
         )
 
 
-def _check_assets(zf, index, bodies: dict, report: Report) -> None:
+def _check_assets(
+    zf: zipfile.ZipFile, index: dict[str, Any], bodies: dict[int, dict[str, Any]], report: Report
+) -> None:
     """Every asset a manifest lists: listed alike in index.json, and re-hashed when included."""
     expected = {}
     for seq, body in bodies.items():
-        for asset in body.get("assets") if isinstance(body.get("assets"), list) else []:
+        for asset in assets if isinstance(assets := body.get("assets"), list) else []:
             if isinstance(asset, dict):
                 expected[asset.get("name")] = (seq, asset)
     listed = {a.get("name"): a for a in _list(index, "assets")}
@@ -296,10 +315,12 @@ def _check_assets(zf, index, bodies: dict, report: Report) -> None:
         _check_asset_file(zf, index, entry, seq, wanted, report)
 
 
-def _check_asset_file(zf, index, entry, seq, wanted, report: Report) -> None:
+def _check_asset_file(
+    zf: zipfile.ZipFile, index: dict[str, Any], entry: dict[str, Any], seq: int, wanted: dict[str, Any], report: Report
+) -> None:
     name, where = entry.get("name"), entry.get("file")
     if not where:
-        reason = entry.get("omitted") if isinstance(entry.get("omitted"), str) else "not_exported"
+        reason = omitted if isinstance(omitted := entry.get("omitted"), str) else "not_exported"
         if reason == "deleted_by_retention":
             _check_retained_away(report, f"assets/{name}", seq, "outputs", name)
         elif reason == "not_exported" and index.get("includes_assets") is False:
@@ -311,7 +332,7 @@ def _check_asset_file(zf, index, entry, seq, wanted, report: Report) -> None:
         return
     if where != f"assets/{name}":
         report.fail(str(where), f"is not where asset {name} belongs")
-    size = wanted.get("size") if isinstance(wanted.get("size"), int) else 0
+    size = listed_size if isinstance(listed_size := wanted.get("size"), int) else 0
     try:
         digest, found = bounded.hash_member(zf, where, size)
     except KeyError:
@@ -327,11 +348,11 @@ def _check_asset_file(zf, index, entry, seq, wanted, report: Report) -> None:
         )
 
 
-def _check_case_maps(zf, index, report: Report, head) -> None:
+def _check_case_maps(zf: zipfile.ZipFile, index: dict[str, Any], report: Report, head: notes.Checkpoint | None) -> None:
     """Each signed case map the package carries: its bytes, its signature and (format 6) its place in the ledger;
     a case package's own map also names the assets its case holds."""
     proofs = {p.get("sha256"): p for p in _list(_dict(index, "log"), "case_map_inclusion")}
-    own = index.get("case_map") if isinstance(index.get("case_map"), dict) else None
+    own = case_map if isinstance(case_map := index.get("case_map"), dict) else None
     for entry in ([own] if own else []) + _list(index, "case_maps"):
         where = str(entry.get("file") or "case map")
         data = _signed_file(zf, where, entry, "created_at", report)
@@ -339,11 +360,11 @@ def _check_case_maps(zf, index, report: Report, head) -> None:
             continue
         if _version(index) >= LEDGER_CASE_MAPS:
             _check_in_ledger(where, data, proofs.get(entry.get("sha256")), head, report)
-        if entry is own:
-            _check_case(where, data, entry, index, report)
+        if own is not None and entry is own:
+            _check_case(where, data, own, index, report)
 
 
-def _check_activity(zf, index, report: Report, head) -> None:
+def _check_activity(zf: zipfile.ZipFile, index: dict[str, Any], report: Report, head: notes.Checkpoint | None) -> None:
     """Each signed activity event a date range carries: its bytes, its signature and its place in the ledger."""
     proofs = {p.get("id"): p for p in _list(_dict(index, "log"), "activity_inclusion")}
     for entry in _list(index, "activity"):
@@ -353,7 +374,9 @@ def _check_activity(zf, index, report: Report, head) -> None:
             _check_in_ledger(where, data, proofs.get(entry.get("id")), head, report)
 
 
-def _signed_file(zf, where, entry, time_field: str, report: Report) -> bytes | None:
+def _signed_file(
+    zf: zipfile.ZipFile, where: str, entry: dict[str, Any], time_field: str, report: Report
+) -> bytes | None:
     """A record's file: its bytes as index.json's sha256 says, its signature as of the time it gives."""
     data = _read(zf, where, report)
     if data is None:
@@ -364,14 +387,14 @@ def _signed_file(zf, where, entry, time_field: str, report: Report) -> bytes | N
     return data
 
 
-def _check_in_ledger(where, data: bytes, proof, head, report: Report) -> None:
+def _check_in_ledger(where: str, data: bytes, proof: object, head: notes.Checkpoint | None, report: Report) -> None:
     if head is not None and isinstance(proof, dict) and package_log.proves(data, proof, head, report):
         report.record_leaves[proof["leaf_index"]] = package_log.signed_at(data)
     else:
         report.fail(where, "is not in the ledger: no inclusion proof leads from its bytes to the package's checkpoint")
 
 
-def _check_case(where, data: bytes, entry, index, report: Report) -> None:
+def _check_case(where: str, data: bytes, entry: dict[str, Any], index: dict[str, Any], report: Report) -> None:
     """The case package's map: for a manifest in the package, naming the assets included."""
     body = _json(report, where, data)
     body = body if isinstance(body, dict) else {}
@@ -396,7 +419,7 @@ def _check_case(where, data: bytes, entry, index, report: Report) -> None:
             )
 
 
-def _check_members(zf, index, report: Report) -> None:
+def _check_members(zf: zipfile.ZipFile, index: dict[str, Any], report: Report) -> None:
     """Nothing in the zip that the index does not account for, and no name twice."""
     allowed = FIXED_MEMBERS | {m.get("file") for m in _list(index, "manifests")}
     allowed |= {m.get("file") for m in _list(_dict(index, "log"), "boundaries")}
@@ -404,7 +427,7 @@ def _check_members(zf, index, report: Report) -> None:
     allowed |= {index["case_map"].get("file")} if isinstance(index.get("case_map"), dict) else set()
     allowed |= {m.get("file") for m in _list(index, "case_maps")}
     allowed |= {m.get("file") for m in _list(index, "activity")}
-    seen: set = set()
+    seen: set[str] = set()
     for name in zf.namelist():
         if name in seen:
             report.fail(name, "appears more than once in the zip")
@@ -413,9 +436,9 @@ def _check_members(zf, index, report: Report) -> None:
         seen.add(name)
 
 
-def _collect_findings(index, report: Report) -> None:
+def _collect_findings(index: dict[str, Any], report: Report) -> None:
     """The portal's newest verification run's findings about the scope: the package then cannot PASS."""
     runs = _list(index, "verification_runs")
     newest = max(runs, key=lambda r: str(r.get("finished_at") or ""), default=None)
     for finding in _list(newest or {}, "findings_in_scope"):
-        report.findings.append((newest.get("id"), finding))
+        report.findings.append(((newest or {}).get("id"), finding))

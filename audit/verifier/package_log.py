@@ -13,12 +13,20 @@ from __future__ import annotations
 
 import base64
 import binascii
+import zipfile
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from . import bounded, merkle, notes, timestamps
 from .canonical import parse_time
 
+if TYPE_CHECKING:
+    from cryptography import x509
 
-def open_head(index: dict, options, report) -> notes.Checkpoint | None:
+    from .package import Options, Report
+
+
+def open_head(index: dict[str, Any], options: Options, report: Report) -> notes.Checkpoint | None:
     """The package's signed checkpoint (its timestamp checked too), or None with the reason reported."""
     log = index.get("log")
     if not isinstance(log, dict):
@@ -36,20 +44,28 @@ def open_head(index: dict, options, report) -> notes.Checkpoint | None:
     return head
 
 
-def proven_events(index: dict, head, report) -> dict:
+def proven_events(index: dict[str, Any], head: notes.Checkpoint | None, report: Report) -> dict[Any, Any]:
     """{retention event id: leaf index} of the events whose signed body is a leaf of the checkpoint."""
-    log = index.get("log") if isinstance(index.get("log"), dict) else {}
+    log = index.get("log")
+    log = log if isinstance(log, dict) else {}
     proofs = {p.get("id"): p for p in log.get("retention_inclusion") or [] if isinstance(p, dict)}
     proven = {}
     for event in index.get("retention_events") or []:
         proof = proofs.get(event.get("id")) if isinstance(event, dict) else None
         body = event.get("body") if proof else None
-        if head is not None and isinstance(body, str) and proves(body.encode("utf-8"), proof, head, report):
+        if head and proof is not None and isinstance(body, str) and proves(body.encode("utf-8"), proof, head, report):
             proven[event["id"]] = proof["leaf_index"]
     return proven
 
 
-def check(zf, index: dict, options, report, head, proven: dict) -> None:
+def check(
+    zf: zipfile.ZipFile,
+    index: dict[str, Any],
+    options: Options,
+    report: Report,
+    head: notes.Checkpoint | None,
+    proven: dict[Any, Any],
+) -> None:
     if head is None:
         return
     records = _check_inclusion(zf, index, head, report)  # leaf index -> the record's own signed time
@@ -63,7 +79,7 @@ def check(zf, index: dict, options, report, head, proven: dict) -> None:
         _check_earlier(head, *options.earlier, list(report.trust.public.values()), report)
 
 
-def _decode(proof: dict) -> list[bytes]:
+def _decode(proof: dict[str, Any]) -> list[bytes]:
     hashes = proof.get("proof")
     try:
         return [base64.b64decode(h, validate=True) for h in hashes] if isinstance(hashes, list) else []
@@ -71,7 +87,7 @@ def _decode(proof: dict) -> list[bytes]:
         return []
 
 
-def proves(data: bytes, proof: dict, head, report) -> bool:
+def proves(data: bytes, proof: dict[str, Any], head: notes.Checkpoint, report: Report) -> bool:
     index = proof.get("leaf_index")
     if isinstance(index, int) and merkle.verify_inclusion(
         merkle.leaf_hash(data), index, head.size, _decode(proof), head.root
@@ -81,7 +97,7 @@ def proves(data: bytes, proof: dict, head, report) -> bool:
     return False
 
 
-def _member(zf, where, report) -> bytes | None:
+def _member(zf: zipfile.ZipFile, where: str, report: Report) -> bytes | None:
     try:
         return report.manifest_bytes.get(where) or bounded.read(zf, where)  # a boundary record is read here
     except (KeyError, bounded.Refused, OSError, ValueError):
@@ -89,7 +105,7 @@ def _member(zf, where, report) -> bytes | None:
         return None
 
 
-def signed_at(text) -> object:
+def signed_at(text: object) -> datetime | None:
     """The time a record gives itself: a manifest's or a case map's created_at, a retention event's or an activity
     event's signed_at (an event signed at an upgrade joined the ledger then, whatever time it gives the deed)."""
     try:
@@ -99,7 +115,9 @@ def signed_at(text) -> object:
     return parse_time(body.get("created_at") or body.get("signed_at")) if isinstance(body, dict) else None
 
 
-def _check_inclusion(zf, index, head, report) -> dict:
+def _check_inclusion(
+    zf: zipfile.ZipFile, index: dict[str, Any], head: notes.Checkpoint, report: Report
+) -> dict[Any, datetime | None]:
     """{leaf index: created_at} of the package's manifests whose proofs verify."""
     log = index["log"]
     proofs = {p.get("sequence"): p for p in log.get("inclusion") or [] if isinstance(p, dict)}
@@ -124,7 +142,7 @@ def _check_inclusion(zf, index, head, report) -> dict:
 CHAINED = 3  # manifests of schemas 1-3 counted themselves in a hash chain; since 4, sequence is the leaf index
 
 
-def _check_position(where: str, data: bytes, leaf_index: int, report) -> None:
+def _check_position(where: str, data: bytes, leaf_index: int, report: Report) -> None:
     """A manifest's sequence is its leaf index (schema 4 on): one counter, which its proof fixes."""
     try:
         body = bounded.parse_json(data)
@@ -138,7 +156,14 @@ def _check_position(where: str, data: bytes, leaf_index: int, report) -> None:
         )
 
 
-def _check_range_complete(zf, index, head, manifests: dict, events: dict, report) -> None:
+def _check_range_complete(
+    zf: zipfile.ZipFile,
+    index: dict[str, Any],
+    head: notes.Checkpoint,
+    manifests: dict[Any, datetime | None],
+    events: dict[Any, datetime | None],
+    report: Report,
+) -> None:
     scope = index["scope"]
     start, end = parse_time(scope.get("from")), parse_time(scope.get("before"))
     inside = set(manifests) | {leaf for leaf, at in events.items() if _within(at, start, end)}
@@ -164,7 +189,9 @@ def _check_range_complete(zf, index, head, manifests: dict, events: dict, report
         report.fail("index.json", "the range ends after the export: records made later in the range cannot be in it")
 
 
-def _boundaries(zf, index, head, report) -> dict:
+def _boundaries(
+    zf: zipfile.ZipFile, index: dict[str, Any], head: notes.Checkpoint, report: Report
+) -> dict[Any, datetime | None]:
     """{leaf index: signed time} of the boundary records whose proofs verify."""
     found = {}
     for entry in index["log"].get("boundaries") or []:
@@ -175,21 +202,21 @@ def _boundaries(zf, index, head, report) -> dict:
     return found
 
 
-def _within(at, start, end) -> bool:
+def _within(at: datetime | None, start: datetime | None, end: datetime | None) -> bool:
     return at is not None and (start is None or at >= start) and (end is None or at < end)
 
 
-def _at_or_after(at, moment) -> bool:
+def _at_or_after(at: datetime | None, moment: datetime | None) -> bool:
     """False without a moment: an open range has no "after", so no record can close it."""
     return at is not None and moment is not None and at >= moment
 
 
-def _before(at, moment) -> bool:
+def _before(at: datetime | None, moment: datetime | None) -> bool:
     """False without a moment: a range open at its start begins at leaf 0."""
     return at is not None and moment is not None and at < moment
 
 
-def _check_timestamp(log, tsa, report) -> None:
+def _check_timestamp(log: dict[str, Any], tsa: x509.Certificate | None, report: Report) -> None:
     """With a TSA certificate, the checkpoint's RFC 3161 token must be that TSA's over the note's bytes."""
     where, token = "index.json: log checkpoint", log.get("timestamp")
     if tsa is None:
@@ -207,7 +234,9 @@ def _check_timestamp(log, tsa, report) -> None:
     report.timestamped_at = at
 
 
-def _check_earlier(head, earlier: str, consistency, publics, report) -> None:
+def _check_earlier(
+    head: notes.Checkpoint, earlier: str, consistency: object, publics: list[bytes], report: Report
+) -> None:
     """An earlier checkpoint the auditor holds and the package's must be heads of one log: equal at one size,
     else the consistency proof given (the portal's /log/consistency answer) must join them."""
     where = "--earlier-checkpoint"

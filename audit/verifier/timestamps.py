@@ -11,27 +11,31 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+from collections.abc import Iterator
 
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
+from cryptography.hazmat.primitives.asymmetric.types import PublicKeyTypes
 from cryptography.hazmat.primitives.serialization import Encoding
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from .der import children, one
+
+Elements = list[tuple[int, bytes, bytes]]  # (tag, content, whole element) of DER, as der.children gives them
 
 SHA256_OID = bytes.fromhex("0609608648016503040201")
 SIGNED_DATA_OID = bytes.fromhex("06092a864886f70d010702")
 MESSAGE_DIGEST_OID = bytes.fromhex("06092a864886f70d010904")
 SIGNING_CERTIFICATE_OID = bytes.fromhex("060b2a864886f70d010910020c")  # 1.2.840.113549.1.9.16.2.12
 SIGNING_CERTIFICATE_V2_OID = bytes.fromhex("060b2a864886f70d010910022f")  # 1.2.840.113549.1.9.16.2.47
-DIGESTS = {
+DIGESTS: dict[bytes, type[hashes.SHA256 | hashes.SHA384 | hashes.SHA512]] = {
     bytes.fromhex("608648016503040201"): hashes.SHA256,
     bytes.fromhex("608648016503040202"): hashes.SHA384,
     bytes.fromhex("608648016503040203"): hashes.SHA512,
 }
-ESS_HASHES = {bytes.fromhex("2b0e03021a"): "sha1", **{oid: d.name for oid, d in DIGESTS.items()}}
+ESS_HASHES: dict[bytes, str] = {bytes.fromhex("2b0e03021a"): "sha1", **{oid: d.name for oid, d in DIGESTS.items()}}
 
 
 class TimestampError(ValueError):
@@ -64,7 +68,7 @@ def _check(token: bytes, data: bytes, tsa_certificate: x509.Certificate) -> date
     return _generalized_time(tst[4][1])
 
 
-def _check_signer(signer: list, tst_der: bytes, signed: list, tsa_certificate: x509.Certificate) -> None:
+def _check_signer(signer: Elements, tst_der: bytes, signed: Elements, tsa_certificate: x509.Certificate) -> None:
     digest = DIGESTS.get(children(signer[2][1])[0][1])
     attrs = next((part for part in signer if part[0] == 0xA0), None)
     if digest is None or attrs is None:
@@ -93,10 +97,10 @@ def _attributes(content: bytes) -> dict[bytes, list[bytes]]:
 
 def _check_certificate(certificate: x509.Certificate, values: dict[bytes, list[bytes]]) -> None:
     try:
-        usage = certificate.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+        usage = list(certificate.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value)
     except x509.ExtensionNotFound:
         usage = []
-    if list(usage) != [ExtendedKeyUsageOID.TIME_STAMPING]:
+    if usage != [ExtendedKeyUsageOID.TIME_STAMPING]:
         raise TimestampError("the signing certificate is not for time stamping only (extended key usage)")
     der = certificate.public_bytes(Encoding.DER)
     for oid, v2 in ((SIGNING_CERTIFICATE_V2_OID, True), (SIGNING_CERTIFICATE_OID, False)):
@@ -119,7 +123,7 @@ def _names_certificate(value: bytes, der: bytes, v2: bool) -> bool:
     return bool(algorithm) and parts[0][0] == 0x04 and parts[0][1] == hashlib.new(algorithm, der).digest()
 
 
-def _candidates(signed: list, tsa_certificate: x509.Certificate):
+def _candidates(signed: Elements, tsa_certificate: x509.Certificate) -> Iterator[x509.Certificate]:
     """The TSA certificate itself, and a certificate in the token that it directly issued."""
     yield tsa_certificate
     carried = next((part for part in signed[3:] if part[0] == 0xA0), None)
@@ -132,7 +136,7 @@ def _candidates(signed: list, tsa_certificate: x509.Certificate):
         yield certificate
 
 
-def _verifies(key, signature: bytes, body: bytes, digest) -> bool:
+def _verifies(key: PublicKeyTypes, signature: bytes, body: bytes, digest: hashes.HashAlgorithm) -> bool:
     try:
         if isinstance(key, rsa.RSAPublicKey):
             key.verify(signature, body, padding.PKCS1v15(), digest)

@@ -42,7 +42,7 @@ def _accepted_text(submission: Submission) -> str:
     )
 
 
-def _job_link(job_id: int) -> str:
+def _job_link(job_id: int | None) -> str:  # an accepted submission always names its job
     return format_html('<a href="{}">Open job {}</a>', reverse("admin:extraction_job_change", args=[job_id]), job_id)
 
 

@@ -24,12 +24,17 @@ import sys
 import threading
 import time
 import traceback
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .errors import Refusal, raise_if_out_of_memory, reason
 from .extract import extract
 from .protocol import EXIT_OUT_OF_MEMORY, READY, limits_from_json, plain
 from .render import render
 from .validate import inspect
+
+if TYPE_CHECKING:
+    from .render import Rendering
+    from .results import Extraction, Inspection
 
 ORPHAN_CHECK_SECONDS = 0.5
 EXIT_ORPHANED = 87
@@ -57,7 +62,7 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def serve(answer) -> None:
+def serve(answer: TextIO) -> None:
     threading.Thread(target=exit_when_orphaned, args=(os.getppid(),), daemon=True).start()
     # What the imports made lives as long as the child: the collector need not walk it after every command.
     gc.freeze()
@@ -78,7 +83,7 @@ def exit_when_orphaned(parent: int) -> None:
     os._exit(EXIT_ORPHANED)
 
 
-def answer_or_exit(argv: list[str]) -> dict:
+def answer_or_exit(argv: list[str]) -> dict[str, Any]:
     try:
         return answer_for(argv)
     except MemoryError:
@@ -96,7 +101,7 @@ def cpu_budget(cpu_seconds: int) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
 
 
-def answer_for(argv: list[str]) -> dict:
+def answer_for(argv: list[str]) -> dict[str, Any]:
     try:
         return {"ok": True, "result": plain(run(argv))}
     except Refusal as exc:
@@ -110,14 +115,14 @@ def answer_for(argv: list[str]) -> dict:
         return crashed(argv[0], exc)
 
 
-def crashed(command: str, exc: Exception) -> dict:
+def crashed(command: str, exc: Exception) -> dict[str, Any]:
     traceback.print_exc()  # into the child's stderr, for whoever debugs it
     code, message = CRASHED.get(command, ("child_command_failed", "The PDF process could not run a command ({})."))
     cause = f"{type(exc).__name__}: {reason(exc)}"
     return {"ok": False, "code": code, "message": message.format(cause), "permanent": True}
 
 
-def run(argv: list[str]):
+def run(argv: list[str]) -> "Inspection | Extraction | Rendering":
     command, *args = argv
     if command == "inspect" and len(args) == 2:
         return inspect(args[0], limits_from_json(args[1]))
@@ -131,7 +136,7 @@ def run(argv: list[str]):
     raise ValueError(f"unknown child command {argv!r}")
 
 
-def claim_stdout():
+def claim_stdout() -> TextIO:
     """Keep fd 1 for the answer; anything else writing there (qpdf, Pillow, print) goes to stderr."""
     answer = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)

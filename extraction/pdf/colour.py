@@ -11,6 +11,8 @@ from decimal import Decimal
 
 import pikepdf
 
+from .values import is_int, is_true
+
 DEVICE = {"/DeviceGray": 1, "/DeviceRGB": 3, "/DeviceCMYK": 4, "/CalGray": 1, "/CalRGB": 3, "/Lab": 3}
 
 
@@ -22,12 +24,12 @@ class Space:
 
 
 def space_of(image: pikepdf.Stream) -> Space:
-    if image.get("/ImageMask") is True:
+    if is_true(image.get("/ImageMask")):
         return Space("ImageMask", 1, "ImageMask")
     return described(image.get("/ColorSpace"))
 
 
-def described(colorspace) -> Space:
+def described(colorspace: object) -> Space:
     if isinstance(colorspace, pikepdf.Name):
         family = str(colorspace)[1:]
         return Space(family, DEVICE.get(str(colorspace), 0), family)
@@ -37,7 +39,7 @@ def described(colorspace) -> Space:
     detail = colorspace[1] if len(colorspace) > 1 else None
     if family == "ICCBased" and isinstance(detail, pikepdf.Stream):
         n = detail.get("/N")
-        return Space(family, n if type(n) is int and 0 < n <= 32 else 0, family)
+        return Space(family, n if is_int(n) and 0 < n <= 32 else 0, family)
     if family == "Separation" and isinstance(detail, pikepdf.Name):
         return Space(f"Separation:{str(detail)[1:]}", 1, family)
     if family == "DeviceN" and isinstance(detail, pikepdf.Array) and len(detail):
@@ -83,7 +85,7 @@ def icc_profile(image: pikepdf.Stream) -> bytes | None:
     return profile_of(image.get("/ColorSpace"))
 
 
-def profile_of(colorspace) -> bytes | None:
+def profile_of(colorspace: object) -> bytes | None:
     """The ICC profile of an ICCBased colour space (the base of an Indexed one too), None for others."""
     if not isinstance(colorspace, pikepdf.Array) or len(colorspace) < 2 or colorspace[0] != pikepdf.Name.ICCBased:
         return None
@@ -95,4 +97,4 @@ def profile_of(colorspace) -> bytes | None:
     # A profile starts with a 128-byte header carrying the signature "acsp"; anything else would be
     # embedded as a corrupt profile that viewers reject.
     is_profile = profile and len(profile) >= 128 and profile[36:40] == b"acsp"
-    return profile if is_profile and len(profile) <= MAX_PROFILE_BYTES else None
+    return profile if profile and is_profile and len(profile) <= MAX_PROFILE_BYTES else None

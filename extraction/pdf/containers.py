@@ -8,6 +8,7 @@ gives the same bytes.
 
 import struct
 import zlib
+from typing import Any
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 PNG_COLOR_TYPES = {1: 0, 3: 2}  # components -> greyscale, truecolour
@@ -57,7 +58,7 @@ def fax_tiff(width: int, height: int, black_is_zero: bool, strip: bytes) -> byte
     return _tiff(tags, strip)
 
 
-def _image_tags(width: int, height: int, components: int) -> list:
+def _image_tags(width: int, height: int, components: int) -> list[Any]:
     # Resolution tags are required by baseline TIFF; a PDF image has no resolution of its own.
     return [
         (256, TIFF_LONG, [width]),
@@ -70,7 +71,7 @@ def _image_tags(width: int, height: int, components: int) -> list:
     ]
 
 
-def _tiff(tags: list, strip: bytes) -> bytes:
+def _tiff(tags: list[Any], strip: bytes) -> bytes:
     """A little-endian TIFF with one IFD; values that do not fit in an entry follow it, then the strip."""
     tags = sorted(tags + [(273, TIFF_LONG, [0]), (279, TIFF_LONG, [len(strip)])])
     extra_at = 8 + 2 + 12 * len(tags) + 4
@@ -88,7 +89,7 @@ def _tiff(tags: list, strip: bytes) -> bytes:
     return b"".join((head, extra, strip))
 
 
-def _packed(kind: int, values: list | bytes) -> bytes:
+def _packed(kind: int, values: list[int] | bytes) -> bytes:
     if isinstance(values, bytes):
         return values
     return struct.pack(f"<{len(values)}{'H' if kind == TIFF_SHORT else 'I'}", *values)

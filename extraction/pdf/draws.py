@@ -9,6 +9,7 @@ end with a warning instead of running on.
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import pikepdf
 
@@ -22,6 +23,7 @@ MAX_FORM_DEPTH = 32
 MAX_STEPS = 1_000_000
 Image = pikepdf.Stream | pikepdf.PdfInlineImage
 IMAGE_SUBTYPE, FORM_SUBTYPE = pikepdf.Name.Image, pikepdf.Name.Form
+Key = tuple[Any, ...]  # object numbers and generations, names: what tells two things apart
 
 
 @dataclass(frozen=True)
@@ -29,7 +31,7 @@ class Draw:
     page: int  # from 1
     index: int  # on the page, from 0
     image: Image
-    key: tuple  # the same key, the same image: it is encoded once
+    key: Key  # the same key, the same image: it is encoded once
 
 
 @dataclass
@@ -37,8 +39,8 @@ class PageScope:
     number: int
     warnings: list[str]
     # Tiling patterns and Type3 fonts place their images once a page, where first used.
-    placed_once: set = field(default_factory=set)
-    warned: set = field(default_factory=set)
+    placed_once: set[Key] = field(default_factory=set)
+    warned: set[str] = field(default_factory=set)
 
     def warn(self, text: str) -> None:
         if text not in self.warned:
@@ -53,6 +55,8 @@ class OutOfSteps(Exception):
 # What a stream draws, in order: an image (with its cache key), streams to draw in turn (with
 # the resources each is drawn with, and a key to place them once a page, or None), or a warning.
 IMAGE, CALL, WARN = range(3)
+# (IMAGE, the image, its key), (CALL, [(stream, its resources)], a key placed once a page or None), (WARN, text, None)
+Event = tuple[int, Any, Any]
 
 
 class Drawing:
@@ -62,8 +66,8 @@ class Drawing:
         self.optional = OptionalContent(pdf)
         self.warnings = warnings
         self.steps = 0
-        self.parsed: dict[tuple, list] = {}  # instructions by stream and operators
-        self.resolved: dict[tuple, list[tuple]] = {}  # events by stream and resources
+        self.parsed: dict[Key, list[Any]] = {}  # instructions by stream and operators
+        self.resolved: dict[Key, list[Event]] = {}  # events by stream and resources
 
     def page_draws(self, number: int, page: pikepdf.Page) -> list[Draw]:
         """Every image the page draws, in order; an image's soft mask (or stencil mask) comes right after it."""
@@ -84,7 +88,9 @@ class Drawing:
             )
         return draws
 
-    def _page_images(self, page: pikepdf.Page, resources: Resources, scope: PageScope) -> Iterator[tuple]:
+    def _page_images(
+        self, page: pikepdf.Page, resources: Resources, scope: PageScope
+    ) -> Iterator[tuple[pikepdf.Stream, Key]]:
         instructions = _parse(page.obj, resources.operators(), scope)
         yield from self._replay(_events(instructions, resources, ("page", page.obj.objgen), self.optional), (), scope)
         annotations = page.obj.Annots if "/Annots" in page.obj else None
@@ -93,7 +99,9 @@ class Drawing:
             if stream is not None and not self.optional.hidden(annotation.get("/OC")):
                 yield from self._stream(stream, resources.inside(stream), (), scope)
 
-    def _stream(self, stream: pikepdf.Stream, resources: Resources, chain: tuple, scope: PageScope):
+    def _stream(
+        self, stream: pikepdf.Stream, resources: Resources, chain: tuple[Key, ...], scope: PageScope
+    ) -> Iterator[tuple[pikepdf.Stream, Key]]:
         """The images one stream draws, `chain` being the streams it is drawn inside."""
         if stream.objgen in chain or len(chain) >= MAX_FORM_DEPTH:
             scope.warn("a form, pattern or glyph draws itself or nests too deeply; it was skipped.")
@@ -106,7 +114,7 @@ class Drawing:
             events = self.resolved[key] = _events(instructions, resources, key, self.optional)
         yield from self._replay(events, chain + (stream.objgen,), scope)
 
-    def _parse(self, stream: pikepdf.Stream, operators: str, scope: PageScope) -> list:
+    def _parse(self, stream: pikepdf.Stream, operators: str, scope: PageScope) -> list[Any]:
         # A form drawn on every page of a bundle usually has resources per page: parsed once, resolved per page.
         key = (stream.objgen, operators)
         if key not in self.parsed:
@@ -118,7 +126,9 @@ class Drawing:
         if self.steps > MAX_STEPS:
             raise OutOfSteps
 
-    def _replay(self, events: list[tuple], chain: tuple, scope: PageScope) -> Iterator[tuple]:
+    def _replay(
+        self, events: list[Event], chain: tuple[Key, ...], scope: PageScope
+    ) -> Iterator[tuple[pikepdf.Stream, Key]]:
         for kind, what, key in events:
             self._spend(1)
             if kind == IMAGE:
@@ -132,7 +142,7 @@ class Drawing:
                     yield from self._stream(stream, resources, chain, scope)
 
 
-def _parse(owner: pikepdf.Object, operators: str, scope: PageScope) -> list:
+def _parse(owner: pikepdf.Object, operators: str, scope: PageScope) -> list[Any]:
     """The instructions of a content stream (or of a page's streams), or none with a warning."""
     try:
         return pikepdf.parse_content_stream(owner, operators)
@@ -142,8 +152,8 @@ def _parse(owner: pikepdf.Object, operators: str, scope: PageScope) -> list:
         return []
 
 
-def _events(instructions: list, resources: Resources, key: tuple, optional: OptionalContent) -> list[tuple]:
-    events: list[tuple] = []
+def _events(instructions: list[Any], resources: Resources, key: Key, optional: OptionalContent) -> list[Event]:
+    events: list[Event] = []
     for position, instruction in enumerate(instructions):
         try:
             if isinstance(instruction, pikepdf.ContentStreamInlineImage):
@@ -157,7 +167,9 @@ def _events(instructions: list, resources: Resources, key: tuple, optional: Opti
     return events
 
 
-def _resolve(operator: str, operands, resources: Resources, optional: OptionalContent, events: list[tuple]) -> None:
+def _resolve(
+    operator: str, operands: list[Any], resources: Resources, optional: OptionalContent, events: list[Event]
+) -> None:
     """The events of one instruction: what it draws, looked up once for all the times it is drawn."""
     name = operands[-1] if operands else None
     if operator == "Do":
@@ -177,7 +189,7 @@ def _resolve(operator: str, operands, resources: Resources, optional: OptionalCo
             events.append((CALL, [(glyph, inner) for glyph in glyph_procedures(font)], ("font", font.objgen)))
 
 
-def _draw_xobject(name, resources: Resources, optional: OptionalContent, events: list[tuple]) -> None:
+def _draw_xobject(name: object, resources: Resources, optional: OptionalContent, events: list[Event]) -> None:
     xobject = resources.image_or_form(name)
     subtype = xobject.get("/Subtype") if xobject is not None else None
     if xobject is None:

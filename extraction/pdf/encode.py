@@ -8,7 +8,7 @@ decoded and written losslessly ("decoded", see samples.py, jpeg.py and pdfium.py
 
 import hashlib
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pikepdf
 
@@ -16,6 +16,7 @@ from . import colour, indexed, jpx, samples
 from .jpeg import jpeg
 from .limits import STANDARD_FILTERS
 from .streams import filter_names
+from .values import is_int
 from .wrap import wrapped
 
 if TYPE_CHECKING:  # Pillow is imported only when an image must be decoded: it slows every child's start.
@@ -74,9 +75,17 @@ def encode(image: pikepdf.Stream | pikepdf.PdfInlineImage, max_pixels: int) -> E
 TRANSFORMED = ("decoded", "adjusted")  # the methods whose files no longer hold the stream's bytes as they are
 
 
-def _encoded(image, filters, raw, space, width, height, max_pixels) -> Encoded:
-    bits = image.get("/BitsPerComponent")
-    bits = bits if type(bits) is int else (1 if space.family == "ImageMask" else 0)
+def _encoded(
+    image: pikepdf.Stream,
+    filters: list[str],
+    raw: bytes,
+    space: colour.Space,
+    width: int,
+    height: int,
+    max_pixels: int,
+) -> Encoded:
+    declared = image.get("/BitsPerComponent")
+    bits = declared if is_int(declared) else (1 if space.family == "ImageMask" else 0)
     if filters == ["DCTDecode"]:
         data, extension, method, size = jpeg(image, raw, space)
         return Encoded(data, extension, *size, bits=8, method=method)
@@ -101,7 +110,9 @@ def _encoded(image, filters, raw, space, width, height, max_pixels) -> Encoded:
     return _decoded(picture, 16 if picture.mode.startswith("I;16") else 8 if picture.mode != "1" else 1)
 
 
-def _jpx(image, codestream, space, max_pixels, stored: bool = True) -> Encoded:
+def _jpx(
+    image: pikepdf.Stream, codestream: bytes, space: colour.Space, max_pixels: int, stored: bool = True
+) -> Encoded:
     """Passed through or decoded (see jpx.py), with the codestream's dimensions, not the dictionary's.
     `stored`: the codestream is the stream's data as stored; one that other filters wrapped is decoded
     (then the manifest's stream_sha256 names the stored data)."""
@@ -156,7 +167,7 @@ def as_stream(inline: pikepdf.PdfInlineImage) -> tuple[pikepdf.Stream, pikepdf.P
     return image, pdf
 
 
-def _copied(pdf: pikepdf.Pdf, value):
+def _copied(pdf: pikepdf.Pdf, value: object) -> Any:
     """A foreign object brought into `pdf`: qpdf copies indirect objects only, so walk direct containers."""
     if isinstance(value, pikepdf.Object) and value.is_indirect:
         return pdf.copy_foreign(value)

@@ -2,6 +2,7 @@
 
 import os
 from pathlib import Path
+from typing import Any
 
 from .errors import Refusal, SandboxError
 from .exits import ChildStopped
@@ -68,7 +69,7 @@ def render_pages(
     return Rendering(pages=result["pages"], images=[RenderedPage(**image) for image in result["images"]])
 
 
-def _produce(args: list[str], out_dir: str | Path, limits: Limits) -> dict:
+def _produce(args: list[str], out_dir: str | Path, limits: Limits) -> dict[str, Any]:
     """Run a child command that writes files into out_dir; a stopped child leaves no partial file."""
     reply = None
     try:
@@ -80,7 +81,8 @@ def _produce(args: list[str], out_dir: str | Path, limits: Limits) -> dict:
             remove_partial_files(Path(out_dir))
     if not reply["ok"]:
         raise SandboxError(reply["code"], reply["message"], permanent=reply["permanent"])
-    return reply["result"]
+    result: dict[str, Any] = reply["result"]
+    return result
 
 
 def remove_partial_files(out_dir: Path) -> None:

@@ -32,7 +32,7 @@ class WorkerStopping(SandboxError):
 
     code = "worker_stopping"
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(self.code, "The worker is stopping; the file was not read to the end.", permanent=False)
 
 

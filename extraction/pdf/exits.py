@@ -10,6 +10,7 @@ import os
 import resource
 import signal
 from dataclasses import dataclass
+from typing import Any
 
 from .errors import SandboxError
 from .limits import Limits
@@ -73,7 +74,7 @@ def cpu_time(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime and stime
 
 
-def reply_of(status: int, usage: Usage, stderr: str, limits: Limits, started: bool = True) -> dict:
+def reply_of(status: int, usage: Usage, stderr: str, limits: Limits, started: bool = True) -> dict[str, Any]:
     """Why a child gave no answer. Exceptions in our code are answered (child.crashed); an exit
     without an answer is native code quitting on this input, unless the child never got ready; a kill
     is the input's doing only at a limit."""

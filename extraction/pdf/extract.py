@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pikepdf
 
-from .draws import Draw, Drawing
+from .draws import Draw, Drawing, Image, Key
 from .encode import Encoded, encode
 from .errors import raise_if_out_of_memory, reason
 from .limits import Limits
@@ -44,8 +44,8 @@ class AssetStore:
         self.out_dir = out_dir
         self.max_pixels = max_pixels
         # By Draw.key: an image object (or an inline image in a given stream) drawn again is not encoded again.
-        self.sha256_of: dict[tuple, str] = {}
-        self.failure_of: dict[tuple, Exception] = {}
+        self.sha256_of: dict[Key, str] = {}
+        self.failure_of: dict[Key, Exception] = {}
         self.by_sha256: dict[str, WrittenImage] = {}
 
     def place(self, draw: Draw, warnings: list[str]) -> None:
@@ -68,7 +68,7 @@ class AssetStore:
             asset.placements.sort()
         return sorted(self.by_sha256.values(), key=lambda a: (a.placements[0], a.sha256))
 
-    def _encode_once(self, image, key) -> Encoded:
+    def _encode_once(self, image: Image, key: Key) -> Encoded:
         if key in self.failure_of:
             raise self.failure_of[key]
         try:

@@ -11,6 +11,7 @@ draws that last entry; a palette shorter than it declares is padded with zeros.
 import pikepdf
 
 from . import colour, samples
+from .values import is_int
 
 PALETTE_BITS = {1: "P;1", 2: "P;2", 4: "P;4", 8: "P"}
 PALETTE_BASES = {"DeviceGray", "DeviceRGB", "CalGray", "CalRGB", "ICCBased"}
@@ -20,11 +21,11 @@ def decodable(image: pikepdf.Stream) -> bool:
     return image.get("/BitsPerComponent") in PALETTE_BITS and well_formed(image.get("/ColorSpace"))
 
 
-def well_formed(colorspace) -> bool:
+def well_formed(colorspace: object) -> bool:
     if not isinstance(colorspace, pikepdf.Array) or len(colorspace) != 4:
         return False
     base, hival = colour.described(colorspace[1]), colorspace[2]
-    return base.family not in ("Indexed", "Pattern", "") and 0 < base.components and type(hival) is int
+    return base.family not in ("Indexed", "Pattern", "") and 0 < base.components and is_int(hival)
 
 
 def from_palette(image: pikepdf.Stream, width: int, height: int) -> tuple[bytes, str, int]:
@@ -39,7 +40,7 @@ def from_palette(image: pikepdf.Stream, width: int, height: int) -> tuple[bytes,
     return looked_up(image.ColorSpace, indices, width, height)
 
 
-def looked_up(colorspace: pikepdf.Array, indices: bytes, width: int, height: int) -> tuple[bytes, str, int]:
+def looked_up(colorspace: pikepdf.Object, indices: bytes, width: int, height: int) -> tuple[bytes, str, int]:
     """Indices (one byte each, at most the palette's last) written with the colours they look up."""
     from PIL import Image
 
@@ -58,11 +59,11 @@ def looked_up(colorspace: pikepdf.Array, indices: bytes, width: int, height: int
     return samples.from_components(bytes(looked_up), width, height, n, base, colour.profile_of(colorspace[1]))
 
 
-def _hival(colorspace: pikepdf.Array) -> int:
+def _hival(colorspace: pikepdf.Object) -> int:
     return max(0, min(255, int(colorspace[2])))
 
 
-def _lookup(value) -> bytes:
+def _lookup(value: pikepdf.Object) -> bytes:
     if isinstance(value, pikepdf.Stream):
         return value.read_bytes()
     return bytes(value)  # a string

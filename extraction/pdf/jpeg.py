@@ -9,13 +9,19 @@ grey or RGB one only without a /Decode that changes it; anything else is decoded
 maps it, and written losslessly (PNG for grey and RGB, CMYK TIFF for four components).
 """
 
+from __future__ import annotations
+
 import io
+from typing import TYPE_CHECKING
 
 import pikepdf
 
 from . import colour
 from .samples import written
 from .wrap import decode_parms
+
+if TYPE_CHECKING:  # Pillow is imported where an image is decoded: it slows every child's start
+    from PIL import Image
 
 SOI = b"\xff\xd8"
 # Inline JPEG data may start after a line break the content stream put after ID.
@@ -38,7 +44,7 @@ def jpeg(image: pikepdf.Stream, raw: bytes, space: colour.Space) -> tuple[bytes,
             return data, "jpg", ("passthrough" if data is raw else "adjusted"), (width, height)
     from PIL import Image
 
-    picture = Image.open(io.BytesIO(data))
+    picture: Image.Image = Image.open(io.BytesIO(data))
     if raw_colours:  # the PDF draws the YCbCr samples as RGB: ask libjpeg not to convert them
         picture.draft("YCbCr", picture.size)
         picture = Image.frombytes("RGB", picture.size, picture.tobytes())
@@ -47,7 +53,7 @@ def jpeg(image: pikepdf.Stream, raw: bytes, space: colour.Space) -> tuple[bytes,
     return drawn(picture, colour.decode_pairs(image, len(picture.getbands())), profile)
 
 
-def _colour_transform_off(image: pikepdf.Stream, frame) -> bool:
+def _colour_transform_off(image: pikepdf.Stream, frame: tuple[int, int, int, bool] | None) -> bool:
     """True when /ColorTransform 0 keeps a three-component JPEG's samples as they are, where libjpeg
     would convert them from YCbCr; an Adobe APP14 marker overrides the dictionary (PDF 1.7, 7.4.8)."""
     parms = decode_parms(image)
@@ -76,7 +82,9 @@ def frame_of(data: bytes) -> tuple[int, int, int, bool] | None:
     return None
 
 
-def drawn(picture, pairs, profile: bytes | None = None) -> tuple[bytes, str, str, tuple[int, int]]:
+def drawn(
+    picture: Image.Image, pairs: list[tuple[float, float]] | None, profile: bytes | None = None
+) -> tuple[bytes, str, str, tuple[int, int]]:
     """The samples mapped as the PDF maps them, written losslessly."""
     picture.load()
     bands = list(picture.split())

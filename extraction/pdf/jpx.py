@@ -19,19 +19,26 @@ stored for 2) and dropped without it. Over an Indexed space each sample is an in
 indexed.py does.
 """
 
+from __future__ import annotations
+
 import struct
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import pikepdf
 
 from . import colour, containers, indexed, openjpeg, samples
+from .values import is_true
+
+if TYPE_CHECKING:  # Pillow is imported where an image is decoded: it slows every child's start
+    from PIL import Image
 
 SOC_SIZ = b"\xff\x4f\xff\x51"
 SIZ_EXTENT = struct.Struct(">IIII")  # Xsiz, Ysiz, XOsiz, YOsiz: the image area is offset to size
 CMYK, SRGB, GREYSCALE, SYCC = 12, 16, 17, 18  # JP2 enumerated colour spaces
 GREY_OR_RGB = {"DeviceGray", "CalGray", "DeviceRGB", "CalRGB", "ICCBased"}
 # Colour components of a JP2 enumerated colour space; other values are left to the PDF's space.
-ENUMERATED_COMPONENTS = {SRGB: 3, GREYSCALE: 1, SYCC: 3, CMYK: 4}
+ENUMERATED_COMPONENTS: dict[int | None, int] = {SRGB: 3, GREYSCALE: 1, SYCC: 3, CMYK: 4}
 # Without a /ColorSpace, the colour components are written as these (others as inks).
 CODESTREAM_SPACES = {
     1: colour.Space("DeviceGray", 1, "DeviceGray"),
@@ -55,7 +62,7 @@ def header_of(data: bytes) -> Header:
     """The JP2 boxes that change a reading and the codestream's SIZ marker; ValueError without one."""
     if data.startswith(SOC_SIZ):
         return Header(*_siz(data, 0))
-    boxes, found = _boxes(data, 0, len(data)), {}
+    boxes, found = _boxes(data, 0, len(data)), dict[bytes, Any]()
     for kind, start, end in boxes:
         if kind == b"jp2h":
             for child, first, last in _boxes(data, start, end):
@@ -108,7 +115,7 @@ def _opacity(cdef: bytes) -> tuple[int, ...]:
 
 def passes_through(image: pikepdf.Stream, header: Header, space: colour.Space) -> bool:
     n = len(header.components)
-    if n not in (1, 3) or header.palette or header.opacity or image.get("/ImageMask") is True:
+    if n not in (1, 3) or header.palette or header.opacity or is_true(image.get("/ImageMask")):
         return False
     if any(c != (8, False, False) for c in header.components):
         return False
@@ -141,7 +148,7 @@ def decoded(image: pikepdf.Stream, data: bytes, header: Header, space: colour.Sp
     return samples.from_components(rows, width, height, colours, written_space, colour.icc_profile(image))
 
 
-def _indexed(colorspace, plane: openjpeg.Plane, header: Header) -> tuple[bytes, str, int]:
+def _indexed(colorspace: pikepdf.Object, plane: openjpeg.Plane, header: Header) -> tuple[bytes, str, int]:
     """Each sample an index into the PDF's palette, as stored (not scaled); past its end, its last entry."""
     if not indexed.well_formed(colorspace):
         raise ValueError("the Indexed colour space of the JPEG 2000 image is malformed")
@@ -162,12 +169,12 @@ def _scaled(plane: openjpeg.Plane, width: int, height: int, bits: int) -> bytes:
     return picture.convert("L").tobytes() if bits == 8 else picture.tobytes("raw", "I;16B")
 
 
-def _full_size(plane: openjpeg.Plane, width: int, height: int):
+def _full_size(plane: openjpeg.Plane, width: int, height: int) -> Image.Image:
     """The plane as a 32-bit Pillow picture, a subsampled one repeated over the pixels it covers."""
     from PIL import Image
 
     picture = Image.frombuffer("I", (plane.width, plane.height), plane.samples, "raw", "I", 0, 1)
-    return picture if picture.size == (width, height) else picture.resize((width, height), Image.NEAREST)
+    return picture if picture.size == (width, height) else picture.resize((width, height), Image.Resampling.NEAREST)
 
 
 def _interleaved(planes: list[bytes], size: int) -> bytes:

@@ -13,6 +13,7 @@ import glob
 import os
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 JP2_SIGNATURE = b"\x00\x00\x00\x0cjP  \r\n\x87\n"
 CODEC_J2K, CODEC_JP2 = 0, 2
@@ -97,11 +98,11 @@ def _plane(component: _Component) -> Plane:
     )
 
 
-def _stream(lib, data: bytes):
+def _stream(lib: ctypes.CDLL, data: bytes) -> tuple[Any, tuple[Any, Any, Any]]:
     """An OpenJPEG input stream reading `data` from memory."""
     position = [0]
 
-    def read(buffer, size, _user):
+    def read(buffer: int, size: int, _user: object) -> int:
         start = position[0]
         if start >= len(data):
             return END_OF_STREAM
@@ -110,12 +111,12 @@ def _stream(lib, data: bytes):
         position[0] += len(chunk)
         return len(chunk)
 
-    def skip(count, _user):
+    def skip(count: int, _user: object) -> int:
         moved = min(max(position[0] + count, 0), len(data)) - position[0]
         position[0] += moved
         return moved if moved or not count else -1
 
-    def seek(offset, _user):
+    def seek(offset: int, _user: object) -> int:
         if not 0 <= offset <= len(data):
             return 0
         position[0] = offset
@@ -131,7 +132,7 @@ def _stream(lib, data: bytes):
 
 
 @cache
-def _library():
+def _library() -> ctypes.CDLL:
     from PIL import Image
 
     shipped = glob.glob(os.path.join(os.path.dirname(os.path.dirname(Image.__file__)), "pillow.libs", "libopenjp2*"))

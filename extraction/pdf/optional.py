@@ -4,6 +4,8 @@ Only the default configuration (/OCProperties /D) counts, as in poppler: an XObj
 whose /OC names a group that is off, or a membership dictionary whose policy fails, is not drawn.
 """
 
+from collections.abc import Callable
+
 import pikepdf
 
 Name = pikepdf.Name
@@ -19,27 +21,27 @@ class OptionalContent:
         except pikepdf.PdfError:  # damaged properties hide nothing, as in a viewer without layers
             self.off = None
 
-    def hidden(self, entry) -> bool:
+    def hidden(self, entry: object) -> bool:
         """Whether an /OC entry hides what carries it; no /OC, or no /OCProperties, hides nothing."""
         if self.off is None or not isinstance(entry, pikepdf.Dictionary):
             return False
         return not self._visible(entry, 0)
 
-    def _visible(self, entry, depth: int) -> bool:
+    def _visible(self, entry: object, depth: int) -> bool:
         if not isinstance(entry, pikepdf.Dictionary) or depth > MAX_EXPRESSION_DEPTH:
             return True
         if entry.get("/Type") != Name.OCMD:
-            return entry.objgen not in self.off
+            return entry.objgen not in (self.off or set())  # set: hidden() asks only then
         expression = entry.get("/VE")
         if isinstance(expression, pikepdf.Array):
             return self._evaluate(expression, depth + 1)
-        groups = entry.get("/OCGs")
-        groups = [groups] if isinstance(groups, pikepdf.Dictionary) else list(groups or ())
+        given = entry.get("/OCGs")
+        groups = [given] if isinstance(given, pikepdf.Dictionary) else list(given or ())
         states = [self._visible(group, depth + 1) for group in groups if isinstance(group, pikepdf.Dictionary)]
         return not states or _POLICIES.get(str(entry.get("/P", "/AnyOn")), any)(states)
 
     def _evaluate(self, expression: pikepdf.Array, depth: int) -> bool:
-        operator, *operands = list(expression) or [None]
+        operator, *operands = list[object](expression) or [None]
         values = [
             self._evaluate(operand, depth + 1)
             if isinstance(operand, pikepdf.Array)
@@ -51,7 +53,7 @@ class OptionalContent:
         return (all if operator == Name.And else any)(values) if values else True
 
 
-_POLICIES = {
+_POLICIES: dict[str, Callable[[list[bool]], bool]] = {
     "/AllOn": all,
     "/AnyOn": any,
     "/AnyOff": lambda states: not all(states),
@@ -59,7 +61,7 @@ _POLICIES = {
 }
 
 
-def _groups_off(properties: pikepdf.Dictionary) -> set:
+def _groups_off(properties: pikepdf.Dictionary) -> set[tuple[int, int]]:
     default = properties.get("/D")
     if not isinstance(default, pikepdf.Dictionary):
         return set()
@@ -69,7 +71,7 @@ def _groups_off(properties: pikepdf.Dictionary) -> set:
     return _objgens(default.get("/OFF"))
 
 
-def _objgens(groups) -> set:
+def _objgens(groups: object) -> set[tuple[int, int]]:
     if not isinstance(groups, pikepdf.Array):
         return set()
     return {group.objgen for group in groups if isinstance(group, pikepdf.Dictionary)}

@@ -48,8 +48,10 @@ def walked(pdf: pikepdf.Pdf, most: int) -> list[pikepdf.Dictionary]:
         if node.get("/Type") == PAGE or (kids is None and node.get("/Type") != PAGES):
             found.append(node)
             continue
-        kids = [kids] if isinstance(kids, pikepdf.Dictionary) else list(kids) if isinstance(kids, pikepdf.Array) else []
-        stack.extend((kid, depth + 1) for kid in reversed(kids))
+        children = (
+            [kids] if isinstance(kids, pikepdf.Dictionary) else list(kids) if isinstance(kids, pikepdf.Array) else []
+        )
+        stack.extend((kid, depth + 1) for kid in reversed(children))
     return found
 
 

@@ -6,15 +6,23 @@ PDF made in memory, and PDFium hands back its decoded bitmap, unrendered: one pi
 /Decode array applied. pypdfium2 is imported here, on the first such image only (see render.py).
 """
 
+from __future__ import annotations
+
 import io
+from typing import TYPE_CHECKING
 
 import pikepdf
+
+if TYPE_CHECKING:
+    from PIL import Image
+
+from .values import is_true
 
 PAGE_IMAGE = b"q %d 0 0 %d 0 0 cm /Im0 Do Q"
 DROPPED = ("/SMask", "/Mask", "/Alternates", "/OC", "/Metadata")
 
 
-def decoded_bitmap(image: pikepdf.Stream, width: int, height: int):
+def decoded_bitmap(image: pikepdf.Stream, width: int, height: int) -> Image.Image:
     """The image as a Pillow picture of mode "1": black where the PDF paints black (or paints, for
     a stencil mask), white elsewhere."""
     import pypdfium2 as pdfium
@@ -25,11 +33,11 @@ def decoded_bitmap(image: pikepdf.Stream, width: int, height: int):
         found = next(iter(page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=1)), None)
         if found is None:
             raise ValueError("PDFium found no image to decode")
-        picture = found.get_bitmap(render=False).to_pil()
+        picture: Image.Image = found.get_bitmap(render=False).to_pil()  # pypdfium2 has no types
     if picture.size != (width, height):
         raise ValueError(f"PDFium decoded {picture.size[0]} x {picture.size[1]} pixels, not {width} x {height}")
     # A stencil comes back as coverage (255 where it paints); painted is written black, see samples.py.
-    painted_is_black = image.get("/ImageMask") is not True
+    painted_is_black = not is_true(image.get("/ImageMask"))
     return picture.convert("L").point(lambda v: 255 if (v >= 128) == painted_is_black else 0).convert("1")
 
 

@@ -3,6 +3,7 @@
 import json
 from dataclasses import asdict, is_dataclass
 from functools import lru_cache
+from typing import Any
 
 from .limits import Limits
 from .results import Extraction, WrittenImage
@@ -29,14 +30,14 @@ def limits_from_json(text: str) -> Limits:
     return Limits(**fields)
 
 
-def extraction_from_dict(result: dict) -> Extraction:
+def extraction_from_dict(result: dict[str, Any]) -> Extraction:
     assets = [
         WrittenImage(**{**asset, "placements": [tuple(p) for p in asset["placements"]]}) for asset in result["assets"]
     ]
     return Extraction(**{**result, "assets": assets})
 
 
-def plain(value):
+def plain(value: object) -> Any:
     """A result as JSON-ready dicts and lists. Not dataclasses.asdict: it deep-copies every value,
     which took a tenth of an extraction's time (and again in the worker, for the job's report)."""
     if is_dataclass(value):

@@ -10,6 +10,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from PIL import Image, ImageChops
 
@@ -79,7 +80,7 @@ def render(
     return Rendering(pages=count, images=images)
 
 
-def render_page(document, number: int, widths: list[int], out_dir: Path) -> list[RenderedPage]:
+def render_page(document: Any, number: int, widths: list[int], out_dir: Path) -> list[RenderedPage]:
     page = document[number - 1]
     try:
         points = page.get_size()
@@ -97,7 +98,7 @@ def render_page(document, number: int, widths: list[int], out_dir: Path) -> list
     return [store(picture, number, width, out_dir) for picture, width in zip(pictures, widths)]
 
 
-def fitted(page, points: tuple[float, float], width: int) -> Image.Image:
+def fitted(page: Any, points: tuple[float, float], width: int) -> Image.Image:
     scale = min(width / points[0], width * MAX_ASPECT / points[1]) * SHRINK
     # Fixed flags and an opaque white ground: the same page gives the same pixels every time.
     bitmap = page.render(
@@ -109,7 +110,8 @@ def fitted(page, points: tuple[float, float], width: int) -> Image.Image:
         fill_color=(255, 255, 255, 255),
     )
     try:
-        return bitmap.to_pil().convert("RGB")
+        picture: Image.Image = bitmap.to_pil()  # pypdfium2 has no types
+        return picture.convert("RGB")
     finally:
         bitmap.close()
 

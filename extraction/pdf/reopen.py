@@ -34,10 +34,10 @@ def reopened(path: str | Path, error: pikepdf.PdfError) -> pikepdf.Pdf | None:
         if PAGE_TREE_ERROR.search(str(error)):
             return pikepdf.open(path, attempt_recovery=True, inherit_page_attributes=False)
         if ENCRYPT_NOT_A_DICTIONARY.search(str(error)):
-            data = ENCRYPT_NAME.sub(b"/Xncrypt", Path(path).read_bytes())
-            return pikepdf.open(io.BytesIO(data), attempt_recovery=True)
-        if NO_ROOT.search(str(error)) and (data := padded_for_its_numbers(Path(path).read_bytes())):
-            return pikepdf.open(io.BytesIO(data), attempt_recovery=True)
+            renamed = ENCRYPT_NAME.sub(b"/Xncrypt", Path(path).read_bytes())
+            return pikepdf.open(io.BytesIO(renamed), attempt_recovery=True)
+        if NO_ROOT.search(str(error)) and (padded := padded_for_its_numbers(Path(path).read_bytes())):
+            return pikepdf.open(io.BytesIO(padded), attempt_recovery=True)
     except pikepdf.PdfError:
         return None
     return None

@@ -7,6 +7,7 @@ the reference for what a viewer draws, finds their names further out.
 """
 
 from dataclasses import dataclass
+from typing import Any
 
 import pikepdf
 
@@ -18,7 +19,7 @@ OPERATORS = (("/XObject", "Do"), ("/ExtGState", "gs"), ("/Pattern", "scn SCN"), 
 @dataclass(frozen=True)
 class Resources:
     dicts: tuple[pikepdf.Dictionary, ...]  # innermost first
-    key: tuple  # tells two chains apart, for caching what a stream draws in each
+    key: tuple[Any, ...]  # tells two chains apart, for caching what a stream draws in each
 
     @classmethod
     def of_page(cls, page: pikepdf.Page) -> "Resources":
@@ -36,7 +37,7 @@ class Resources:
             return self
         return Resources((own, *self.dicts), (_key(own, owner), *self.key))
 
-    def lookup(self, category: str, name) -> pikepdf.Object | None:
+    def lookup(self, category: str, name: object) -> pikepdf.Object | None:
         if not isinstance(name, pikepdf.Name):
             return None
         for resources in self.dicts:
@@ -56,29 +57,28 @@ class Resources:
                     break
         return " ".join(wanted)
 
-    def image_or_form(self, name) -> pikepdf.Stream | None:
+    def image_or_form(self, name: object) -> pikepdf.Stream | None:
         found = self.lookup("/XObject", name)
         return found if isinstance(found, pikepdf.Stream) else None
 
-    def soft_mask_group(self, name) -> pikepdf.Stream | None:
+    def soft_mask_group(self, name: object) -> pikepdf.Stream | None:
         """The group a `gs` draws as the soft mask it sets (PDF 1.7, 11.6.5.2), if any."""
         state = self.lookup("/ExtGState", name)
         smask = state.get("/SMask") if isinstance(state, pikepdf.Dictionary) else None
         group = smask.get("/G") if isinstance(smask, pikepdf.Dictionary) else None
         return group if isinstance(group, pikepdf.Stream) else None
 
-    def tiling_pattern(self, name) -> pikepdf.Stream | None:
+    def tiling_pattern(self, name: object) -> pikepdf.Stream | None:
         """A pattern whose cell is a content stream; shading patterns draw no images."""
         pattern = self.lookup("/Pattern", name)
         return pattern if isinstance(pattern, pikepdf.Stream) and pattern.get("/PatternType") == 1 else None
 
-    def type3_font(self, name) -> pikepdf.Dictionary | None:
+    def type3_font(self, name: object) -> pikepdf.Dictionary | None:
         font = self.lookup("/Font", name)
-        is_type3 = isinstance(font, pikepdf.Dictionary) and font.get("/Subtype") == Name.Type3
-        return font if is_type3 else None
+        return font if isinstance(font, pikepdf.Dictionary) and font.get("/Subtype") == Name.Type3 else None
 
 
-def _key(resources: pikepdf.Dictionary, owner: pikepdf.Object) -> tuple:
+def _key(resources: pikepdf.Dictionary, owner: pikepdf.Object) -> tuple[Any, ...]:
     # A shared /Resources object (one for every page of a bundle) is one key; a direct one is its owner's.
     return resources.objgen if resources.is_indirect else ("in", owner.objgen)
 
@@ -90,13 +90,13 @@ def glyph_procedures(font: pikepdf.Dictionary) -> list[pikepdf.Stream]:
     return [procedure for procedure in procedures.values() if isinstance(procedure, pikepdf.Stream)]
 
 
-def appearance(annotation) -> pikepdf.Stream | None:
+def appearance(annotation: object) -> pikepdf.Stream | None:
     """The normal appearance poppler draws for an annotation: none if hidden (/F bits 2 and 6)."""
     if not isinstance(annotation, pikepdf.Dictionary) or _flags(annotation) & (2 | 32):
         return None
-    streams = annotation.get("/AP").get("/N") if isinstance(annotation.get("/AP"), pikepdf.Dictionary) else None
+    streams: object = ap.get("/N") if isinstance(ap := annotation.get("/AP"), pikepdf.Dictionary) else None
     if isinstance(streams, pikepdf.Dictionary) and not isinstance(streams, pikepdf.Stream):
-        state = annotation.get("/AS")
+        state: object = annotation.get("/AS")
         if not isinstance(state, pikepdf.Name) and len(streams) == 1:
             state = next(iter(streams.keys()))  # /AS is required here; poppler takes a lone state
         streams = streams.get(state) if isinstance(state, (pikepdf.Name, str)) else None

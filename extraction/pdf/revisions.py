@@ -47,7 +47,7 @@ def check_last_revision(path: str | Path, eof: int, header: int = 0) -> None:
         _check_located(pdf, named, start + pointer.start(), header)
 
 
-def _check_located(pdf, named: int, pointer_at: int, header: int) -> None:
+def _check_located(pdf: mmap.mmap, named: int, pointer_at: int, header: int) -> None:
     prev = _prev(pdf, named, pointer_at, header)
     # A linearized file's pointer names its first-page section, whose /Prev is the main one, later on.
     last = prev if prev is not None and named < prev < pointer_at and _is_section(pdf, prev, pointer_at) else named
@@ -64,7 +64,7 @@ def _check_located(pdf, named: int, pointer_at: int, header: int) -> None:
         raise _refusal("the bytes between its last two end-of-file markers are not the objects of an update")
 
 
-def _previous_marker(pdf, start: int, end: int) -> int:
+def _previous_marker(pdf: mmap.mmap, start: int, end: int) -> int:
     """The last `%%EOF` in [start, end) that ends a revision, -1 if none: one right before `endstream` is data."""
     at = pdf.rfind(EOF, start, end)
     while at >= 0 and STREAM_END.match(pdf, at + len(EOF)):
@@ -72,7 +72,7 @@ def _previous_marker(pdf, start: int, end: int) -> int:
     return at
 
 
-def _first_section(pdf, last: int, before: int | None, previous: int, pointer_at: int, header: int) -> int:
+def _first_section(pdf: mmap.mmap, last: int, before: int | None, previous: int, pointer_at: int, header: int) -> int:
     """The first of the last revision's sections: `last`, or the section its `/Prev` names after the
     previous marker when nothing but that section's own table and trailer lies between the two."""
     section = last
@@ -86,16 +86,16 @@ def _first_section(pdf, last: int, before: int | None, previous: int, pointer_at
     return section
 
 
-def _ends_a_section(pdf, section: int, following: int) -> bool:
+def _ends_a_section(pdf: mmap.mmap, section: int, following: int) -> bool:
     """Whether the bytes before `following` end the section at `section`: a trailer's `>>`, or a stream's `endobj`."""
     end = max(pdf.rfind(b">>", section, following), pdf.rfind(b"endobj", section, following))
     if end < 0:
         return False
     end += 2 if pdf[end : end + 2] == b">>" else len(b"endobj")
-    return GAP.match(pdf, end, following).end() == following
+    return _gap_end(pdf, end, following) == following
 
 
-def _check_unlocated(pdf, eof: int) -> None:
+def _check_unlocated(pdf: mmap.mmap, eof: int) -> None:
     """The pointer is missing or leads nowhere (qpdf will rebuild the table): an earlier marker then
     must at least be followed by something that starts like a revision and has its keywords."""
     previous = _previous_marker(pdf, 0, eof)
@@ -110,14 +110,14 @@ def _check_unlocated(pdf, eof: int) -> None:
         raise _refusal("the bytes between its last two end-of-file markers are not an incremental update")
 
 
-def _is_section(pdf, at: int, limit: int) -> bool:
+def _is_section(pdf: mmap.mmap, at: int, limit: int) -> bool:
     if not 0 <= at < limit:
         return False
     head = pdf[at : min(at + SECTION_BYTES, limit)]
     return head.lstrip(PADDING).startswith(b"xref") or XREF_STREAM.match(head) is not None
 
 
-def _prev(pdf, at: int, limit: int, header: int) -> int | None:
+def _prev(pdf: mmap.mmap, at: int, limit: int, header: int) -> int | None:
     """The /Prev of the section at `at`: in its trailer (a table) or its dictionary (a stream)."""
     head = pdf[at : min(at + SECTION_BYTES, limit)]
     if head.lstrip(PADDING).startswith(b"xref"):
@@ -128,16 +128,20 @@ def _prev(pdf, at: int, limit: int, header: int) -> int | None:
     return int(found[1]) + header if found else None
 
 
-def _is_revision(pdf, start: int, end: int) -> bool:
+def _is_revision(pdf: mmap.mmap, start: int, end: int) -> bool:
     """Nothing, or objects from the first byte to the last `endobj` (blanks and comments around them)."""
-    if GAP.match(pdf, start, end).end() == end:
+    if _gap_end(pdf, start, end) == end:
         return True
     last = pdf.rfind(b"endobj", max(start, end - TAIL_BYTES), end)
     return (
-        bool(REVISION_START.match(pdf, start, end))
-        and last >= 0
-        and GAP.match(pdf, last + len(b"endobj"), end).end() == end
+        bool(REVISION_START.match(pdf, start, end)) and last >= 0 and _gap_end(pdf, last + len(b"endobj"), end) == end
     )
+
+
+def _gap_end(pdf: mmap.mmap, start: int, end: int) -> int:
+    """Where the blanks and comments from `start` end (GAP matches nothing at all too, so it always matches)."""
+    gap = GAP.match(pdf, start, end)
+    return gap.end() if gap else start
 
 
 def _refusal(why: str) -> Refusal:

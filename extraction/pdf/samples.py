@@ -16,12 +16,18 @@ Samples of 1, 2 or 4 bits are scaled to 8 bits (v * 255 / (2^bits - 1)), which i
 padded with zero samples.
 """
 
+from __future__ import annotations
+
 import io
 import zlib
+from typing import TYPE_CHECKING
 
 import pikepdf
 
 from . import colour, containers
+
+if TYPE_CHECKING:  # Pillow is imported where an image is decoded: it slows every child's start
+    from PIL import Image
 
 PNG_MODES = {"1", "L", "LA", "P", "RGB", "RGBA", "I", "I;16"}
 PNG_LEVEL = 6
@@ -29,7 +35,7 @@ SCALED = {2: "L;2", 4: "L;4", 8: "L"}
 INVERTED = bytes(255 - b for b in range(256))  # every bit of a byte flipped
 
 
-def written(image) -> tuple[bytes, str]:
+def written(image: Image.Image) -> tuple[bytes, str]:
     """Lossless and deterministic: fixed settings, no metadata but the colour profile."""
     icc = image.info.get("icc_profile")
     profile = {"icc_profile": icc} if icc else {}
@@ -74,7 +80,16 @@ def _bilevel(data: bytes, width: int, height: int, inverted: bool) -> tuple[byte
     return *written(picture), 1
 
 
-def _eight(image, data, width, height, n, bits, pairs, space) -> tuple[bytes, str, int]:
+def _eight(
+    image: pikepdf.Stream,
+    data: bytes,
+    width: int,
+    height: int,
+    n: int,
+    bits: int,
+    pairs: list[tuple[float, float]] | None,
+    space: colour.Space,
+) -> tuple[bytes, str, int]:
     from PIL import Image
 
     if n == 1 and bits == 1 and (colour.is_identity(pairs) or colour.is_inversion(pairs)):
@@ -85,19 +100,21 @@ def _eight(image, data, width, height, n, bits, pairs, space) -> tuple[bytes, st
         picture = Image.frombytes("L", (width, height), data, "raw", SCALED[bits])
     else:
         samples = data if bits == 8 else _unpacked(data, width * n, height, bits)
-        picture = _picture(samples, width, height, n, space)
-        if picture is None:
+        inks = _picture(samples, width, height, n, space)
+        if inks is None:
             return _inks(samples, width, height, n, 8), "tif", 8
-    if not colour.is_identity(pairs):
+        picture = inks
+    if pairs is not None and not colour.is_identity(pairs):
         picture = Image.merge(picture.mode, [b.point(colour.table(p)) for b, p in zip(picture.split(), pairs)])
     if profile := colour.icc_profile(image):
         picture.info["icc_profile"] = profile
     return *written(picture), 8
 
 
-def _picture(samples: bytes, width: int, height: int, n: int, space):
+def _picture(samples: bytes, width: int, height: int, n: int, space: colour.Space) -> Image.Image | None:
     from PIL import Image
 
+    mode: str | None = None
     if space.family == "Lab":
         mode = "LAB"
     else:  # DeviceN inks are never RGB, even three of them
@@ -106,7 +123,7 @@ def _picture(samples: bytes, width: int, height: int, n: int, space):
 
 
 def from_components(
-    data: bytes, width: int, height: int, n: int, space, profile: bytes | None = None
+    data: bytes, width: int, height: int, n: int, space: colour.Space, profile: bytes | None = None
 ) -> tuple[bytes, str, int]:
     """8-bit samples of the `n` components of `space`, interleaved, written as `from_samples` writes them."""
     from PIL import Image
@@ -130,9 +147,11 @@ def _unpacked(data: bytes, per_row: int, height: int, bits: int) -> bytes:
     return bytes(out)
 
 
-def sixteen(data, width, height, n, pairs) -> tuple[bytes, str, int]:
+def sixteen(
+    data: bytes, width: int, height: int, n: int, pairs: list[tuple[float, float]] | None
+) -> tuple[bytes, str, int]:
     """PNG stores 16-bit samples big-endian as PDF does; the TIFF here is little-endian."""
-    if not colour.is_identity(pairs):
+    if pairs is not None and not colour.is_identity(pairs):
         data = _mapped16(data, pairs)
     if n in containers.PNG_COLOR_TYPES:
         row = width * n * 2
@@ -143,7 +162,7 @@ def sixteen(data, width, height, n, pairs) -> tuple[bytes, str, int]:
     return _inks(bytes(swapped), width, height, n, 16), "tif", 16
 
 
-def _mapped16(data: bytes, pairs) -> bytes:
+def _mapped16(data: bytes, pairs: list[tuple[float, float]]) -> bytes:
     if colour.is_inversion(pairs):  # 65535 - v, byte by byte
         return data.translate(INVERTED)
     n, out = len(pairs), bytearray(data)

@@ -25,6 +25,7 @@ import threading
 import time
 from functools import partial
 from pathlib import Path
+from typing import IO, Any, cast
 
 from .errors import SandboxError, WorkerStopping
 from .exits import ChildStopped, Usage, cpu_time, reply_of
@@ -42,7 +43,7 @@ STOP_GRACE_SECONDS = 2
 MALLOC_TOP_PAD = 16 * 1024 * 1024
 
 
-def run_child(args: list[str], limits: Limits) -> dict:
+def run_child(args: list[str], limits: Limits) -> dict[str, Any]:
     """Run one child command and return its JSON reply; WorkerStopping once `stop_children` was called."""
     if _pool.stopping:
         raise WorkerStopping()
@@ -84,11 +85,13 @@ class Child:
                 "child_unavailable", f"The PDF process could not start ({exc}).", permanent=False
             ) from None
         self.pid = self.process.pid
+        # Popen's pipes (stdin=PIPE, stdout=PIPE): never None.
+        self.stdin, self.stdout = cast(IO[bytes], self.process.stdin), cast(IO[bytes], self.process.stdout)
         self.ready = False
         self.cpu_before = 0.0  # its CPU seconds when its last command began
         # One selector for the child's life: making one per reply cost three system calls a command.
         self.selector = selectors.DefaultSelector()
-        self.selector.register(self.process.stdout, selectors.EVENT_READ)
+        self.selector.register(self.stdout, selectors.EVENT_READ)
 
     def wait_ready(self, timeout: float) -> bytes | None:
         """READY once the child has imported everything (at once if it said so before); b"" when
@@ -99,15 +102,15 @@ class Child:
             return line
         return READY
 
-    def ask(self, args: list[str], limits: Limits) -> dict:
+    def ask(self, args: list[str], limits: Limits) -> dict[str, Any]:
         self.commands += 1
         stderr_from = self.stderr.seek(0, os.SEEK_END)
         if started := (line := self.wait_ready(limits.wall_seconds)) == READY:
             request = json.dumps({"args": args, "limits": limits_to_json(limits)}) + "\n"
             self.cpu_before = cpu_time(self.pid)
             try:
-                self.process.stdin.write(request.encode())
-                self.process.stdin.flush()
+                self.stdin.write(request.encode())
+                self.stdin.flush()
             except OSError:
                 pass  # it died while idle: its exit status below says how
             line = self._read_line(limits.wall_seconds)
@@ -117,7 +120,8 @@ class Child:
             raise ChildStopped("timeout", f"Reading the PDF took longer than its {limits.wall_seconds} s limit.")
         if line:
             try:
-                return json.loads(line)
+                reply: dict[str, Any] = json.loads(line)
+                return reply
             except ValueError:
                 pass
         return reply_of(*self._exit_status(), self._stderr_since(stderr_from), limits, started)
@@ -125,7 +129,7 @@ class Child:
     def _read_line(self, timeout: float) -> bytes | None:
         """The reply line; b"" when the child exited first, None when the wall clock ran out."""
         deadline = time.monotonic() + timeout
-        out = self.process.stdout
+        out = self.stdout
         received = b""
         while not received.endswith(b"\n"):
             left = deadline - time.monotonic()
@@ -168,15 +172,15 @@ class Child:
         """Close its input (a warm child exits on end of input), and kill it if it does not."""
         if self.process.poll() is None:
             try:
-                self.process.stdin.close()
+                self.stdin.close()
                 self.process.wait(timeout=STOP_GRACE_SECONDS)
             except (OSError, subprocess.TimeoutExpired):
                 self.process.kill()
                 self.process.wait()
         self.selector.close()
-        self.process.stdout.close()
-        if not self.process.stdin.closed:
-            self.process.stdin.close()
+        self.stdout.close()
+        if not self.stdin.closed:
+            self.stdin.close()
         self.stderr.close()
 
     def forget(self) -> None:
@@ -187,7 +191,7 @@ class Child:
         the number would let the object close it once more when it is freed, by then perhaps a file
         this process opened since. An idle child's stdin holds nothing unwritten, and closing the
         selector's copy leaves the parent's registrations alone."""
-        for stream in (self.selector, self.process.stdin, self.process.stdout, self.stderr):
+        for stream in (self.selector, self.stdin, self.stdout, self.stderr):
             try:
                 stream.close()
             except (OSError, ValueError):
@@ -197,7 +201,7 @@ class Child:
 class Pool:
     """Idle warm children of this process; each thread takes one for a command and gives it back."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.lock = threading.Lock()
         self.idle: list[Child] = []
         self.busy: set[Child] = set()  # children mid-command (changed without the lock: see stop_children)
@@ -272,7 +276,7 @@ def idle_pids() -> list[int]:
         return [child.pid for child in _pool.idle]
 
 
-def rlimits(limits: Limits) -> list[tuple[int, int]]:
+def rlimits(limits: Limits) -> list[tuple[int, int, int]]:
     # The CPU limit is set by the child before each command (see the module docstring).
     # No core files: SIGXCPU would otherwise dump one.
     wanted = [(resource.RLIMIT_AS, limits.memory_bytes, limits.memory_bytes), (resource.RLIMIT_CORE, 0, 0)]

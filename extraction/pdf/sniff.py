@@ -4,6 +4,7 @@ import os
 import re
 import zipfile
 from pathlib import Path
+from typing import BinaryIO
 
 from .errors import Refusal
 from .limits import Limits
@@ -127,7 +128,7 @@ def leading_bytes(path: str | Path) -> int:
         return max(0, f.read(HEAD_BYTES).find(PDF_HEADER))
 
 
-def content_end(f, size: int) -> int:
+def content_end(f: BinaryIO, size: int) -> int:
     """Where the padding at the end of the file begins. Scanners and some writers pad a PDF with NULs or
     whitespace, of any length (pypdf's `selenium-pypdf-issue-177`: 20 KiB of NULs); padding holds nothing,
     so it is not bounded, and it is read backwards in blocks so that a long run costs no memory."""

@@ -3,9 +3,13 @@
 import base64
 import binascii
 from collections.abc import Iterable, Iterator
+from typing import Any, cast
 
 import pikepdf
 from zlib_ng import zlib_ng  # the same inflate as zlib, about twice as fast
+
+# zlib-ng's stub declares `error` as an instance; it is the exception class inflating raises.
+INFLATE_ERROR = cast(type[Exception], zlib_ng.error)
 
 CHUNK = 1 << 20
 WHITESPACE = b" \t\r\n\f\x00"
@@ -37,7 +41,7 @@ COMPONENTS = {
 UNKNOWN_COMPONENTS = 4
 
 
-def filter_names(stream_dict: pikepdf.Dictionary | dict) -> list[str]:
+def filter_names(stream_dict: pikepdf.Object | dict[str, Any]) -> list[str]:
     """The stream's filters as bare names, abbreviations expanded; odd values kept as text."""
     value = stream_dict.get("/Filter")
     if value is None:
@@ -50,7 +54,7 @@ def filter_names(stream_dict: pikepdf.Dictionary | dict) -> list[str]:
     return names
 
 
-def components(colorspace) -> int:
+def components(colorspace: object) -> int:
     if isinstance(colorspace, pikepdf.Array) and len(colorspace):
         family = str(colorspace[0])
         detail = colorspace[1] if len(colorspace) > 1 else None
@@ -62,7 +66,7 @@ def components(colorspace) -> int:
     return COMPONENTS.get(str(colorspace), UNKNOWN_COMPONENTS)
 
 
-def declared_image_bytes(image: pikepdf.Dictionary | dict, width: int, height: int) -> int:
+def declared_image_bytes(image: pikepdf.Object | dict[str, Any], width: int, height: int) -> int:
     """Decoded size an image declares: rows of width * components * bits, byte-padded."""
     if bool(image.get("/ImageMask", False)):
         comps, bits = 1, 1
@@ -72,7 +76,7 @@ def declared_image_bytes(image: pikepdf.Dictionary | dict, width: int, height: i
     return (width * comps * bits + 7) // 8 * height
 
 
-def _int(value, default: int) -> int:
+def _int(value: object, default: int) -> int:
     return int(value) if isinstance(value, int) else default
 
 
@@ -98,7 +102,7 @@ def decoded_size_exceeds(raw: bytes, filters: list[str], limit: int) -> bool:
             total += len(chunk)
             if total > limit:
                 return True
-    except (zlib_ng.error, ValueError, binascii.Error):
+    except (INFLATE_ERROR, ValueError, binascii.Error):
         return False
     return False
 

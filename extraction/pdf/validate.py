@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, BinaryIO
 
 import pikepdf
 
@@ -17,6 +18,7 @@ from .pagetree import PageTree
 from .reopen import reopened
 from .results import Inspection
 from .sniff import leading_bytes
+from .values import is_int
 
 HEAD_CHUNK = 4096  # most object dictionaries fit in one read
 SCAN_OVERLAP = 64  # longer than "stream"
@@ -112,7 +114,7 @@ class Source:
         self.was_repaired = self.was_repaired or any(REPAIR_WARNING.search(w) for w in warnings)
         return self.was_repaired
 
-    def flags(self) -> dict:
+    def flags(self) -> dict[str, Any]:
         """Asked once reading is done."""
         return {"encrypted": self.encrypted, "repaired": self.repaired(), "leading_bytes": self.leading_bytes}
 
@@ -158,7 +160,9 @@ def check_declared_lengths(path: str | Path, source: Source, limits: Limits) -> 
     pattern = re.compile(rb"/Length\s+(\d{%d,})" % len(str(limits.max_stream_bytes)))
     # qpdf counts offsets from `%PDF-`, as the table does: bytes before it shift them all.
     offsets = sorted(
-        source.leading_bytes + entry.offset for entry in source.pdf.get_xref_table().values() if entry.type == 1
+        source.leading_bytes + (entry.offset or 0)  # type 1: an object at an offset
+        for entry in source.pdf.get_xref_table().values()
+        if entry.type == 1
     )
     with open(path, "rb") as f:
         size = f.seek(0, os.SEEK_END)
@@ -169,7 +173,7 @@ def check_declared_lengths(path: str | Path, source: Source, limits: Limits) -> 
                 raise too_large_stream(f"declares a /Length of {int(match.group(1))} bytes", limits)
 
 
-def object_head(f, most: int) -> bytes:
+def object_head(f: BinaryIO, most: int) -> bytes:
     """The object's bytes up to its `stream` keyword (or all of them): its dictionary."""
     head = b""
     while len(head) < most:
@@ -245,8 +249,8 @@ def check_nested_active(obj: pikepdf.Object, where: str) -> None:
             continue
         if not isinstance(item, pikepdf.Array):
             check_active(item, where)
-            item = item.values()
-        pending.extend(c for c in item if isinstance(c, CONTAINERS) and not c.is_indirect)
+        values = item if isinstance(item, pikepdf.Array) else item.values()
+        pending.extend(c for c in values if isinstance(c, CONTAINERS) and not c.is_indirect)
 
 
 def check_active(item: pikepdf.Dictionary, where: str) -> None:
@@ -289,9 +293,9 @@ def check_stream(stream: pikepdf.Stream, where: str, limits: Limits) -> None:
         raise too_large_stream(f"({where}) decodes to more than the limit", limits)
 
 
-def check_image(image: dict, where: str, limits: Limits) -> None:
+def check_image(image: pikepdf.Object | dict[str, Any], where: str, limits: Limits) -> None:
     width, height = image.get("/Width"), image.get("/Height")
-    if not all(type(n) is int and n > 0 for n in (width, height)):
+    if not (is_int(width) and width > 0 and is_int(height) and height > 0):
         raise Refusal("image_too_large", f"An image ({where}) declares impossible dimensions.")
     if width * height > limits.max_pixels:
         raise Refusal(

@@ -36,13 +36,15 @@ def libraries() -> dict[str, str]:
         "pypdfium2": importlib.metadata.version("pypdfium2"),
         "pdfium": pdfium_build(),
         "zlib-ng": importlib.metadata.version("zlib-ng"),
-        "zlib-ng.library": zlib_ng.ZLIBNG_RUNTIME_VERSION,
+        "zlib-ng.library": str(zlib_ng.ZLIBNG_RUNTIME_VERSION),
     }
 
 
 def pdfium_build() -> str:
     """Like pypdfium2.version.PDFIUM_INFO.version ("159.0.8149.0@sourcebuild-toolchained")."""
     spec = importlib.util.find_spec("pypdfium2_raw")  # finds the package without running it
+    if spec is None or spec.origin is None:
+        raise ImportError("pypdfium2_raw is not installed")
     info = json.loads((Path(spec.origin).parent / "version.json").read_text())
     version = ".".join(str(info[part]) for part in ("major", "minor", "build", "patch"))
     return f"{version}@{info['origin']}" if info.get("origin") else version

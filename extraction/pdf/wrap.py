@@ -8,11 +8,14 @@ image declares: a corrupt or short stream is left to the decoder, which reports 
 """
 
 from decimal import Decimal
+from typing import Any
 
 import pikepdf
 from zlib_ng import zlib_ng  # the same inflate as zlib, about twice as fast
 
 from . import containers
+from .streams import INFLATE_ERROR
+from .values import is_int
 
 DEVICE_COMPONENTS = {"/DeviceGray": 1, "/DeviceRGB": 3, "/DeviceCMYK": 4}
 PNG_PREDICTORS = range(10, 16)  # all mean "each row names its own PNG filter"
@@ -37,7 +40,7 @@ def plain_samples(image: pikepdf.Stream) -> tuple[int, int] | None:
     if image.get("/ImageMask") or not isinstance(colorspace, pikepdf.Name):
         return None
     components = DEVICE_COMPONENTS.get(str(colorspace))
-    if components is None or type(bits) is not int or bits not in (1, 8) or (bits == 1 and components != 1):
+    if components is None or not is_int(bits) or bits not in (1, 8) or (bits == 1 and components != 1):
         return None
     decode = image.get("/Decode")
     if decode is not None and _numbers(decode) != [0.0, 1.0] * components:
@@ -45,7 +48,7 @@ def plain_samples(image: pikepdf.Stream) -> tuple[int, int] | None:
     return components, bits
 
 
-def _numbers(value) -> list[float] | None:
+def _numbers(value: object) -> list[float] | None:
     if not isinstance(value, pikepdf.Array) or not all(isinstance(v, (int, float, Decimal)) for v in value):
         return None
     return [float(v) for v in value]
@@ -74,7 +77,7 @@ def _fax(image: pikepdf.Stream, width: int, height: int) -> tuple[bytes, str] | 
     """Group 4 only: Group 3 data in PDF may lack the row markers TIFF readers expect."""
     parms = decode_parms(image)
     k = parms.get("/K", 0) if parms is not None else 0
-    if plain_samples(image) != (1, 1) or type(k) is not int or k >= 0:
+    if parms is None or plain_samples(image) != (1, 1) or not is_int(k) or k >= 0:
         return None
     if parms.get("/EncodedByteAlign") or _int(parms.get("/Columns"), CCITT_DEFAULT_COLUMNS) != width:
         return None
@@ -84,9 +87,9 @@ def _fax(image: pikepdf.Stream, width: int, height: int) -> tuple[bytes, str] | 
     return containers.fax_tiff(width, height, black_is_one, image.read_raw_bytes()), "tif"
 
 
-def decode_parms(image: pikepdf.Stream) -> pikepdf.Dictionary | dict | None:
+def decode_parms(image: pikepdf.Stream) -> pikepdf.Dictionary | dict[str, Any] | None:
     """The parameters of the stream's only filter ({} when it has none); None when they are malformed."""
-    value = image.get("/DecodeParms")
+    value: object = image.get("/DecodeParms")
     if isinstance(value, pikepdf.Array):
         value = value[0] if len(value) == 1 else False
     if value is None:
@@ -94,13 +97,13 @@ def decode_parms(image: pikepdf.Stream) -> pikepdf.Dictionary | dict | None:
     return value if isinstance(value, pikepdf.Dictionary) else None
 
 
-def _same_layout(parms, components: int, bits: int, width: int) -> bool:
+def _same_layout(parms: pikepdf.Dictionary | dict[str, Any], components: int, bits: int, width: int) -> bool:
     declared = (_int(parms.get("/Colors"), 1), _int(parms.get("/BitsPerComponent"), 8), _int(parms.get("/Columns"), 1))
     return declared == (components, bits, width)
 
 
-def _int(value, default: int) -> int:
-    return value if type(value) is int else (default if value is None else -1)
+def _int(value: object, default: int) -> int:
+    return value if is_int(value) else (default if value is None else -1)
 
 
 def inflates_to(raw: bytes, size: int, png_row: int = 0) -> bool:
@@ -121,6 +124,6 @@ def inflates_to(raw: bytes, size: int, png_row: int = 0) -> bool:
             total += len(chunk)
             if total > size:
                 return False
-    except zlib_ng.error:
+    except INFLATE_ERROR:
         return False
     return inflater.eof and total == size and not inflater.unused_data

@@ -26,6 +26,7 @@ from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from email import policy
+from email.message import Message
 from email.parser import BytesParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -89,7 +90,7 @@ PROFILES = {
 class Request:
     method: str
     path: str
-    headers: object  # the handler's email.message.Message: case-insensitive get()
+    headers: Message  # the handler's: case-insensitive get()
     body: bytes
 
 
@@ -132,6 +133,11 @@ class Simulator:
     tests can move it. Counters for tests: `submissions`, `job_ids_by_key`, `requests`.
     """
 
+    # Set by start(): the server, the temp directory of inputs and outputs, the extractions' threads.
+    _server: "Server"
+    _root: Path
+    _pool: ThreadPoolExecutor
+
     def __init__(
         self,
         host: str = "127.0.0.1",
@@ -153,9 +159,9 @@ class Simulator:
         self.faults = PROFILES[profile](Knobs(**knobs))
         self._key, self._clock, self._limits, self._workers = api_key.encode(), clock, limits, workers
         self.max_upload_bytes = limits.max_bytes
-        self._data_dir, self._root, self._server, self._pool = data_dir, None, None, None
+        self._data_dir = data_dir
         self._lock = threading.Lock()
-        self._seen = Counter()  # for faults that depend on what came before
+        self._seen: Counter[str] = Counter()  # for faults that depend on what came before
         self.jobs: dict[str, Job] = {}
         self.job_ids_by_key: dict[str, str] = {}
         self.requests: list[tuple[str, str, int | None]] = []  # status None: dropped unanswered
@@ -199,7 +205,7 @@ class Simulator:
     def wait_idle(self, timeout: float | None = None) -> bool:
         """Wait for every extraction to end (a held job is still reported running afterwards)."""
         with self._lock:
-            futures = [job.future for job in self.jobs.values()]
+            futures = [job.future for job in self.jobs.values() if job.future is not None]
         return not wait(futures, timeout).not_done
 
     def handle(self, request: Request) -> Reply:
@@ -416,14 +422,12 @@ def parse_form(request: Request) -> dict[str, bytes]:
         return {}
     head = f"Content-Type: {content_type}\r\n\r\n".encode("latin-1")
     message = BytesParser(policy=policy.HTTP).parsebytes(head + request.body)
-    return (
-        {
-            part.get_param("name", header="content-disposition"): part.get_payload(decode=True)
-            for part in message.iter_parts()
-        }
-        if message.is_multipart()
-        else {}
-    )
+    parts: dict[str, bytes] = {}
+    for part in message.iter_parts() if message.is_multipart() else ():
+        name, payload = part.get_param("name", header="content-disposition"), part.get_payload(decode=True)
+        if isinstance(name, str) and isinstance(payload, bytes):
+            parts[name] = payload
+    return parts
 
 
 def page_warning(text: str) -> dict:
@@ -445,7 +449,8 @@ class Server(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, address, simulator: Simulator):
-        self.simulator, self.connections, self.connections_lock = simulator, set(), threading.Lock()
+        self.simulator, self.connections_lock = simulator, threading.Lock()
+        self.connections: set[socket.socket] = set()
         super().__init__(address, Handler)
 
     def process_request(self, request, client_address):
@@ -471,6 +476,7 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as pooled clients expect
     server_version = "infrai-simulator/1"
     timeout = 60  # an idle keep-alive connection is closed after this long
+    server: Server
 
     def do_GET(self):
         self.serve()

@@ -1,9 +1,11 @@
 """Every action says what it did, and values read as a person would write them."""
 
 import pytest
+from django.db.models.signals import post_save
 from django.urls import reverse
 
-from audit.models import ActivityEvent, Manifest, RetentionPolicy
+from audit import review
+from audit.models import ActivityEvent, Manifest, RetentionPolicy, ReviewFlag
 from audit.review import raise_flag
 from extraction.intake.staging import submit_bundle
 from extraction.runner import run_job
@@ -84,3 +86,24 @@ def test_the_manifests_list_filters_those_that_need_review_and_counts_their_open
     assert "three.pdf" in needs and "clean.pdf" not in needs and '<td class="field-open_flags">1</td>' in needs
     clear = admin_client.get(url + "?review=clear").content.decode()
     assert "clean.pdf" in clear and "three.pdf" not in clear
+
+
+def test_a_flag_another_reviewer_wins_meanwhile_is_left_out_of_what_was_queued(admin_client, manifest):
+    first = raise_flag(manifest, [1], "missing_image", "", "rita")
+    second = raise_flag(manifest, [2], "missing_image", "", "rita")
+    sams = []  # the flag Sam requested
+
+    def sam_requests_the_other_flag(sender, instance, created, **kwargs):
+        # Sam's request lands while the action is between the two flags it loaded as open.
+        if instance.action == "reextraction_requested" and not sams:
+            sams.append(second.pk if instance.object_id == str(first.pk) else first.pk)
+            review.request_reextraction(ReviewFlag.objects.get(pk=sams[0]), "sam")
+
+    post_save.connect(sam_requests_the_other_flag, sender=ActivityEvent)
+    try:
+        said = messages_after(admin_client, "reviewflag", "request_reextraction", [first.pk, second.pk])
+    finally:
+        post_save.disconnect(sam_requests_the_other_flag, sender=ActivityEvent)
+
+    ours = ReviewFlag.objects.exclude(pk=sams[0]).get(pk__in=[first.pk, second.pk])
+    assert said == [f"Re-extraction queued for 1 flag(s): job {ours.reextraction_job_id}."]

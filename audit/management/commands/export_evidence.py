@@ -16,10 +16,10 @@ def moment(text: str, *, end_of_day: bool = False) -> dt.datetime:
         parsed = None if day else dateparse.parse_datetime(text)
     except ValueError:
         parsed = day = None
-    if parsed is None and day is None:
-        raise CommandError(f"{text!r} is not a date (YYYY-MM-DD) or a datetime (YYYY-MM-DDTHH:MM[:SS][+HH:MM]).")
     if day is not None:
         parsed = dt.datetime.combine(day + dt.timedelta(days=1 if end_of_day else 0), dt.time())
+    if parsed is None:
+        raise CommandError(f"{text!r} is not a date (YYYY-MM-DD) or a datetime (YYYY-MM-DDTHH:MM[:SS][+HH:MM]).")
     return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed)
 
 
