@@ -18,7 +18,7 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .package import Options, Report
+    from .report import Options, Report
 
 PASS, FAIL, UNPINNED, FINDINGS = 0, 1, 3, 4
 MAX_ARGUMENT_FILE = 16 * 1024 * 1024
@@ -81,7 +81,7 @@ def _options(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Optio
             if not sep:
                 parser.error(f"{args.key_file}: expected id=key lines")
             secrets[key_id.strip()] = key.strip()
-    from .package import Options
+    from .report import Options
 
     options = Options(secrets=secrets, origin=args.origin)
     if args.public_keys:
@@ -127,7 +127,7 @@ def _print_findings(report: Report) -> None:
 
 
 def summary_lines(report: Report) -> list[str]:
-    from .package import LEFT_OUT
+    from .report import LEFT_OUT
 
     index, c = report.index or {}, report.counts
     scope = given if isinstance(given := index.get("scope"), dict) else {}

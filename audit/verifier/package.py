@@ -10,23 +10,16 @@ from __future__ import annotations
 
 import hashlib
 import zipfile
-from dataclasses import dataclass, field
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from . import bounded, notes, package_log
-from .canonical import parse_time
 from .keys import ED25519, Trust, read_key_list
+from .report import Options, Report
 
 if TYPE_CHECKING:
-    from cryptography import x509
+    pass
 
 FIXED_MEMBERS = {"README.txt", "index.json", "index.sig.json", "verify_evidence.pyz", "keys.json"}
-LEFT_OUT = {
-    "not_included": "asset(s) not included (package exported without assets)",
-    "outside_case": "asset(s) of the manifest outside this case's pages, not included",
-    "retained_away": "file(s) deleted under retention, as retention events in index.json record",
-}
 STORED_COPY_PROBLEMS = {
     "missing": "at export time its file was missing from the output store",
     "differs": "at export time its file in the output store differed from the database copy",
@@ -44,63 +37,6 @@ RETENTION_FIELDS = {
 LEDGER_RETENTION = 5  # the format from which retention events are ledger records
 LEDGER_CASE_MAPS = 6  # and case maps
 LEDGER_ACTIVITY = 7  # and activity events (a date range carries those recorded within it)
-COUNTS = ("manifests", "assets", "signatures", "log_proofs", "earlier_checkpoints", "timestamps", "boundaries")
-
-
-@dataclass
-class Options:
-    pinned: object = None  # the portal's published key list (JSON), obtained separately
-    secrets: dict[str, str] = field(default_factory=dict)  # HMAC key id -> secret, for signatures from before Ed25519
-    earlier: tuple[str, object] | None = None  # (note seen before, consistency proof document or None)
-    tsa: x509.Certificate | None = None
-    origin: str | None = None  # the log origin the auditor expects
-
-
-@dataclass
-class Report:
-    problems: list[str] = field(default_factory=list)
-    findings: list[tuple[Any, Any]] = field(
-        default_factory=list
-    )  # (run, finding) the portal's newest run recorded in scope
-    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys((*COUNTS, *LEFT_OUT), 0))
-    unsigned: dict[str, int] = field(
-        default_factory=dict
-    )  # HMAC key id -> signatures left unchecked for want of its key
-    signers: set[str] = field(default_factory=set)
-    retention: list[dict[str, Any]] = field(default_factory=list)  # signed bodies of retention events that verified
-    pinned: bool = False
-    trust: Trust = field(default_factory=Trust)
-    timestamp_unchecked: bool = False
-    timestamped_at: datetime | None = None
-    index: dict[str, Any] | None = None
-    manifest_bytes: dict[str, bytes] = field(
-        default_factory=dict
-    )  # member name -> bytes, read once for hashes and proofs
-    record_leaves: dict[Any, datetime | None] = field(
-        default_factory=dict
-    )  # leaf index -> a case map's or activity's signed time
-
-    def fail(self, where: str, what: str) -> None:
-        self.problems.append(f"{where}: {what}")
-
-    def check_signature(self, where: str, body: bytes, signature: object, key_id: object, at: object = None) -> bool:
-        """`at`: the time the statement gives itself, which must fall inside its key's validity period."""
-        key_id = key_id if isinstance(key_id, str) else ""
-        if not key_id.startswith(ED25519) and key_id not in self.trust.secrets:
-            self.unsigned[key_id] = self.unsigned.get(key_id, 0) + 1
-            return False
-        signed_at = parse_time(at)
-        if key_id.startswith(ED25519) and signed_at is None:
-            self.fail(where, f"gives no time it was signed at ({at!r}), so key {key_id}'s validity cannot be checked")
-            return False
-        problem = self.trust.problem(body, signature if isinstance(signature, str) else "", key_id, signed_at)
-        if problem:
-            self.fail(where, problem[0].lower() + problem[1:].rstrip("."))
-            return False
-        self.counts["signatures"] += 1
-        if key_id.startswith(ED25519):
-            self.signers.add(key_id)
-        return True
 
 
 def verify(zf: zipfile.ZipFile, options: Options) -> Report:

@@ -23,7 +23,7 @@ from .canonical import parse_time
 if TYPE_CHECKING:
     from cryptography import x509
 
-    from .package import Options, Report
+    from .report import Options, Report
 
 
 def open_head(index: dict[str, Any], options: Options, report: Report) -> notes.Checkpoint | None:
