@@ -161,7 +161,6 @@ def _write(job, document, ordered, names, attempt_number, at, written: list[str]
         correlation_id=job.bundle.correlation_id,
         extractor=job.extractor,
         extractor_version=job.extractor_version,
-        input_sha256=job.bundle.correlation_id,
         page_count=job.bundle.page_count,
         body=body.decode("ascii"),
         sha256=sha256,

@@ -299,7 +299,6 @@ class Loader:
             correlation_id=bundle.correlation_id,
             extractor=job.extractor,
             extractor_version=job.extractor_version,
-            input_sha256=bundle.correlation_id,
             page_count=bundle.page_count,
             body=body.decode("ascii"),
             sha256=digest,

@@ -147,7 +147,6 @@ class ManifestAdmin(ReadOnlyAdmin):
         "correlation_id",
         "extractor",
         "extractor_version",
-        "input_sha256",
         "page_count",
         "sha256",
         "previous_sha256",

@@ -47,7 +47,6 @@ class Manifest(WriteOnceModel):
     correlation_id = models.CharField(max_length=64, db_index=True)
     extractor = models.CharField(max_length=100)
     extractor_version = models.CharField(max_length=100)
-    input_sha256 = models.CharField(max_length=64)
     page_count = models.PositiveIntegerField()
     body = models.TextField(help_text="Canonical JSON (ASCII), exactly the bytes that were hashed")
     sha256 = models.CharField(max_length=64, unique=True)
