@@ -8,7 +8,7 @@ from django.utils import timezone
 from .intake import decision
 from .intake.queue import enqueue_job
 from .models import Attempt, Job, SubmissionSwitch
-from .signals import alert
+from .signals import alert_about
 
 
 def reconcile(at=None) -> dict:
@@ -32,13 +32,7 @@ def _alert_newly_late(at=None) -> None:
     now = at or timezone.now()
     window = timedelta(minutes=2 * settings.PAGETRAIL_RECONCILE_EVERY_MINUTES)
     for job in Job.objects.active().filter(deadline__lt=now, deadline__gte=now - window):
-        alert.send(
-            Job,
-            kind="job_past_deadline",
-            key=f"job-{job.pk}-late",
-            link=job.admin_link(),
-            message=f"Job {job.pk} is {job.status} past its deadline.",
-        )
+        alert_about(job, "job_past_deadline", f"job-{job.pk}-late", f"Job {job.pk} is {job.status} past its deadline.")
 
 
 def wake(jobs, at=None) -> int:

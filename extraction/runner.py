@@ -27,7 +27,7 @@ from .models import Attempt, Job, SubmissionSwitch
 from .pdf import WorkerStopping
 from .providers import ProviderError, get_provider
 from .providers.base import load_report, save_report
-from .signals import alert
+from .signals import alert_about
 
 log = logging.getLogger(__name__)
 DAMAGED_DOWNLOAD = ("asset_mismatch", "download_failed")
@@ -245,13 +245,7 @@ def _hold_for_storage(job: Job, token, worker: str, exc: stores.StorageUnavailab
     if not exc.recorded:
         attempt = Attempt.begin(job, Attempt.Kind.STORE, worker)
         attempt.record_outcome(Attempt.Outcome.RETRY, error_code=STORAGE_UNAVAILABLE, error_message=exc.message)
-    alert.send(
-        Job,
-        kind=STORAGE_UNAVAILABLE,
-        key=f"storage-unavailable-{exc.store}",
-        link=job.admin_link(),
-        message=f"Job {job.pk} is held: {exc.message}",
-    )
+    alert_about(job, STORAGE_UNAVAILABLE, f"storage-unavailable-{exc.store}", f"Job {job.pk} is held: {exc.message}")
     if job.past_deadline():
         return _fail(job, STORAGE_UNAVAILABLE, f"{exc.message} It still failed at the job's deadline.")
     job.mark_held(STORAGE_UNAVAILABLE, f"{exc.message} The job waits and tries again.")
@@ -291,13 +285,7 @@ def _enqueue_wake_up(job: Job) -> None:
 
 def _mark_unknown(job: Job, code: str, message: str) -> None:
     if job.mark_unknown(code, message):
-        alert.send(
-            Job,
-            kind="job_unknown",
-            key=f"job-{job.pk}-unknown",
-            link=job.admin_link(),
-            message=f"Job {job.pk} ({job.provider}) is unknown: {message}",
-        )
+        alert_about(job, "job_unknown", f"job-{job.pk}-unknown", f"Job {job.pk} ({job.provider}) is unknown: {message}")
 
 
 def _fail(job: Job, code: str, message: str) -> str:

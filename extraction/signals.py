@@ -8,3 +8,8 @@ activity = Signal()
 # Sent when people must act (a job became unknown or passed its deadline, the kill switch moved):
 # kind, key (one open alert per key), message, link. The audit app turns it into an alert.
 alert = Signal()
+
+
+def alert_about(job, kind: str, key: str, message: str) -> None:
+    """An alert about one job, linked to its page (`key`: one open alert per key)."""
+    alert.send(type(job), kind=kind, key=key, link=job.admin_link(), message=message)
