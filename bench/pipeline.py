@@ -33,7 +33,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -45,6 +44,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 from typing import Any, cast
+
+from core import processes
 
 from . import runners
 from .corpus import make_corpus
@@ -155,9 +156,7 @@ def run(
         env = embedded_env(data_dir, workers, production or {})
         result["hashing"] = hash_inputs(files)
         result["extractor"] = [extractor_alone(files, data_dir / "reference", workers)]
-        done = subprocess.run(
-            [sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env, capture_output=True, text=True
-        )
+        done = processes.manage(env, "migrate", "--noinput")
         if done.returncode:
             raise RuntimeError(f"manage.py migrate failed:\n{done.stdout}\n{done.stderr}")
         cluster = start_cluster(env, data_dir / "qcluster.log")
@@ -212,14 +211,7 @@ def start_cluster(env: dict, log: Path) -> subprocess.Popen:
     """The plain `manage.py qcluster`, in a session of its own: its workers and their PDF children can
     all be signalled."""
     with open(log, "w") as out:
-        return subprocess.Popen(
-            [sys.executable, "manage.py", "qcluster"],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        return processes.start_qcluster(env, out)
 
 
 def wait_until_ready(cluster: subprocess.Popen, log: Path, workers: int) -> None:
@@ -236,22 +228,10 @@ def wait_until_ready(cluster: subprocess.Popen, log: Path, workers: int) -> None
 
 
 def stop_cluster(cluster: subprocess.Popen) -> str:
-    """SIGTERM (the cluster finishes the task in hand), then SIGKILL to its whole process group after
-    the grace period, and to whatever of the group outlived it: no process may be left behind."""
-    start, how = time.monotonic(), "already exited"
-    if cluster.poll() is None:
-        cluster.send_signal(signal.SIGTERM)
-        try:
-            cluster.wait(STOP_GRACE_SECONDS)
-            how = f"stopped by SIGTERM in {time.monotonic() - start:.1f} s"
-        except subprocess.TimeoutExpired:
-            how = f"still running {STOP_GRACE_SECONDS} s after SIGTERM: SIGKILLed"
-    try:
-        os.killpg(cluster.pid, signal.SIGKILL)  # its session's pgid is its pid
-    except ProcessLookupError:
-        pass
-    cluster.wait()
-    return how
+    """core.processes.stop, timed: how long the cluster took to finish the task in hand."""
+    start = time.monotonic()
+    how = processes.stop(cluster, STOP_GRACE_SECONDS)
+    return f"{how} in {time.monotonic() - start:.1f} s" if how == "stopped by SIGTERM" else how
 
 
 def cleanup(data_dir: Path) -> None:

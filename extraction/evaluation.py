@@ -8,47 +8,27 @@ The managed provider is the bundled simulator unless INFRAI_BASE_URL/INFRAI_API_
 import json
 import os
 import secrets
-import signal
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from core import processes
 from core.percentiles import percentile
-
-ROOT = Path(__file__).resolve().parent.parent
-PRODUCTION_VARS = ("DATABASE_URL", "REDIS_URL", "PAGETRAIL_INPUT_BUCKET", "PAGETRAIL_OUTPUT_BUCKET")
 
 
 class Deployment:
     def __init__(self, data_dir: Path, **env):
-        inherited = {k: v for k, v in os.environ.items() if k not in PRODUCTION_VARS}
         self.data_dir = data_dir
-        self.env = {**inherited, "PAGETRAIL_DATA_DIR": str(data_dir), **{k: str(v) for k, v in env.items()}}
+        self.env = processes.embedded_env(data_dir, **env)
 
     def manage(self, *args, check=True) -> str:
-        done = subprocess.run(
-            [sys.executable, "manage.py", *map(str, args)],
-            cwd=ROOT,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=3600,
-        )
+        done = processes.manage(self.env, *args)
         if check and done.returncode:
             raise RuntimeError(f"manage.py {args[0]} failed: {done.stderr[-2000:]}")
         return done.stdout
 
     def run_until_settled(self, timeout: float) -> list[dict]:
-        worker = subprocess.Popen(
-            [sys.executable, "manage.py", "qcluster"],
-            cwd=ROOT,
-            env=self.env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        worker = processes.start_qcluster(self.env)
         try:
             deadline = time.monotonic() + timeout
             while time.monotonic() < deadline:
@@ -58,17 +38,7 @@ class Deployment:
                 time.sleep(1)
             raise RuntimeError(f"jobs did not settle within {timeout:.0f}s")
         finally:
-            _stop(worker)
-
-
-def _stop(worker: subprocess.Popen) -> None:
-    """Everything has settled: ask the cluster to stop, and insist if it takes its time."""
-    os.killpg(worker.pid, signal.SIGTERM)
-    try:
-        worker.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        os.killpg(worker.pid, signal.SIGKILL)
-        worker.wait(timeout=15)
+            processes.stop(worker, grace=15)  # everything has settled: ask it to stop, insist if it takes its time
 
 
 def evaluate(corpus: Path, concurrency: int, providers: list[str], timeout: float = 1800) -> dict:

@@ -5,12 +5,11 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-PRODUCTION_VARS = ("DATABASE_URL", "REDIS_URL", "PAGETRAIL_INPUT_BUCKET", "PAGETRAIL_OUTPUT_BUCKET")
+from core import processes
+from core.processes import ROOT  # noqa: F401 (the project root, as other tests import it from here)
 
 
 class Portal:
@@ -19,25 +18,13 @@ class Portal:
     def __init__(self, data_dir: Path, **env):
         self.data_dir = data_dir
         data_dir.mkdir(parents=True, exist_ok=True)
-        inherited = {k: v for k, v in os.environ.items() if k not in PRODUCTION_VARS}
-        self.env = {
-            **inherited,
-            "PAGETRAIL_DATA_DIR": str(data_dir),
-            "DJANGO_SETTINGS_MODULE": "portal.settings",
-            "PYTHONUNBUFFERED": "1",
-            **{k: str(v) for k, v in env.items()},
-        }
+        self.env = processes.embedded_env(
+            data_dir, DJANGO_SETTINGS_MODULE="portal.settings", PYTHONUNBUFFERED="1", **env
+        )
         self.workers: list[subprocess.Popen] = []
 
     def manage(self, *args, check=True, timeout=120) -> subprocess.CompletedProcess:
-        done = subprocess.run(
-            [sys.executable, "manage.py", *map(str, args)],
-            cwd=ROOT,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
+        done = processes.manage(self.env, *args, timeout=timeout)
         if check and done.returncode != 0:
             raise AssertionError(f"manage.py {' '.join(map(str, args))} failed:\n{done.stdout}\n{done.stderr}")
         return done
@@ -49,14 +36,7 @@ class Portal:
         """A `qcluster`; `queue="pagetrail-previews"` starts the one for page previews."""
         log = open(self.data_dir / f"worker-{len(self.workers)}.log", "w")
         env = {**self.env, "Q_CLUSTER_NAME": queue} if queue else self.env
-        proc = subprocess.Popen(
-            [sys.executable, "manage.py", "qcluster"],
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        proc = processes.start_qcluster(env, log)
         self.workers.append(proc)
         return proc
 
