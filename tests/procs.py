@@ -5,11 +5,11 @@ import os
 import signal
 import sqlite3
 import subprocess
-import time
 from pathlib import Path
 
 from core import processes
 from core.processes import ROOT  # noqa: F401 (the project root, as other tests import it from here)
+from tests.waiting import wait_until
 
 
 class Portal:
@@ -59,13 +59,10 @@ class Portal:
             return db.execute(sql, params).fetchall()
 
     def wait_for(self, sql: str, *params, timeout=120.0, interval=0.02):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            rows = self.query(sql, *params)
-            if rows and rows[0][0]:
-                return rows
-            time.sleep(interval)
-        raise AssertionError(f"timed out waiting for: {sql} {params}")
+        """The rows of `sql` once its first value is true."""
+        return wait_until(
+            lambda: (found := self.query(sql, *params)) and found[0][0] and found, timeout, f"{sql} {params}", interval
+        )
 
     def files_under(self, *parts) -> list[Path]:
         root = self.data_dir.joinpath(*parts)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.procs import ROOT, Portal
+from tests.waiting import wait_until
 
 CHUNK = memoryview(bytes(1024 * 1024))
 BOUNDARY = "pagetrail-attack"
@@ -71,16 +72,14 @@ class WebServer:
         self.wait_until_serving()
 
     def wait_until_serving(self, timeout=60.0):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        def serving() -> bool:
             assert self.process.poll() is None, self.log()
             try:
-                if request(self.port, b"GET /admin/login/ HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").status == 200:
-                    return
+                return request(self.port, b"GET /admin/login/ HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").status == 200
             except OSError:
-                pass
-            time.sleep(0.1)
-        raise AssertionError(f"the server did not answer:\n{self.log()}")
+                return False
+
+        wait_until(serving, timeout, lambda: f"the server did not answer:\n{self.log()}", interval=0.1)
 
     def bearer(self) -> str:
         """An Authorization header with the token of a service account `feeder` (created once)."""
@@ -99,12 +98,12 @@ class WebServer:
         return f"Cookie: sessionid={key}; csrftoken={'a' * 32}\r\n"
 
     def wait_for_log(self, text: str, timeout=10.0) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if text in (log := self.log()):
-                return log
-            time.sleep(0.05)
-        raise AssertionError(f"{text!r} never appeared in the log:\n{self.log()[-2000:]}")
+        return wait_until(
+            lambda: text in (log := self.log()) and log,
+            timeout,
+            lambda: f"{text!r} never appeared in the log:\n{self.log()[-2000:]}",
+            interval=0.05,
+        )
 
     def pids(self) -> list[int]:
         """The server and its worker processes."""
