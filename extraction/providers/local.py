@@ -1,6 +1,5 @@
 """The self-hosted extractor: pikepdf in a resource-limited child process."""
 
-import json
 import shutil
 from pathlib import Path
 
@@ -39,10 +38,9 @@ class LocalProvider(Provider):
         return f"local-{job.idempotency_key[:24]}"
 
     def check(self, job, work_dir: Path) -> JobReport:
-        result_path = work_dir / "result.json"
-        if not result_path.exists():
-            self._extract(job, work_dir, result_path)
-        result = json.loads(result_path.read_text())
+        """The whole extraction, once a try: the runner keeps the final report (providers.base.save_report), so a
+        retried download reads it and never extracts again."""
+        result = plain(self._extract(job, work_dir))
         assets = tuple(
             ReportedImage(key=a.pop("filename"), **{**a, "placements": tuple(tuple(p) for p in a["placements"])})
             for a in result["assets"]
@@ -64,7 +62,7 @@ class LocalProvider(Provider):
             raise ProviderError("asset_missing", f"Extracted file {asset.key} is gone.", permanent=False)
         return path
 
-    def _extract(self, job, work_dir: Path, result_path: Path) -> None:
+    def _extract(self, job, work_dir: Path) -> pdf.Extraction:
         out_dir = work_dir / "extracted"
         shutil.rmtree(out_dir, ignore_errors=True)  # a killed earlier try may have left part of a run
         out_dir.mkdir(parents=True)
@@ -77,6 +75,4 @@ class LocalProvider(Provider):
             raise ProviderError(exc.code, exc.message, permanent=exc.permanent) from exc
         finally:
             copied.unlink(missing_ok=True)
-        tmp = result_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(plain(extraction)))
-        tmp.rename(result_path)
+        return extraction
