@@ -37,8 +37,8 @@ def size(n: int | None) -> str:
 
 
 def timestamp(at: datetime | None) -> str:
-    """To the second, in the portal's time zone (UTC unless configured)."""
-    return timezone.localtime(at).strftime("%Y-%m-%d %H:%M:%S") if at else "–"
+    """To the second, in the portal's time zone (PAGETRAIL_TIME_ZONE, UTC unless configured), named."""
+    return timezone.localtime(at).strftime("%Y-%m-%d %H:%M:%S %Z") if at else "–"
 
 
 def page_ranges(pages) -> str:

@@ -7,6 +7,7 @@ environment variables only (docs/configuration.md lists them all).
 
 import base64
 import secrets
+import zoneinfo
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -186,7 +187,11 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 LANGUAGE_CODE = "en-us"
-TIME_ZONE = "UTC"
+# The zone every time in the portal is shown in, named beside it ("2026-12-02 15:28:46 CET"); the API and exports
+# give ISO 8601 with the offset whatever it is.
+TIME_ZONE = env.str("PAGETRAIL_TIME_ZONE", default="UTC")
+if TIME_ZONE not in zoneinfo.available_timezones():
+    raise ImproperlyConfigured(f"PAGETRAIL_TIME_ZONE={TIME_ZONE!r} is not an IANA time zone (e.g. Europe/Zurich, UTC).")
 USE_I18N = True
 USE_TZ = True
 FORMAT_MODULE_PATH = ["core.formats"]  # timestamps to the second (core/formats/en/formats.py)

@@ -32,3 +32,16 @@ def test_activity_details_read_as_words():
         "pages: 4, 9-10; with assets: yes; scope: everything"
     )
     assert display.details(None) == ""
+
+
+def test_a_time_reads_with_its_zone(settings):
+    from datetime import UTC, datetime
+
+    from django.utils import formats, timezone
+
+    at = datetime(2026, 12, 2, 15, 28, 46, tzinfo=UTC)
+    assert display.timestamp(at) == "2026-12-02 15:28:46 UTC"
+    settings.TIME_ZONE = "Europe/Zurich"
+    with timezone.override("Europe/Zurich"):
+        assert display.timestamp(at) == "2026-12-02 16:28:46 CET"
+        assert formats.date_format(timezone.localtime(at), "DATETIME_FORMAT") == "2026-12-02 16:28:46 CET"

@@ -56,6 +56,12 @@ def test_inputs_and_outputs_can_never_share_a_store(tmp_path):
     assert done.returncode != 0 and "must not share a store" in done.stderr
 
 
+def test_an_unknown_time_zone_refuses_to_start(tmp_path):
+    done = run(tmp_path, "check", PAGETRAIL_TIME_ZONE="Mars/Olympus_Mons")
+    assert done.returncode != 0 and "PAGETRAIL_TIME_ZONE='Mars/Olympus_Mons' is not an IANA time zone" in done.stderr
+    assert run(tmp_path, "check", PAGETRAIL_TIME_ZONE="Europe/Zurich").returncode == 0
+
+
 def test_the_configuration_reference_documents_every_environment_variable_the_settings_read():
     root = Path(__file__).resolve().parent.parent
     settings_text = (root / "portal" / "settings.py").read_text()
