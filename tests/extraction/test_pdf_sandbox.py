@@ -369,3 +369,18 @@ def test_a_child_stopped_at_its_cpu_limit_is_the_files_doing_though_its_usage_sh
     at_the_limit = Usage(cpu_total=60.2, cpu_before=0.5, peak_bytes=2**28)  # SIGXCPU at 59.7 s of the command
     early = Usage(cpu_total=8.5, cpu_before=0.5, peak_bytes=2**28)  # an operator's kill -9 at 8 s
     assert at_the_limit.reached(limits) and not early.reached(limits)
+
+
+def test_a_child_stopped_by_sigxcpu_is_at_its_cpu_limit_whatever_its_sampled_usage_shows():
+    import signal
+
+    from extraction.pdf.exits import ChildStopped, Usage, reply_of
+
+    limits = Limits(cpu_seconds=1, memory_bytes=2**31)
+    sampled_low = Usage(cpu_total=1.0, cpu_before=0.2, peak_bytes=2**27)  # as a loaded CI machine once read it
+    with pytest.raises(ChildStopped) as caught:
+        reply_of(-signal.SIGXCPU, sampled_low, "", limits)
+    assert caught.value.code == "resource_limit"
+    with pytest.raises(SandboxError) as killed:  # the same usage under an operator's kill -9: not the file's doing
+        reply_of(-signal.SIGKILL, sampled_low, "", limits)
+    assert killed.value.code == "child_killed"
