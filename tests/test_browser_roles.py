@@ -46,6 +46,7 @@ def twelve_pages(directory):
 def test_an_uploader_follows_an_upload_to_its_completed_job_and_its_evidence(browser, live_server, tmp_path, queued):
     from playwright.sync_api import expect
 
+    from audit.models import Manifest
     from extraction.models import Job
     from extraction.runner import run_job
 
@@ -64,15 +65,15 @@ def test_an_uploader_follows_an_upload_to_its_completed_job_and_its_evidence(bro
     in_a_thread(run_job, job.pk).join()  # the extraction worker's part
     expect(page.locator("#job-status")).to_have_text("completed")
     expect(page.locator("#job-story")).to_have_attribute("data-live-state", "final")  # live.js stopped polling
-    links = page.locator("#job-links")
-    for label in ("bundle mixed.pdf", "download the input PDF", "manifest 1", "review page", "6 asset(s)"):
+    links, manifest = page.locator("#job-links"), f"manifest {Manifest.objects.get().sequence}"  # its leaf index
+    for label in ("bundle mixed.pdf", "download the input PDF", manifest, "review page", "6 asset(s)"):
         expect(links).to_contain_text(label)
 
     with page.expect_download() as download:
         page.click("#job-links >> text=download the input PDF")
     assert download.value.suggested_filename.endswith(".pdf")
     for label, lands_on, shows in (
-        ("manifest 1", "**/admin/audit/manifest/*/change/", "p00001-000.jpg"),
+        (manifest, "**/admin/audit/manifest/*/change/", "p00001-000.jpg"),
         ("review page", "**/review/*/", "5 of 5 pages"),
         ("6 asset(s)", "**/admin/audit/asset/?manifest__id__exact=*", "6 assets"),
     ):
@@ -123,7 +124,7 @@ def test_a_reviewer_finds_the_pages_without_an_image_flags_one_and_sees_it_marke
 def test_a_compliance_officer_watches_a_run_end_and_exports_the_evidence(browser, live_server, tmp_path, queued):
     from playwright.sync_api import expect
 
-    from audit.models import Asset, VerificationRun
+    from audit.models import Asset, Manifest, VerificationRun
     from audit.verify import execute
 
     completed_job(tmp_path, case_label="claim 1042")
@@ -156,7 +157,8 @@ def test_a_compliance_officer_watches_a_run_end_and_exports_the_evidence(browser
     page.select_option("select[name=action]", "export_evidence_action")
     with page.expect_download() as download:
         page.click("button[name=index]")
-    assert download.value.suggested_filename == "pagetrail-evidence-claim-1042-000001-000001.zip"
+    sequence = Manifest.objects.get().sequence  # named by its case label and the manifests' sequence range
+    assert download.value.suggested_filename == f"pagetrail-evidence-claim-1042-{sequence:06d}-{sequence:06d}.zip"
 
 
 def draft_policy(page, live_server, input_days: str):

@@ -139,6 +139,7 @@ def test_the_job_page_moves_from_queued_to_completed_by_itself_and_links_its_evi
     from django_q.conf import Conf
     from playwright.sync_api import expect
 
+    from audit.models import Manifest
     from extraction.intake.staging import submit_bundle
     from extraction.runner import run_job
 
@@ -160,7 +161,7 @@ def test_the_job_page_moves_from_queued_to_completed_by_itself_and_links_its_evi
     for label in (
         "bundle claims-1042.pdf",
         "download the input PDF",
-        "manifest 1",
+        f"manifest {Manifest.objects.get().sequence}",
         "review page",
         "6 asset(s)",
         "0 open flag(s)",
