@@ -25,6 +25,7 @@ class BundleAccessInline(ReadOnlyInline):
     """Which service accounts sent these bytes, each seeing the bundle through its own access."""
 
     model = BundleAccess
+    verbose_name_plural = "service accounts that sent these bytes"
     fields = ("account", "job", "created_at")
     readonly_fields = fields
 

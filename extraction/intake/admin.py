@@ -70,7 +70,17 @@ class SubmissionAdmin(ReadOnlyAdmin):
     )
     list_filter = ("state", "error_code", "created_at")
     search_fields = ("=sha256", "original_filename", "submitted_by")
-    readonly_fields = [f.name for f in Submission._meta.fields]
+    # "retryable" reads as a word of ours: said in a sentence instead, and only of a refusal.
+    exclude = ("retryable",)
+    readonly_fields = [*(f.name for f in Submission._meta.fields if f.name != "retryable"), "send_again"]
+
+    @admin.display(description="May it be sent again?")
+    def send_again(self, submission: Submission) -> str:
+        if submission.state != Submission.State.REFUSED:
+            return "–"
+        if submission.retryable:
+            return "Yes: it was refused for a fault of this machine, not of the file."
+        return "No: the file itself was refused; the same bytes will be refused again."
 
     def get_urls(self):
         return [

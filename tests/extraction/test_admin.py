@@ -165,6 +165,9 @@ def test_a_refused_upload_shows_its_code_and_sentence_on_its_page(admin_client, 
     page = admin_client.get(response["Location"]).content.decode()
     assert "Refused (not_pdf)" in page and "Open job" not in page
     assert Rejection.objects.get().code == "not_pdf" and not Bundle.objects.exists()
+    change = admin_client.get(reverse("admin:extraction_submission_change", args=[Submission.objects.get().pk]))
+    said = change.content.decode()
+    assert "No: the file itself was refused" in said and "fault of this machine: send it again" not in said
 
 
 def test_another_users_submission_page_is_a_404(admin_client, client, tmp_path):
