@@ -10,7 +10,7 @@ from django.core.exceptions import (
     TooManyFieldsSent,
     TooManyFilesSent,
 )
-from django.http import HttpResponseForbidden, JsonResponse
+from django.http import HttpResponseForbidden, HttpResponseNotFound, JsonResponse
 from django.template.loader import render_to_string
 from django.views import defaults
 
@@ -57,3 +57,11 @@ def forbidden(request, exception=None):
         return api_error(403, "forbidden", "This service account may not do this.")
     context = {**admin.site.each_context(request), "title": "You may not open this page"}
     return HttpResponseForbidden(render_to_string("403.html", context, request=request))
+
+
+def not_found(request, exception=None):
+    """In the admin's style with its navigation (Django's own page is bare), saying nothing of what was asked."""
+    if is_api(request):
+        return api_error(404, "not_found", "There is nothing at this address.")
+    context = {**admin.site.each_context(request), "title": "There is no such page"}
+    return HttpResponseNotFound(render_to_string("404.html", context, request=request))

@@ -12,6 +12,7 @@ from portal.api import api, unknown_route
 admin.site.site_header = "Pagetrail"
 admin.site.site_title = "Pagetrail"
 admin.site.index_title = "Extraction jobs and their evidence"
+admin.site.site_url = None  # the portal is the admin: a "View site" link led back to it
 # The lists need the width (file name, case label, state, pages, assets, flags at 1280 px); the home page
 # and the breadcrumbs lead everywhere the sidebar did.
 admin.site.enable_nav_sidebar = False
@@ -19,6 +20,7 @@ admin.site.login_form = mfa.SecondFactorLoginForm
 admin.site.login_template = "portal/login.html"
 handler400 = "portal.errors.bad_request"
 handler403 = "portal.errors.forbidden"
+handler404 = "portal.errors.not_found"
 handler500 = "portal.errors.server_error"
 
 urlpatterns = [
