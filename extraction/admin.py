@@ -235,10 +235,15 @@ class JobAdmin(ReadOnlyAdmin):
 
 @admin.register(Rejection)
 class RejectionAdmin(ReadOnlyAdmin):
-    list_display = ("created_at", "code", "original_filename", "size", "submitted_by")
+    list_display = ("created_at", "code", "original_filename", "size_shown", "submitted_by")
     list_filter = ("code", "created_at")
     search_fields = ("=sha256", "original_filename", "submitted_by")
-    readonly_fields = [f.name for f in Rejection._meta.fields]
+    exclude = ("size",)
+    readonly_fields = [*(f.name for f in Rejection._meta.fields if f.name != "size"), "size_shown"]
+
+    @admin.display(description="size", ordering="size")
+    def size_shown(self, rejection: Rejection) -> str:
+        return display.size(rejection.size)
 
 
 @admin.register(SubmissionSwitch)

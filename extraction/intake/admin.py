@@ -8,6 +8,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from core import display
 from core.admin_base import ReadOnlyAdmin
 
 from ..models import SubmissionSwitch
@@ -55,13 +56,16 @@ def _switch_note() -> str:
     return f" Submissions to providers are stopped{why}: the job waits in the queue until they are started again."
 
 
+SHOWN_OTHERWISE = ("retryable", "size")
+
+
 @admin.register(Submission)
 class SubmissionAdmin(ReadOnlyAdmin):
     list_display = (
         "id",
         "state",
         "original_filename",
-        "size",
+        "size_shown",
         "submitted_by",
         "error_code",
         "tries",
@@ -70,9 +74,14 @@ class SubmissionAdmin(ReadOnlyAdmin):
     )
     list_filter = ("state", "error_code", "created_at")
     search_fields = ("=sha256", "original_filename", "submitted_by")
-    # "retryable" reads as a word of ours: said in a sentence instead, and only of a refusal.
-    exclude = ("retryable",)
-    readonly_fields = [*(f.name for f in Submission._meta.fields if f.name != "retryable"), "send_again"]
+    # "retryable" reads as a word of ours: said in a sentence instead, and only of a refusal; the size for a person.
+    exclude = SHOWN_OTHERWISE
+    readonly_fields = [*(f.name for f in Submission._meta.fields if f.name not in SHOWN_OTHERWISE), "size_shown"]
+    readonly_fields += ["send_again"]
+
+    @admin.display(description="size", ordering="size")
+    def size_shown(self, submission: Submission) -> str:
+        return display.size(submission.size)
 
     @admin.display(description="May it be sent again?")
     def send_again(self, submission: Submission) -> str:

@@ -168,6 +168,7 @@ def test_a_refused_upload_shows_its_code_and_sentence_on_its_page(admin_client, 
     change = admin_client.get(reverse("admin:extraction_submission_change", args=[Submission.objects.get().pk]))
     said = change.content.decode()
     assert "No: the file itself was refused" in said and "fault of this machine: send it again" not in said
+    assert "104 bytes" in said and ">104<" not in said  # its size as a person reads it, once
 
 
 def test_another_users_submission_page_is_a_404(admin_client, client, tmp_path):
