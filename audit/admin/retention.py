@@ -8,6 +8,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.http import urlencode
+from django.utils.text import capfirst
 
 from .. import retention, retention_approval, retention_policies
 from ..models import RetentionPolicy
@@ -137,7 +138,14 @@ class RetentionPolicyAdmin(admin.ModelAdmin):
             self.message_user(request, f"Approved {draft}: it is in force from now.")
             return redirect("admin:audit_retentionpolicy_changelist")
         found = retention_approval.review(draft, request.user)
-        rows = [(f, getattr(found.current, f, ""), getattr(draft, f)) for f in retention.POLICY_FIELDS]
+        rows = [
+            (
+                capfirst(RetentionPolicy._meta.get_field(f).verbose_name),
+                getattr(found.current, f, ""),
+                getattr(draft, f),
+            )
+            for f in retention.POLICY_FIELDS
+        ]  # each setting by the name the form gives it, not its column's
         context = {
             **self.admin_site.each_context(request),
             "opts": self.model._meta,

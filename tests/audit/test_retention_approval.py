@@ -145,6 +145,7 @@ def test_the_approval_page_shows_what_a_shortened_window_would_delete(client, co
     page = client.get(reverse("admin:audit_retentionpolicy_approve", args=[shorter.pk])).content.decode()
     assert "1 file(s)\n    of 1 bundle(s)" in page
     assert "it shortens the input window from 365 day(s) to 0 day(s)" in page
+    assert "<th>Input days</th>" in page and "<th>input_days</th>" not in page  # the form's words, not columns
 
 
 def test_the_count_shown_is_what_the_next_run_deletes(client, completed):
