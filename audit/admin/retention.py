@@ -2,6 +2,7 @@
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
+from django.db import models
 from django.db.models import Max, OuterRef, Subquery
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
@@ -138,14 +139,7 @@ class RetentionPolicyAdmin(admin.ModelAdmin):
             self.message_user(request, f"Approved {draft}: it is in force from now.")
             return redirect("admin:audit_retentionpolicy_changelist")
         found = retention_approval.review(draft, request.user)
-        rows = [
-            (
-                capfirst(RetentionPolicy._meta.get_field(f).verbose_name),
-                getattr(found.current, f, ""),
-                getattr(draft, f),
-            )
-            for f in retention.POLICY_FIELDS
-        ]  # each setting by the name the form gives it, not its column's
+        rows = [(_label(f), getattr(found.current, f, ""), getattr(draft, f)) for f in retention.POLICY_FIELDS]
         context = {
             **self.admin_site.each_context(request),
             "opts": self.model._meta,
@@ -187,3 +181,9 @@ def _int(value) -> int | None:
         return int(value)
     except (TypeError, ValueError):
         return None
+
+
+def _label(name: str) -> str:
+    """A policy setting by the name the form gives it (Input days), not its column's (input_days)."""
+    field = RetentionPolicy._meta.get_field(name)
+    return capfirst(str(field.verbose_name)) if isinstance(field, models.Field) else name
