@@ -23,8 +23,7 @@ def _sweep_job_outputs(job: Job) -> int:
         names = {f"{prefix}/{name}" for name in storage.listdir(prefix)[1]}
     except FileNotFoundError:
         return 0
-    manifest = Manifest.objects.filter(job=job).first()
-    keep = set(manifest.assets.values_list("name", flat=True)) | {manifest.storage_name} if manifest else set()
+    keep = Manifest.files_named_by(Manifest.objects.filter(job=job))
     for name in names - keep:
         storage.delete(name)
     return len(names - keep)

@@ -215,8 +215,7 @@ def check_asset(asset: Asset) -> list[Finding]:
 
 def _check_store() -> list[Finding]:
     """Files in the output store that no manifest or checkpoint names."""
-    expected = set(Asset.objects.values_list("name", flat=True))
-    expected |= set(Manifest.objects.values_list("storage_name", flat=True))
+    expected = Manifest.files_named_by(Manifest.objects.all())
     expected |= set(checkpoints.stored_names()) | set(log_checkpoints.stored_names())
     expected |= set(PagePreview.objects.values_list("storage_name", flat=True))
     expected |= ledger_recovery.stored_names()

@@ -63,6 +63,12 @@ class Manifest(WriteOnceModel):
     def __str__(self):
         return f"manifest {self.sequence} ({self.correlation_id[:12]})"
 
+    @staticmethod
+    def files_named_by(manifests: "models.QuerySet[Manifest]") -> set[str]:
+        """The output files these manifests name, each its own file and its assets': what their jobs should have."""
+        assets = Asset.objects.filter(manifest__in=manifests).values_list("name", flat=True)
+        return set(assets) | set(manifests.values_list("storage_name", flat=True))
+
 
 class Asset(WriteOnceModel):
     """One stored image (identical images are one asset); its placements say where it was drawn."""
