@@ -17,6 +17,7 @@ from .. import job_page
 
 class JobStoryAdmin(JobAdmin):
     change_form_template = "audit/job_page/change_form.html"
+    inlines = []  # the page's timeline lists every attempt once; the inline listed them a second time
 
     def get_urls(self):
         return [

@@ -73,6 +73,12 @@ def test_it_keeps_the_claim_and_its_lease_off_the_job_page(admin_client, job):
     assert "Claim token" not in page and "Claimed until" not in page and "Last woken at" not in page
 
 
+def test_the_job_page_lists_its_attempts_once(admin_client, job):
+    run_job(job.pk)
+    page = admin_client.get(reverse("admin:extraction_job_change", args=[job.pk])).content.decode()
+    assert page.count("<th>attempts</th>") == 1 and 'id="attempts-group"' not in page and "attempt_set" not in page
+
+
 def test_the_polled_state_is_final_once_the_job_is_completed(admin_client, job):
     url = reverse("admin:extraction_job_state", args=[job.pk])
     assert admin_client.get(url).json()["final"] is False
