@@ -147,7 +147,7 @@ def links(job: Job, user) -> list[tuple[str, str]]:
         cases = Case.objects.filter(case_map__manifest=manifest).count()
         found.append(
             (
-                f"{cases} case(s)",
+                f"split into {cases} case(s)" if cases else "not split into cases",  # a case label is not a case
                 reverse("admin:audit_case_changelist") + f"?case_map__manifest__id__exact={manifest.pk}",
             )
         )

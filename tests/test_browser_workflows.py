@@ -165,7 +165,7 @@ def test_the_job_page_moves_from_queued_to_completed_by_itself_and_links_its_evi
         "review page",
         "6 asset(s)",
         "0 open flag(s)",
-        "0 case(s)",
+        "not split into cases",
     ):
         assert label in links
     assert "extract" in page.inner_text("#job-timeline")
