@@ -8,7 +8,6 @@ import subprocess
 from pathlib import Path
 
 from core import processes
-from core.processes import ROOT  # noqa: F401 (the project root, as other tests import it from here)
 from tests.waiting import wait_until
 
 

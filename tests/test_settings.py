@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from core.processes import ROOT
 from tests.conftest import PRODUCTION
-from tests.procs import ROOT
 
 PRODUCTION_ENV = {
     "SECRET_KEY": "a-long-random-production-secret-key-0123456789abcdefghijklmnopqrstuvwxyz",

@@ -12,7 +12,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.procs import ROOT, Portal
+from core.processes import ROOT
+from tests.procs import Portal
 from tests.waiting import wait_until
 
 CHUNK = memoryview(bytes(1024 * 1024))

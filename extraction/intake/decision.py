@@ -76,15 +76,6 @@ def result_of(submission: Submission) -> IntakeResult:
     )
 
 
-def storage_errors() -> tuple[type[BaseException], ...]:
-    """What a full, read-only or unreachable store raises: OSError, and S3's own errors when it is installed."""
-    try:
-        from botocore.exceptions import BotoCoreError, ClientError
-    except ImportError:
-        return (OSError,)
-    return (OSError, BotoCoreError, ClientError)
-
-
 def decide_queued(submission_id: int) -> str:
     """The intake task's decision: one try, queued again at once when one more try is due."""
     outcome = decide(submission_id)
@@ -129,7 +120,7 @@ def _validate_and_decide(submission: Submission, staged: validation.StagedUpload
         return RETRY
     except pdf.SandboxError as exc:
         return _after_crash(submission, exc, at)
-    except storage_errors() as exc:
+    except stores.STORAGE_ERRORS as exc:
         log.warning("could not store submission %s: %s", submission.pk, exc)
         return refuse(
             submission, "storage_unavailable", STORAGE.format(cause=type(exc).__name__), retryable=True, at=at

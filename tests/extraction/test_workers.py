@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from core.processes import ROOT
 from tests import pdfs
 from tests.conftest import PRODUCTION
-from tests.procs import ROOT, Portal
+from tests.procs import Portal
 from tests.waiting import wait_until
 
 pytestmark = [
