@@ -1,0 +1,1 @@
+"""Evidence packages: the zip an outside auditor checks offline, with the verifier inside."""
