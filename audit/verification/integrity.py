@@ -13,7 +13,7 @@ from audit.ledger import activity_records, manifests, signing
 from audit.models import ActivityEvent, Checkpoint, Finding, Manifest, ManifestChain, PagePreview, SigningKey
 from audit.review.previews import WIDTHS
 from core import stores
-from extraction.models import Bundle
+from extraction.models import Bundle, input_storage_name
 from extraction.pdf.render import preview_page
 
 Kind = Finding.Kind
@@ -23,7 +23,7 @@ def check_inputs(bundles, excused: set[str]) -> list[Finding]:
     """Re-hash every stored input against its correlation id; a deleted one needs the signed retention
     event that names it (`excused`: the input names such events name)."""
     found = []
-    for bundle in bundles.only("pk", "correlation_id", "input_name", "input_deleted_at").iterator(chunk_size=500):
+    for bundle in bundles.only("pk", "correlation_id", "input_deleted_at").iterator(chunk_size=500):
         if bundle.input_name in excused:
             continue
         if bundle.input_deleted_at:
@@ -43,7 +43,7 @@ def check_input_store() -> list[Finding]:
     """Files in the input store that no bundle names."""
     names = list(stores.walk(stores.inputs()))
     # Read after the listing: an intake stores its input just before committing its bundle.
-    expected = set(Bundle.objects.values_list("input_name", flat=True))
+    expected = {input_storage_name(sha) for sha in Bundle.objects.values_list("correlation_id", flat=True)}
     return [
         Finding(kind=Kind.UNEXPECTED_INPUT, name=name, detail="A file in the input store that no bundle names.")
         for name in names
