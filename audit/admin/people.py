@@ -66,6 +66,7 @@ class ReviewFlagAdmin(ReadOnlyAdmin):
         "comparison",
         "activity",
     )
+    fields = readonly_fields  # the pages once, as ranges ("3, 7-9"), not the stored list beside them
     actions = ["resolve", "dismiss", "request_reextraction"]
 
     def get_queryset(self, request):

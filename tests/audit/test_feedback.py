@@ -68,6 +68,12 @@ def test_the_activity_record_reads_as_words_not_a_python_dict(admin_client, mani
     assert all(part in listing for part in parts) and event.actor in listing and "{&#x27;" not in listing
 
 
+def test_a_flag_shows_its_pages_once_as_ranges(admin_client, manifest):
+    flag = raise_flag(manifest, [1, 3], "missing_page", "torn", "rita")
+    page = admin_client.get(reverse("admin:audit_reviewflag_change", args=[flag.pk])).content.decode()
+    assert "1, 3" in page and "[1, 3]" not in page
+
+
 def test_the_manifest_page_shows_the_body_indented_and_keeps_the_stored_bytes(admin_client, manifest):
     page = admin_client.get(reverse("admin:audit_manifest_change", args=[manifest.pk])).content.decode()
     assert '<pre id="manifest-body" style="max-height: 40em; overflow: auto">{\n  &quot;' in page
