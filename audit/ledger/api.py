@@ -5,7 +5,6 @@ witness outside the operator's control must be able to ask. An inclusion proof n
 is answered to the accounts that may read that manifest.
 """
 
-import base64
 import re
 from typing import Annotated
 
@@ -16,7 +15,8 @@ from pydantic import BeforeValidator, Field
 
 from audit.api import visible_to
 from audit.ledger import checkpoints as log_checkpoints
-from audit.ledger import tlog
+from audit.ledger import proofs, tlog
+from audit.ledger.proofs import b64
 from audit.models import LogCheckpoint
 from core.api import RowId, unknown_parameters_message
 
@@ -35,10 +35,6 @@ def decimal_only(value):
 
 
 Size = Annotated[int, BeforeValidator(decimal_only), Field(ge=1, le=2**63 - 1)]
-
-
-def b64(hashes: list[bytes]) -> list[str]:
-    return [base64.b64encode(h).decode() for h in hashes]
 
 
 def refused(status: int, code: str, message: str) -> JsonResponse:
@@ -158,14 +154,7 @@ def inclusion_proof(request, manifest_id: RowId, size: Query[TreeSize]):
     if checkpoint is None:
         return refused(404, "not_found", f"No log checkpoint of size {size.tree_size} exists.")
     leaf = getattr(manifest, "log_leaf", None)
-    if leaf is None or leaf.index >= checkpoint.tree_size:
+    proof = proofs.inclusion(leaf, checkpoint) if leaf is not None else None
+    if proof is None:
         return refused(409, "not_checkpointed", "No signed checkpoint of that size holds this manifest yet.")
-    proof = tlog.tree(checkpoint.tree_size, leaves=[leaf.index]).inclusion_proof(leaf.index)
-    return {
-        "manifest": manifest.pk,
-        "leaf_index": leaf.index,
-        "tree_size": checkpoint.tree_size,
-        "leaf_hash": base64.b64encode(bytes.fromhex(leaf.leaf_hash)).decode(),
-        "proof": b64(proof),
-        "checkpoint": checkpoint.note,
-    }
+    return {"manifest": manifest.pk, **proof}

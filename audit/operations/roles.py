@@ -21,6 +21,7 @@ ROLES = {
         "audit.view_verificationrun",
         "audit.view_finding",
         "audit.view_checkpoint",
+        "audit.view_logcheckpoint",
         "audit.view_retentionpolicy",
         "audit.view_retentionevent",
         "audit.view_activityevent",
