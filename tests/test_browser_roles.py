@@ -149,6 +149,11 @@ def test_a_compliance_officer_watches_a_run_end_and_exports_the_evidence(browser
     expect(page.locator("#result_list tbody tr")).to_have_count(2)
     expect(page.locator("#result_list")).to_contain_text("The asset file hashes to")
     assert clipped(page) == []  # their hashes wrap in their cells
+    with page.expect_download() as download:  # the filtered findings, taken away as CSV
+        page.click("#export-csv")
+    exported = download.value.path().read_text(encoding="utf-8-sig").splitlines()
+    assert len(exported) == 3 and exported[0].startswith("id,run,kind,")
+    assert download.value.suggested_filename.startswith("pagetrail-finding-")
     page.go_back()
 
     page.click("#export-evidence")

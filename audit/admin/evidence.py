@@ -22,6 +22,7 @@ from .. import (
 from ..models import Asset, Checkpoint, Finding, Manifest, RetentionEvent, ReviewFlag, SigningKey
 from ..views import REVIEW_PAGE_PERMISSIONS
 from .actions import export_evidence_action, export_evidence_with_assets_action
+from .exports import ExportableList
 
 
 class RetentionEventInline(ReadOnlyInline):
@@ -261,8 +262,20 @@ class ManifestAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Finding)
-class FindingAdmin(ReadOnlyAdmin):
+class FindingAdmin(ExportableList, ReadOnlyAdmin):
     list_display = ("id", "run", "kind", "manifest_link", "asset_link", "job", "name", "detail")
+    export_fields = (
+        "id",
+        "run",
+        "kind",
+        "manifest__sequence",
+        "manifest__correlation_id",
+        "job",
+        "asset__name",
+        "name",
+        "detail",
+        "created_at",
+    )
     list_filter = ("kind", "run")
     list_select_related = ("run", "manifest", "asset", "job")
     search_fields = ("name", "=manifest__correlation_id")

@@ -14,6 +14,7 @@ from extraction.intake.rounds import InputGone
 from .. import review
 from ..models import ActivityEvent, Alert, Case, CaseMap, RetentionEvent, ReviewFlag, WebhookDelivery
 from .actions import export_case_evidence_action
+from .exports import ExportableList
 
 
 def activity_of(obj):
@@ -34,7 +35,7 @@ def activity_of(obj):
 
 
 @admin.register(ReviewFlag)
-class ReviewFlagAdmin(ReadOnlyAdmin):
+class ReviewFlagAdmin(ExportableList, ReadOnlyAdmin):
     """The review queue: open flags and flags waiting for a re-extraction, oldest first."""
 
     list_display = (
@@ -50,6 +51,23 @@ class ReviewFlagAdmin(ReadOnlyAdmin):
     )
     list_filter = ("status", "kind")
     list_select_related = ("manifest__job__bundle",)
+    export_fields = (
+        "id",
+        "raised_at",
+        "status",
+        "kind",
+        "pages",
+        "manifest__job__bundle__original_filename",
+        "manifest__job__bundle__case_label",
+        "manifest__sequence",
+        "raised_by",
+        "note",
+        "requested_by",
+        "requested_at",
+        "reextraction_job",
+        "closed_by",
+        "closed_at",
+    )
     ordering = ["raised_at"]
     readonly_fields = (
         "manifest",
@@ -151,8 +169,22 @@ class ReviewFlagAdmin(ReadOnlyAdmin):
 
 
 @admin.register(RetentionEvent)
-class RetentionEventAdmin(ReadOnlyAdmin):
+class RetentionEventAdmin(ExportableList, ReadOnlyAdmin):
     list_display = ("at", "what", "outcome", "bundle", "manifest", "policy", "files", "freed")
+    export_fields = (
+        "id",
+        "at",
+        "what",
+        "outcome",
+        "bundle__original_filename",
+        "bundle__case_label",
+        "bundle__correlation_id",
+        "manifest__sequence",
+        "policy__name",
+        "policy__version",
+        "files",
+        "bytes_freed",
+    )
     list_filter = ("what", "outcome", "at")
     list_select_related = ("bundle", "manifest", "policy")
 
@@ -162,8 +194,9 @@ class RetentionEventAdmin(ReadOnlyAdmin):
 
 
 @admin.register(ActivityEvent)
-class ActivityEventAdmin(ReadOnlyAdmin):
+class ActivityEventAdmin(ExportableList, ReadOnlyAdmin):
     list_display = ("at", "actor", "action", "object_type", "object_id", "details")
+    export_fields = ("id", "at", "actor", "action", "object_type", "object_id", "before", "after", "sha256")
     list_filter = ("action", "object_type")
     search_fields = ("actor", "=object_id")
     fields = (

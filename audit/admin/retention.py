@@ -14,11 +14,12 @@ from django.utils.text import capfirst
 from .. import retention, retention_approval, retention_policies
 from ..models import RetentionPolicy
 from ..retention import Refused
+from .exports import ExportableList
 from .people import activity_of
 
 
 @admin.register(RetentionPolicy)
-class RetentionPolicyAdmin(admin.ModelAdmin):
+class RetentionPolicyAdmin(ExportableList, admin.ModelAdmin):
     """Adding is the only way to change a policy: each save is a new draft version, in force once someone
     else approves it; old versions stay."""
 
@@ -37,6 +38,17 @@ class RetentionPolicyAdmin(admin.ModelAdmin):
         "approved_at",
     )
     list_filter = ("name", "status", "legal_hold", "is_default")
+    export_fields = (
+        "id",
+        "name",
+        "version",
+        "status",
+        *retention.POLICY_FIELDS,
+        "created_by",
+        "created_at",
+        "approved_by",
+        "approved_at",
+    )
     fields = ("name",) + retention.POLICY_FIELDS
     actions = ["place_legal_hold", "lift_legal_hold"]
     change_form_template = "admin/audit/retentionpolicy/change_form.html"
