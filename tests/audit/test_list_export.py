@@ -162,3 +162,28 @@ def test_the_job_list_exports_its_rows(client, completed):
     )
     rows = json.loads(b"".join(response.streaming_content))
     assert [(row["bundle__original_filename"], row["status"]) for row in rows] == [("x.pdf", "completed")]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "?at__gte=not-a-date",
+        "?o=99.x",
+        "?q=%00%ff",
+        "?id__regex=(",
+        "?p=abc",
+        "?all=",
+        "?_facets=1",
+        "?e=1",
+        "?q=" + "x" * 5000,
+    ],
+)
+def test_no_address_makes_the_export_fail_with_an_error_page(client, query):
+    events("alice", "flag_raised", 1)
+    response, body = export(as_role(client, "Compliance staff"), "csv", query)
+    assert response.status_code in (200, 400), (query, response.status_code, body[:300])
+
+
+def test_the_list_refuses_a_pattern_from_the_address_rather_than_failing_on_it(client):
+    events("alice", "flag_raised", 1)
+    assert as_role(client, "Compliance staff").get(f"{EVENTS}?actor__regex=(").status_code == 400
