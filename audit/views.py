@@ -11,10 +11,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from PIL import Image
 
+from audit.ledger import signing, store_witness
+from audit.models import ActivityEvent, Asset, Manifest, PagePreview, ReviewFlag
+from audit.review import cases, previews
+from audit.review import flags as review
 from core import display, stores
-
-from . import cases, previews, review, signing, store_witness
-from .models import ActivityEvent, Asset, Manifest, PagePreview, ReviewFlag
 
 THUMBNAIL = 240
 REVIEW_PAGE_PERMISSIONS = ("audit.view_manifest", "audit.view_asset")

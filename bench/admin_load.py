@@ -1,6 +1,6 @@
 """Synthetic evidence for bench.admin_scale: bundles, jobs, manifests, assets and placements, fast.
 
-Rows look like what the product writes (audit/manifest_writing.py `record_completion`): sha256 hex ids,
+Rows look like what the product writes (audit/ledger/manifest_writing.py `record_completion`): sha256 hex ids,
 deterministic asset names, canonical signed manifest bodies, each a leaf of the transparency log whose index is
 its sequence. No file is stored: the pages measured never open one. Everything about job i (status,
 images, flags...) follows from i, so a small and a large database hold the same kinds of rows in proportion,
@@ -18,7 +18,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from audit import activity_records, manifests, signing, tlog
+from audit.ledger import activity_records, manifests, signing, tlog
 from audit.models import (
     GENESIS,
     ActivityEvent,

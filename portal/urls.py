@@ -3,8 +3,8 @@ from django.templatetags.static import static
 from django.urls import path, re_path
 from django.views.generic import RedirectView
 
-from audit import dashboard
 from audit import views as audit_views
+from audit.operations import dashboard
 from extraction import views as extraction_views
 from portal import mfa
 from portal.api import api, unknown_route

@@ -125,7 +125,7 @@ def test_a_compliance_officer_watches_a_run_end_and_exports_the_evidence(browser
     from playwright.sync_api import expect
 
     from audit.models import Asset, Manifest, VerificationRun
-    from audit.verify import execute
+    from audit.verification.verify import execute
 
     completed_job(tmp_path, case_label="claim 1042")
     for asset in Asset.objects.all()[:2]:

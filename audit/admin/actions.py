@@ -6,11 +6,10 @@ from django.contrib import admin
 from django.http import FileResponse
 from django.utils.text import slugify
 
+from audit.export.package import build_evidence
+from audit.ledger import activity_records
 from core import stores
 from extraction.models import Bundle
-
-from .. import activity_records
-from ..evidence import build_evidence
 
 
 def evidence_download(queryset, user, include_assets: bool, case=None) -> FileResponse:

@@ -11,18 +11,15 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django_q.tasks import async_task
 
+from audit.admin.actions import export_evidence_action, export_evidence_with_assets_action
+from audit.admin.exports import ExportableList
+from audit.ledger import activity_records
+from audit.models import Asset, Checkpoint, Finding, Manifest, RetentionEvent, ReviewFlag, SigningKey
+from audit.verification import verify  # noqa: F401  (it registers its pages)
+from audit.views import REVIEW_PAGE_PERMISSIONS
 from core import display
 from core.admin_base import ReadOnlyAdmin, ReadOnlyInline
 from extraction.models import Bundle
-
-from .. import (
-    activity_records,
-    verify,  # noqa: F401  (it registers its pages)
-)
-from ..models import Asset, Checkpoint, Finding, Manifest, RetentionEvent, ReviewFlag, SigningKey
-from ..views import REVIEW_PAGE_PERMISSIONS
-from .actions import export_evidence_action, export_evidence_with_assets_action
-from .exports import ExportableList
 
 
 class RetentionEventInline(ReadOnlyInline):

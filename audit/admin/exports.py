@@ -13,7 +13,7 @@ from django.http import HttpResponse
 from django.urls import path, reverse
 from django.utils import timezone
 
-from .. import list_export
+from audit.export import lists as list_export
 
 EXPORT_TEMPLATE = "admin/audit/exportable_change_list.html"
 

@@ -1,5 +1,5 @@
 """Legal holds in the retention policy admin: placing or lifting one asks for its reason first, and a hold's
-second person confirms it from its own page (audit.hold_confirmation)."""
+second person confirms it from its own page (audit.retention.hold_confirmation)."""
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
@@ -7,10 +7,11 @@ from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import path
 
-from .. import hold_confirmation, retention
-from ..models import RetentionPolicy
-from ..retention import Refused
-from ..retention_approval import PERMISSION
+from audit.models import RetentionPolicy
+from audit.retention import enforcement as retention
+from audit.retention import hold_confirmation
+from audit.retention.approval import PERMISSION
+from audit.retention.enforcement import Refused
 
 REASON_TEMPLATE = "admin/audit/retentionpolicy/legal_hold_reason.html"
 CONFIRM_TEMPLATE = "admin/audit/retentionpolicy/confirm_hold.html"

@@ -1,4 +1,4 @@
-"""The job page: extraction's JobAdmin, with the story that links a job to its evidence (audit.job_page).
+"""The job page: extraction's JobAdmin, with the story that links a job to its evidence (audit.review.job_page).
 
 Built here because the story reads audit's models (audit may import extraction, never the reverse); registered
 by the project (portal/admin.py), which is where admin pages that need both apps are registered.
@@ -9,11 +9,10 @@ from django.http import JsonResponse
 from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
 
+from audit.admin.exports import ExportableList
+from audit.review import job_page
 from extraction.admin import JobAdmin
 from extraction.models import Job
-
-from .. import job_page
-from .exports import ExportableList
 
 
 class JobStoryAdmin(ExportableList, JobAdmin):

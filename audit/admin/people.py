@@ -7,14 +7,13 @@ from django.contrib import admin, messages
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
+from audit.admin.actions import export_case_evidence_action
+from audit.admin.exports import ExportableList
+from audit.models import ActivityEvent, Alert, Case, CaseMap, RetentionEvent, ReviewFlag, WebhookDelivery
+from audit.review import flags as review
 from core import display
 from core.admin_base import ReadOnlyAdmin, ReadOnlyInline
 from extraction.intake.rounds import InputGone
-
-from .. import review
-from ..models import ActivityEvent, Alert, Case, CaseMap, RetentionEvent, ReviewFlag, WebhookDelivery
-from .actions import export_case_evidence_action
-from .exports import ExportableList
 
 
 def activity_of(obj):

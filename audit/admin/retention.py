@@ -11,14 +11,15 @@ from django.utils.html import format_html
 from django.utils.http import urlencode
 from django.utils.text import capfirst
 
+from audit.admin.exports import ExportableList
+from audit.admin.holds import LegalHoldActions
+from audit.admin.people import activity_of
+from audit.models import RetentionPolicy
+from audit.retention import approval as retention_approval
+from audit.retention import enforcement as retention
+from audit.retention import policies as retention_policies
+from audit.retention.enforcement import Refused
 from core import display
-
-from .. import retention, retention_approval, retention_policies
-from ..models import RetentionPolicy
-from ..retention import Refused
-from .exports import ExportableList
-from .holds import LegalHoldActions
-from .people import activity_of
 
 
 @admin.register(RetentionPolicy)

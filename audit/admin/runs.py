@@ -9,12 +9,12 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 from django_q.tasks import async_task
 
+from audit.admin.exports import ExportableList
+from audit.ledger import activity_records
+from audit.models import VerificationRun
+from audit.verification import verify
 from core import display
 from core.admin_base import ReadOnlyAdmin
-
-from .. import activity_records, verify
-from ..models import VerificationRun
-from .exports import ExportableList
 
 
 @admin.register(VerificationRun)

@@ -120,7 +120,7 @@ class RetentionAssignment(models.Model):
 class RetentionEvent(WriteOnceModel):
     """A deletion done, or blocked by legal hold, under a policy version.
 
-    `body` is the signed statement (canonical JSON, audit/retention_events.py): it names every file
+    `body` is the signed statement (canonical JSON, audit/retention/events.py): it names every file
     the decision covers, so a made-up or edited row cannot excuse a missing file.
     """
 
@@ -160,7 +160,7 @@ class LegalHoldSync(models.Model):
     """A legal hold placed or lifted that S3 Object Lock must carry to the objects already written.
 
     Pending until every locked object under the policy carries the S3 legal hold of the version in force
-    (audit/legal_holds.py). A failed try alerts and stays pending; the retention schedule tries again.
+    (audit/retention/legal_holds.py). A failed try alerts and stays pending; the retention schedule tries again.
     """
 
     class Status(models.TextChoices):

@@ -4,9 +4,9 @@ import pytest
 from django.db.models.signals import post_save
 from django.urls import reverse
 
-from audit import review
 from audit.models import ActivityEvent, Manifest, RetentionPolicy, ReviewFlag
-from audit.review import raise_flag
+from audit.review import flags as review
+from audit.review.flags import raise_flag
 from extraction.intake.staging import submit_bundle
 from extraction.runner import run_job
 from tests import pdfs

@@ -4,9 +4,11 @@ list says who did which, never "created by X, approved by X"."""
 import pytest
 from django.urls import reverse
 
-from audit import hold_confirmation, retention, retention_policies
 from audit.models import ActivityEvent, RetentionPolicy
-from audit.retention import Refused
+from audit.retention import enforcement as retention
+from audit.retention import hold_confirmation
+from audit.retention import policies as retention_policies
+from audit.retention.enforcement import Refused
 from tests.audit.test_retention_approval import as_user, person
 from tests.conftest import approved_policy
 

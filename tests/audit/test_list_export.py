@@ -14,8 +14,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from audit import activity_records
 from audit.admin.people import ActivityEventAdmin
+from audit.ledger import activity_records
 from audit.models import ActivityEvent, LogLeaf
 
 pytestmark = pytest.mark.django_db

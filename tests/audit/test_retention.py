@@ -6,9 +6,9 @@ from django.core.management import call_command
 from django.db import connection
 from django.utils import timezone
 
-from audit import retention
 from audit.models import ActivityEvent, Asset, Manifest, RetentionAssignment, RetentionEvent, RetentionPolicy
-from audit.verify import verify_all
+from audit.retention import enforcement as retention
+from audit.verification.verify import verify_all
 from extraction.intake.staging import submit_bundle
 from extraction.models import Bundle
 from tests import pdfs

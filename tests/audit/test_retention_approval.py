@@ -9,8 +9,9 @@ from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
 
-from audit import retention, retention_policies
 from audit.models import ActivityEvent, Manifest, RetentionAssignment, RetentionPolicy
+from audit.retention import enforcement as retention
+from audit.retention import policies as retention_policies
 from extraction.models import Bundle
 from tests.conftest import approved_policy, stored_names
 

@@ -12,8 +12,8 @@ from django.core.management import call_command
 from django.test import TestCase
 from django.urls import reverse
 
-from audit import retention
 from audit.models import Asset, Manifest
+from audit.retention import enforcement as retention
 from extraction.accounts import BundleAccess, ServiceAccount
 from extraction.intake.staging import submit_bundle
 from extraction.models import Bundle, Job
