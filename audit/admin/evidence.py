@@ -12,6 +12,7 @@ from django.utils.html import format_html
 from django_q.tasks import async_task
 
 from audit.admin.actions import export_evidence_action, export_evidence_with_assets_action
+from audit.admin.exports import ExportableList
 from audit.ledger import activity_records
 from audit.models import Asset, Checkpoint, Finding, Manifest, RetentionEvent, ReviewFlag, SigningKey
 from audit.verification import verify  # noqa: F401  (it registers its pages)
@@ -258,8 +259,20 @@ class ManifestAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Finding)
-class FindingAdmin(ReadOnlyAdmin):
+class FindingAdmin(ExportableList, ReadOnlyAdmin):
     list_display = ("id", "run", "kind", "manifest_link", "asset_link", "job", "name", "detail")
+    export_fields = (
+        "id",
+        "run",
+        "kind",
+        "manifest__sequence",
+        "manifest__correlation_id",
+        "job",
+        "asset__name",
+        "name",
+        "detail",
+        "created_at",
+    )
     list_filter = ("kind", "run")
     list_select_related = ("run", "manifest", "asset", "job")
     search_fields = ("name", "=manifest__correlation_id")

@@ -9,13 +9,35 @@ from django.http import JsonResponse
 from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
 
+from audit.admin.exports import ExportableList
 from audit.review import job_page
 from extraction.admin import JobAdmin
 from extraction.models import Job
 
 
-class JobStoryAdmin(JobAdmin):
+class JobStoryAdmin(ExportableList, JobAdmin):
     change_form_template = "audit/job_page/change_form.html"
+    export_fields = (
+        "id",
+        "status",
+        "bundle__original_filename",
+        "bundle__case_label",
+        "bundle__page_count",
+        "bundle__correlation_id",
+        "provider",
+        "provider_job_id",
+        "extractor",
+        "extractor_version",
+        "generation",
+        "enqueued_at",
+        "picked_up_at",
+        "submitted_at",
+        "provider_finished_at",
+        "manifest_durable_at",
+        "deadline",
+        "error_code",
+        "error_message",
+    )
     inlines = []  # the page's timeline lists every attempt once; the inline listed them a second time
 
     def get_urls(self):

@@ -33,7 +33,12 @@ WINDOWS = ("input_days", "output_days", "manifest_days")
 
 
 class Refused(Exception):
-    """A policy change that may not happen; the message says why, for the person who tried."""
+    """A policy change that may not happen; the message says why, for the person who tried, and `code` is
+    stable for anything that reads it."""
+
+    def __init__(self, message: str, code: str = "retention_refused"):
+        super().__init__(message)
+        self.code = code
 
 
 def database_now() -> datetime:
@@ -64,21 +69,31 @@ def new_version(name: str, by: str, **fields) -> RetentionPolicy:
 
 
 def set_legal_hold(name: str, on: bool, by: str, note: str) -> RetentionPolicy:
-    """Placing a hold takes effect at once (it only stops deletions); lifting one is a draft like any change."""
+    """Placing a hold takes effect at once (it only stops deletions) and waits for a second person to confirm
+    it (hold_confirmation.py); lifting one is a draft like any change. Either needs its reason, `note`, kept as
+    the version's decision note: the matter or instruction it is for."""
+    reason = note.strip()
+    if not reason:
+        raise Refused(
+            "A legal hold is placed or lifted only with its reason (the matter, case or instruction it is for).",
+            code="hold_reason_missing",
+        )
     if not on:
-        return new_version(name, by, legal_hold=False, decision_note=note)
+        return new_version(name, by, legal_hold=False, decision_note=reason)
     with transaction.atomic():
         current = in_force_of(name)
         if current is None:
-            raise Refused(f"{name} has no version in force, so nothing is deleted under it: there is nothing to hold.")
-        values = {**{f: getattr(current, f) for f in POLICY_FIELDS}, "legal_hold": True, "decision_note": note}
+            raise Refused(
+                f"{name} has no version in force, so nothing is deleted under it: there is nothing to hold.",
+                code="hold_nothing_in_force",
+            )
+        values = {**{f: getattr(current, f) for f in POLICY_FIELDS}, "legal_hold": True, "decision_note": reason}
         policy = RetentionPolicy.objects.create(
             name=name,
             version=_next_number(name),
             created_by=by[:150],
+            created_at=database_now(),
             status=RetentionPolicy.Status.HOLD_PLACED,
-            approved_by=by[:150],
-            approved_at=database_now(),
             **values,
         )
         activity_records.record(
@@ -87,7 +102,7 @@ def set_legal_hold(name: str, on: bool, by: str, note: str) -> RetentionPolicy:
             policy,
             before=snapshot(current),
             after=snapshot(policy),
-            at=policy.approved_at,
+            at=policy.created_at,
         )
         legal_holds.record_change(policy, current)
     return policy

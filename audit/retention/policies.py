@@ -22,8 +22,8 @@ def in_force_of(name: str) -> RetentionPolicy | None:
 
 
 def newest_default(policies) -> RetentionPolicy | None:
-    defaults = [p for p in policies if p.is_default and p.approved_at]
-    return max(defaults, key=lambda p: (p.approved_at, p.pk), default=None)
+    defaults = [p for p in policies if p.is_default and p.took_effect_at]
+    return max(defaults, key=lambda p: (p.took_effect_at, p.pk), default=None)
 
 
 def default_policy() -> RetentionPolicy | None:

@@ -20,9 +20,11 @@ def manifest(three_page_manifest) -> Manifest:
     return three_page_manifest
 
 
-def messages_after(admin_client, changelist: str, action: str, selected) -> list[str]:
+def messages_after(admin_client, changelist: str, action: str, selected, **form) -> list[str]:
     response = admin_client.post(
-        reverse(f"admin:audit_{changelist}_changelist"), {"action": action, "_selected_action": selected}, follow=True
+        reverse(f"admin:audit_{changelist}_changelist"),
+        {"action": action, "_selected_action": selected, **form},
+        follow=True,
     )
     return [str(m) for m in response.context["messages"]]
 
@@ -43,9 +45,11 @@ def test_requesting_it_again_says_nothing_was_open(admin_client, manifest):
 
 def test_placing_a_legal_hold_says_it_is_in_force(admin_client):
     policy = approved_policy()
-    said = messages_after(admin_client, "retentionpolicy", "place_legal_hold", [policy.pk])
+    said = messages_after(admin_client, "retentionpolicy", "place_legal_hold", [policy.pk], post="yes", reason="x")
     held = RetentionPolicy.objects.order_by("-version").first()
-    assert said == [f"{held} is in force: deletions under claims stop now."]
+    assert said == [
+        f"{held} is in force: deletions under claims stop now. Another person with the approve permission confirms it."
+    ]
 
 
 def test_a_saved_version_offers_a_new_version_filled_in_from_it(admin_client):
