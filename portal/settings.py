@@ -84,6 +84,7 @@ MIDDLEWARE = [
     "django_otp.middleware.OTPMiddleware",
     "core.actor.ActorMiddleware",  # after authentication: access changes record who made them
     "portal.mfa.RequireSecondFactorMiddleware",
+    "portal.time_zones.UserTimeZoneMiddleware",  # the reader's own zone, where they chose one
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
