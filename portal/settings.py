@@ -85,6 +85,7 @@ MIDDLEWARE = [
     "core.actor.ActorMiddleware",  # after authentication: access changes record who made them
     "portal.mfa.RequireSecondFactorMiddleware",
     "portal.time_zones.UserTimeZoneMiddleware",  # the reader's own zone, where they chose one
+    "portal.admin_queries.AdminQueryMiddleware",  # lookups in a list's address that would fail in the database
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",

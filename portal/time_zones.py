@@ -14,8 +14,6 @@ from django.views.decorators.cache import never_cache
 
 from .models import TimeZonePreference
 
-SESSION_KEY = "pagetrail_time_zone"  # the chosen zone, read once a session ("" when none is chosen)
-
 
 @cache
 def zone_names() -> list[str]:
@@ -52,10 +50,8 @@ class UserTimeZoneMiddleware:
 
 
 def chosen_zone(request) -> str:
-    if SESSION_KEY not in request.session:
-        preference = TimeZonePreference.objects.filter(user=request.user).first()
-        request.session[SESSION_KEY] = preference.time_zone if preference else ""
-    chosen = request.session[SESSION_KEY]
+    """One query a request, the same on every page (read afresh: a choice made in another session applies)."""
+    chosen = TimeZonePreference.objects.filter(user=request.user).values_list("time_zone", flat=True).first() or ""
     return chosen if chosen in zone_names() else ""  # a zone a later tzdata dropped reads as the portal's
 
 
@@ -70,7 +66,6 @@ def time_zone(request):
             TimeZonePreference.objects.update_or_create(user=request.user, defaults={"time_zone": chosen})
         else:
             TimeZonePreference.objects.filter(user=request.user).delete()
-        request.session[SESSION_KEY] = chosen
         messages.success(request, f"Times are now shown in {chosen or f'the portal zone ({settings.TIME_ZONE})'}.")
         return redirect("time-zone")
     context = {**admin.site.each_context(request), "title": "Time zone", "form": form, "now": timezone.now()}
