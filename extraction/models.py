@@ -49,6 +49,8 @@ class Bundle(models.Model):
         permissions = [
             ("submit_bundle", "Can upload bundles through intake"),
             ("download_input", "Can download original input PDFs"),
+            # Without it a person sees only their team's bundles and jobs (extraction.visibility).
+            ("view_all_bundles", "Can see every bundle and job, not only their team's"),
         ]
 
     def __str__(self):

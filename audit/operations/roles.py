@@ -11,6 +11,7 @@ A role that can open a page can fetch everything the page shows (the review page
 ROLES = {
     "Compliance staff": [
         "extraction.view_bundle",
+        "extraction.view_all_bundles",
         "extraction.view_job",
         "extraction.view_attempt",
         "extraction.view_rejection",
@@ -39,6 +40,7 @@ ROLES = {
     ],
     "Reviewer": [
         "extraction.view_bundle",
+        "extraction.view_all_bundles",
         "extraction.view_job",
         "extraction.view_attempt",
         "audit.view_manifest",
@@ -57,6 +59,7 @@ ROLES = {
     "Retention admin": [
         # Jobs: an input waits for all its bundle's jobs to end, and the manifests they link to.
         "extraction.view_bundle",
+        "extraction.view_all_bundles",
         "extraction.view_job",
         "extraction.view_attempt",
         "audit.view_manifest",
@@ -72,7 +75,8 @@ ROLES = {
         "audit.view_retentionevent",
         "audit.view_activityevent",
     ],
-    # Whoever feeds bundles in: upload, then follow the job (and see why an upload was refused).
+    # Whoever feeds bundles in: upload, then follow the job (and see why an upload was refused). Not
+    # view_all_bundles: a Submitter sees only what they or their team submitted (extraction.visibility).
     "Submitter": [
         "extraction.submit_bundle",
         "extraction.view_bundle",
