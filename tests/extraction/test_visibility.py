@@ -5,7 +5,8 @@ import pytest
 from django.contrib.auth.models import Group, Permission, User
 from django.urls import reverse
 
-from audit.models import Asset, Manifest
+from audit import previews
+from audit.models import Asset, Manifest, PagePreview
 from extraction import visibility
 from extraction.intake.staging import submit_bundle
 from extraction.models import Bundle, Job, Rejection
@@ -20,6 +21,7 @@ def submitted(path, by: str) -> Job:
     with open(path, "rb") as fh:
         job_id = submit_bundle(fh, filename=path.name, submitted_by=by, case_label=f"case-of-{by}").job_id
     run_job(job_id)
+    previews.generate_previews(Manifest.objects.get(job_id=job_id).pk)  # the preview worker's part
     return Job.objects.get(pk=job_id)
 
 
@@ -52,6 +54,7 @@ def objects_of(job: Job) -> dict:
         "job": job.pk,
         "manifest": manifest.pk,
         "asset": Asset.objects.filter(manifest=manifest).first().pk,
+        "preview": PagePreview.objects.filter(manifest=manifest).first().pk,
     }
 
 
@@ -59,11 +62,14 @@ ROUTES = [
     ("admin:extraction_bundle_change", "bundle"),
     ("admin:extraction_job_change", "job"),
     ("admin:extraction_job_state", "job"),
+    ("admin:extraction_bundle_history", "bundle"),
+    ("admin:extraction_job_history", "job"),
     ("admin:audit_manifest_change", "manifest"),
     ("admin:audit_asset_change", "asset"),
     ("download-input", "bundle"),
     ("download-asset", "asset"),
     ("asset-thumbnail", "asset"),
+    ("page-preview", "preview"),
     ("download-manifest", "manifest"),
     ("review-manifest", "manifest"),
     ("review-previews", "manifest"),
