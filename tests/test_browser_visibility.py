@@ -50,8 +50,8 @@ def test_an_approver_reads_the_files_a_draft_would_delete_and_exports_them(brows
     from django.utils import timezone
     from playwright.sync_api import expect
 
-    from audit import retention
     from audit.models import Manifest
+    from audit.retention import enforcement as retention
     from extraction.models import Bundle
 
     extracted(pdfs.mixed(tmp_path), "t", "claim-1042")

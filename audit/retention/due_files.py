@@ -14,11 +14,10 @@ from datetime import datetime
 from django.core.paginator import Page, Paginator
 from django.http import StreamingHttpResponse
 
-from core import display
-
 from audit.ledger import activity_records
 from audit.models import RetentionEvent, RetentionPolicy
 from audit.retention.enforcement import DueFile, files_due
+from core import display
 
 PER_PAGE = 100
 COLUMNS = ["bundle", "case label", "correlation id", "what", "file", "size (bytes)", "received", "extracted"]

@@ -5,8 +5,8 @@ import pytest
 from django.contrib.auth.models import Group, Permission, User
 from django.urls import reverse
 
-from audit import previews
 from audit.models import Asset, Manifest, PagePreview
+from audit.review import previews
 from extraction import visibility
 from extraction.intake.staging import submit_bundle
 from extraction.models import Bundle, Job, Rejection

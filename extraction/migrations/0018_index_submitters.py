@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('extraction', '0016_bundle_view_all_permission'),
+        ('extraction', '0017_bundle_view_all_permission'),
     ]
 
     operations = [

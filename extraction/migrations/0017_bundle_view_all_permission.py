@@ -6,7 +6,7 @@ from django.db import migrations
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('extraction', '0015_job_account'),
+        ('extraction', '0016_bundle_input_name_derived'),
     ]
 
     operations = [
