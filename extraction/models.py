@@ -44,11 +44,16 @@ class Bundle(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["created_at"])]  # the admin's default order, over 100k bundles
+        indexes = [
+            models.Index(fields=["created_at"]),  # the admin's default order, over 100k bundles
+            models.Index(fields=["submitted_by"]),  # a Submitter's lists: their team's bundles (visibility.py)
+        ]
         # Not add_bundle: a bundle is never typed in, it is uploaded through intake.
         permissions = [
             ("submit_bundle", "Can upload bundles through intake"),
             ("download_input", "Can download original input PDFs"),
+            # Without it a person sees only their team's bundles and jobs (extraction.visibility).
+            ("view_all_bundles", "Can see every bundle and job, not only their team's"),
         ]
 
     def __str__(self):

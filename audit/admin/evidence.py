@@ -20,6 +20,7 @@ from audit.views import REVIEW_PAGE_PERMISSIONS
 from core import display
 from core.admin_base import ReadOnlyAdmin, ReadOnlyInline
 from extraction.models import Bundle
+from extraction.visibility import through_jobs
 
 
 class RetentionEventInline(ReadOnlyInline):
@@ -81,6 +82,9 @@ class AssetAdmin(ReadOnlyAdmin):
     ordering = ("-id",)  # the primary key's index: the model's ordering would sort a million rows
     show_full_result_count = False
     readonly_fields = [f.name for f in Asset._meta.fields] + ["download"]
+
+    def get_queryset(self, request):
+        return through_jobs(request.user, super().get_queryset(request), "manifest__job")
 
     @admin.display(description="file")
     def download(self, asset):
@@ -207,13 +211,9 @@ class ManifestAdmin(ReadOnlyAdmin):
             .annotate(n=Count("pk"))
             .values("n")
         )
-        return (
-            super()
-            .get_queryset(request)
-            .annotate(
-                n_assets=Coalesce(Subquery(per_manifest, output_field=IntegerField()), 0),
-                n_open_flags=Coalesce(Subquery(open_flags, output_field=IntegerField()), 0),
-            )
+        return through_jobs(request.user, super().get_queryset(request)).annotate(
+            n_assets=Coalesce(Subquery(per_manifest, output_field=IntegerField()), 0),
+            n_open_flags=Coalesce(Subquery(open_flags, output_field=IntegerField()), 0),
         )
 
     @admin.display(description="open flags", ordering="n_open_flags")

@@ -12,7 +12,6 @@ from django.urls import path, reverse
 from audit.admin.exports import ExportableList
 from audit.review import job_page
 from extraction.admin import JobAdmin
-from extraction.models import Job
 
 
 class JobStoryAdmin(ExportableList, JobAdmin):
@@ -47,7 +46,7 @@ class JobStoryAdmin(ExportableList, JobAdmin):
         ]
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
-        job = Job.objects.select_related("bundle").filter(pk=object_id).first()
+        job = self.get_queryset(request).select_related("bundle").filter(pk=object_id).first()
         story = {}
         if job and self.has_view_permission(request, job):
             story = {
@@ -58,7 +57,7 @@ class JobStoryAdmin(ExportableList, JobAdmin):
 
     def state_view(self, request, job_id):
         """The small JSON the job page polls until the job is completed, failed or cancelled."""
-        job = get_object_or_404(Job.objects.select_related("bundle"), pk=job_id)
+        job = get_object_or_404(self.get_queryset(request).select_related("bundle"), pk=job_id)
         if not self.has_view_permission(request, job):
             raise PermissionDenied
         return JsonResponse(job_page.state(job, request.user))

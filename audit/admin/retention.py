@@ -16,6 +16,7 @@ from audit.admin.holds import LegalHoldActions
 from audit.admin.people import activity_of
 from audit.models import RetentionPolicy
 from audit.retention import approval as retention_approval
+from audit.retention import due_files as retention_due_files
 from audit.retention import enforcement as retention
 from audit.retention import policies as retention_policies
 from audit.retention.enforcement import Refused
@@ -100,6 +101,11 @@ class RetentionPolicyAdmin(LegalHoldActions, ExportableList, admin.ModelAdmin):
                 self.admin_site.admin_view(self.approve_view),
                 name="audit_retentionpolicy_approve",
             ),
+            path(
+                "<int:policy_id>/approve/would-delete.csv",
+                self.admin_site.admin_view(self.would_delete_csv),
+                name="audit_retentionpolicy_would_delete_csv",
+            ),
             *super().get_urls(),
         ]
 
@@ -174,9 +180,16 @@ class RetentionPolicyAdmin(LegalHoldActions, ExportableList, admin.ModelAdmin):
             "opts": self.model._meta,
             "review": found,
             "rows": rows,
+            "due_files": retention_due_files.page(draft, request.GET.get("page")),
             "title": f"Approve {draft}",
         }
         return TemplateResponse(request, "admin/audit/retentionpolicy/approve.html", context)
+
+    def would_delete_csv(self, request, policy_id):
+        """Every file approving the draft would delete, as CSV: for the approver, with no other permission."""
+        if not request.user.has_perm(retention_approval.PERMISSION):
+            raise PermissionDenied
+        return retention_due_files.csv_response(get_object_or_404(RetentionPolicy, pk=policy_id), request.user)
 
 
 def _initial(value) -> str:

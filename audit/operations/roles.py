@@ -11,6 +11,7 @@ A role that can open a page can fetch everything the page shows (the review page
 ROLES = {
     "Compliance staff": [
         "extraction.view_bundle",
+        "extraction.view_all_bundles",
         "extraction.view_job",
         "extraction.view_attempt",
         "extraction.view_rejection",
@@ -40,6 +41,7 @@ ROLES = {
     ],
     "Reviewer": [
         "extraction.view_bundle",
+        "extraction.view_all_bundles",
         "extraction.view_job",
         "extraction.view_attempt",
         "audit.view_manifest",
@@ -58,6 +60,7 @@ ROLES = {
     "Retention admin": [
         # Jobs: an input waits for all its bundle's jobs to end, and the manifests they link to.
         "extraction.view_bundle",
+        "extraction.view_all_bundles",
         "extraction.view_job",
         "extraction.view_attempt",
         "audit.view_manifest",
@@ -73,7 +76,8 @@ ROLES = {
         "audit.view_retentionevent",
         "audit.view_activityevent",
     ],
-    # Whoever feeds bundles in: upload, then follow the job (and see why an upload was refused).
+    # Whoever feeds bundles in: upload, then follow the job (and see why an upload was refused). Not
+    # view_all_bundles: a Submitter sees only what they or their team submitted (extraction.visibility).
     "Submitter": [
         "extraction.submit_bundle",
         "extraction.view_bundle",

@@ -6,6 +6,8 @@ from the version of that policy in force, so a hold placed today stops deletions
 database's clock.
 """
 
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import overload
 
@@ -175,16 +177,26 @@ def would_delete(assuming: RetentionPolicy | None = None, at=None) -> dict:
 
 
 def _run(book: Book, now, dry_run: bool) -> list[dict]:
-    report = []
+    done = [
+        _decide(bundle, manifest, policy, what, now, dry_run, blocked)
+        for bundle, manifest, policy, what, blocked in _plan(book, now, dry_run)
+    ]
+    return [d for d in done if d]
+
+
+def _plan(book: Book, now, dry_run: bool) -> Iterator[tuple]:
+    """What is due, bundle by bundle, as (bundle, manifest or None, policy, what, blocked by a hold); each
+    bundle's list is read whole before any of it is decided."""
     for bundle in Bundle.objects.exclude(jobs__status__in=Job.ACTIVE).order_by("pk"):
         policy = book.policy_for(bundle)
         if policy is not None:
             policy = policy if dry_run else pin(bundle, policy)
-            report += _apply(bundle, policy, now, dry_run, book.on_hold(policy))
-    return report
+            blocked = book.on_hold(policy)
+            for manifest, what in _due_of(bundle, policy, now):
+                yield bundle, manifest, policy, what, blocked
 
 
-def _apply(bundle, policy, now, dry_run, blocked) -> list[dict]:
+def _due_of(bundle, policy, now) -> list[tuple[Manifest | None, str]]:
     due: list[tuple[Manifest | None, str]] = []
     if _due(bundle.created_at, policy.input_days, now) and not bundle.input_deleted_at:
         due.append((None, RetentionEvent.What.INPUT))
@@ -193,8 +205,28 @@ def _apply(bundle, policy, now, dry_run, blocked) -> list[dict]:
             due.append((manifest, RetentionEvent.What.OUTPUTS))
         if _due(manifest.created_at, policy.manifest_days, now) and not _deleted(manifest, "manifest_file"):
             due.append((manifest, RetentionEvent.What.MANIFEST_FILE))
-    done = [_decide(bundle, manifest, policy, what, now, dry_run, blocked) for manifest, what in due]
-    return [d for d in done if d]
+    return due
+
+
+@dataclass(frozen=True)
+class DueFile:
+    """One stored file the next run would delete: what an approver reads before approving."""
+
+    bundle: Bundle
+    manifest: Manifest | None
+    what: str
+    name: str
+    size: int
+
+
+def files_due(assuming: RetentionPolicy | None = None, at=None) -> Iterator[DueFile]:
+    """Every file the next run would delete with `assuming` in force: the run's own plan and decisions, dry
+    (so the list is exactly what enforcement deletes, and `would_delete` counts it)."""
+    now = at or database_now()
+    for bundle, manifest, policy, what, blocked in _plan(Book(assuming), now, dry_run=True):
+        entry = _decide(bundle, manifest, policy, what, now, True, blocked)
+        if entry and entry["outcome"] == RetentionEvent.Outcome.DELETED:
+            yield from (DueFile(bundle, manifest, what, name, size) for name, size in _files(bundle, manifest, what))
 
 
 def _due(since, days, now) -> bool:
