@@ -57,11 +57,13 @@ def through(model: type[Model], path: str, bundles: QuerySet) -> Q:
 
 
 class NamedSearch(admin.ModelAdmin):
-    """A ModelAdmin base: search the list by its bundles' names (`bundle_paths`: how a row reaches its bundle)
-    and by the exact values of `exact_fields` (hashes, keys: an equality on their own index)."""
+    """A ModelAdmin base: search the list by its bundles' names (`bundle_paths`: how a row reaches its bundle),
+    by the exact values of `exact_fields` (hashes, keys: an equality on their own index) and by any part of
+    `also_containing`. `search_fields` is left declared as what it searches, for whoever reads the admin."""
 
     bundle_paths: tuple[str, ...] = ("bundle",)
     exact_fields: tuple[str, ...] = ()
+    also_containing: tuple[str, ...] = ()  # the row's own names (a case's, a reviewer's), found by any part
     own_names: dict[str, str] | None = None  # `named`'s fields on the row itself: it names a file before any bundle
     search_help_text = HELP.format(n=MIN_PREFIX)
 
@@ -72,6 +74,8 @@ class NamedSearch(admin.ModelAdmin):
         found = self.found_by_name(queryset.model, term)
         for field in self.exact_fields:
             found |= Q(**{field: term.lower() if HEX.fullmatch(term.lower()) else term})
+        for field in self.also_containing:
+            found |= Q(**{f"{field}__icontains": term})
         return queryset.filter(found), False
 
     def found_by_name(self, model: type[Model], term: str) -> Q:
