@@ -318,8 +318,12 @@ class FindingAdmin(NamedSearch, ExportableList, ReadOnlyAdmin):
 
 @admin.register(Checkpoint)
 class CheckpointAdmin(ReadOnlyAdmin):
-    list_display = ("chain_length", "head_sha256", "key_id", "created_at")
+    list_display = ("chain_length", "short_head", "key_id", "created_at")
     readonly_fields = ("chain_length", "head_sha256", "body", "signature", "key_id", "storage_name", "created_at")
+
+    @admin.display(description="head sha256", ordering="head_sha256")
+    def short_head(self, checkpoint):
+        return display.short_id(checkpoint.head_sha256)
 
 
 @admin.register(SigningKey)

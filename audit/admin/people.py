@@ -240,8 +240,13 @@ class CaseInline(ReadOnlyInline):
 
 @admin.register(CaseMap)
 class CaseMapAdmin(ReadOnlyAdmin):
-    list_display = ("id", "manifest", "sha256", "created_by", "created_at")
+    list_display = ("id", "manifest", "short_sha256", "created_by", "created_at")
     list_select_related = ("manifest__job__bundle",)
+
+    @admin.display(description="sha256", ordering="sha256")
+    def short_sha256(self, case_map):
+        return display.short_id(case_map.sha256)
+
     readonly_fields = (
         "manifest",
         "manifest_sha256",

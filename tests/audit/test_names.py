@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from audit.models import Asset, Finding
 from audit.verify import verify_all
+from extraction.intake.rounds import InputGone, request_reextraction
 from extraction.models import Bundle
 from tests.conftest import approved_policy, complete, read_stored, write_stored
 from tests.extraction.test_admin import distinct_pdf
@@ -117,3 +118,11 @@ def test_the_verification_command_names_the_file_before_its_stored_name(claim, c
         call_command("verify_manifests")
     said = f"hash_mismatch: scan-0007.pdf, page 1 (index 0) (stored as {asset.name}): "
     assert said in capsys.readouterr().out
+
+
+def test_a_refused_re_extraction_names_the_bundle_whose_input_is_gone(claim):
+    bundle = claim.job.bundle
+    bundle.mark_input_deleted()
+    with pytest.raises(InputGone) as refused:
+        request_reextraction(bundle)
+    assert str(refused.value).startswith(f"The input of scan-0007.pdf (bundle {claim.correlation_id[:16]}) was deleted")
