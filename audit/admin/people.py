@@ -318,7 +318,9 @@ class AlertAdmin(ReadOnlyAdmin):
     """Open alerts first; acknowledging one lets the same problem alert again later."""
 
     list_display = ("last_seen", "status", "kind", "message", "occurrences", "where", "acknowledged_by")
-    list_filter = ("status", "kind")
+    list_filter = ("status", "kind", ("last_seen", DateRangeFilter))
+    search_fields = ("message",)
+    search_help_text = "Finds any words of an alert's message: a file name, a case, a job or run number."
     readonly_fields = (
         "kind",
         "key",

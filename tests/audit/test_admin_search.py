@@ -108,3 +108,14 @@ def test_a_search_costs_the_same_queries_for_more_rows(admin_client, tmp_path, n
         everything_about(completed(tmp_path, n, f"claim-{n}.pdf", "alice", case_label="claim-1"))
     verify_all()
     assert queries_for(admin_client, url) == few
+
+
+def test_it_finds_alerts_by_words_of_their_message_such_as_a_file_name(admin_client):
+    from audit.alerts import raise_alert
+    from audit.models import Alert
+
+    raise_alert(Alert.Kind.RETENTION_BLOCKED, "a", link="/", message="Retention of input of scan-0007.pdf is blocked.")
+    raise_alert(
+        Alert.Kind.RETENTION_BLOCKED, "b", link="/", message="Retention of input of tracemonkey.pdf is blocked."
+    )
+    assert [a.key for a in found(admin_client, "alert", q="scan-0007")] == ["a"]
