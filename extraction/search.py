@@ -72,8 +72,8 @@ class NamedSearch(admin.ModelAdmin):
         if not term:
             return queryset, False
         found = self.found_by_name(queryset.model, term)
-        for field in self.exact_fields:
-            found |= Q(**{field: term.lower() if HEX.fullmatch(term.lower()) else term})
+        for field in self.exact_fields:  # hashes are stored in lower case; a provider's ids as it gave them
+            found |= Q(**{f"{field}__in": {term, term.lower()}})
         for field in self.also_containing:
             found |= Q(**{f"{field}__icontains": term})
         return queryset.filter(found), False

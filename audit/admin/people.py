@@ -95,7 +95,7 @@ class ReviewFlagAdmin(NamedSearch, ExportableList, ReadOnlyAdmin):
         queryset = super().get_queryset(request)
         return (
             queryset
-            if request.GET.get("status__exact")
+            if request.GET.get("status__exact") or request.GET.get("q")  # a search looks for closed flags too
             else queryset.filter(status__in=[ReviewFlag.Status.OPEN, ReviewFlag.Status.REEXTRACTION_REQUESTED])
         )
 

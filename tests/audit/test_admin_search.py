@@ -119,3 +119,11 @@ def test_it_finds_alerts_by_words_of_their_message_such_as_a_file_name(admin_cli
         Alert.Kind.RETENTION_BLOCKED, "b", link="/", message="Retention of input of tracemonkey.pdf is blocked."
     )
     assert [a.key for a in found(admin_client, "alert", q="scan-0007")] == ["a"]
+
+
+def test_a_search_of_the_review_queue_finds_closed_flags_too(admin_client, two_manifests):
+    claim, _ = two_manifests
+    flag = ReviewFlag.objects.get(manifest=claim)
+    review.close(flag, "resolved", "reviewer")
+    assert found(admin_client, "reviewflag") == set(ReviewFlag.objects.exclude(pk=flag.pk))  # the queue: open ones
+    assert found(admin_client, "reviewflag", q="scan-0007") == {flag}
