@@ -7,6 +7,7 @@ from django.contrib import admin, messages
 from django.utils import timezone
 
 BAD_DATE = "bad_date"
+MIN_DAY, MAX_DAY = datetime.date(2, 1, 1), datetime.date(9998, 12, 31)
 
 
 class DateRangeFilter(admin.DateFieldListFilter):
@@ -36,11 +37,8 @@ class DateRangeFilter(admin.DateFieldListFilter):
 
     def queryset(self, request, queryset):
         queryset = super().queryset(request, queryset)
-        if self.since:
-            queryset = queryset.filter(**{f"{self.field_path}__gte": _start_of(self.since)})
-        if self.until:  # the whole of the last day
-            queryset = queryset.filter(**{f"{self.field_path}__lt": _start_of(self.until + datetime.timedelta(1))})
-        return queryset
+        bounds = {"gte": _start_of(self.since), "lt": _start_of(self.until, days_after=1)}  # the last day whole
+        return queryset.filter(**{f"{self.field_path}__{op}": at for op, at in bounds.items() if at})
 
     def choices(self, changelist):
         # The form sends only its own fields: every other filter, the search and the order go with it, hidden.
@@ -57,5 +55,9 @@ class DateRangeFilter(admin.DateFieldListFilter):
         return self.until.isoformat() if self.until else ""
 
 
-def _start_of(day: datetime.date) -> datetime.datetime:
-    return timezone.make_aware(datetime.datetime.combine(day, datetime.time.min))
+def _start_of(day: datetime.date | None, days_after: int = 0) -> datetime.datetime | None:
+    """Midnight starting `day` (plus `days_after`) in the portal's time zone; None for no day, or one at the
+    calendar's ends, which no row is outside of and which would overflow once moved to UTC."""
+    if day is None or not MIN_DAY <= day <= MAX_DAY:
+        return None
+    return timezone.make_aware(datetime.datetime.combine(day + datetime.timedelta(days_after), datetime.time.min))

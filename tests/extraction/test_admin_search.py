@@ -137,3 +137,10 @@ def test_a_search_and_filters_cost_the_same_queries_for_more_rows(admin_client, 
     for n in range(2, 6):
         uploaded(tmp_path, n, f"claim-{n}.pdf", "alice", case_label=f"claim-{n}")
     assert queries_for(admin_client, url) == few
+
+
+def test_days_at_the_ends_of_the_calendar_bound_nothing_rather_than_overflow(admin_client, two_bundles, settings):
+    settings.TIME_ZONE = "Pacific/Kiritimati"  # +14:00: the first day's midnight is before year 1 in UTC
+    bundles = "admin:extraction_bundle_changelist"
+    ends = {"created_at__from": "0001-01-01", "created_at__to": "9999-12-31"}
+    assert set(found(admin_client, bundles, **ends)) == set(two_bundles)
