@@ -49,7 +49,8 @@ class AssetInline(ReadOnlyInline):
     readonly_fields = fields
 
     def get_queryset(self, request):
-        return super().get_queryset(request).prefetch_related("placements")
+        # Each row is headed by the asset's name, which is its bundle's file name: one join, not three queries a row.
+        return super().get_queryset(request).select_related("manifest__job__bundle").prefetch_related("placements")
 
     @admin.display(description="image")
     def stored_as(self, asset):

@@ -126,3 +126,14 @@ def test_a_refused_re_extraction_names_the_bundle_whose_input_is_gone(claim):
     with pytest.raises(InputGone) as refused:
         request_reextraction(bundle)
     assert str(refused.value).startswith(f"The input of scan-0007.pdf (bundle {claim.correlation_id[:16]}) was deleted")
+
+
+def test_a_manifests_page_names_its_assets_in_the_same_queries_however_many_it_has(admin_client, claim, tmp_path):
+    from tests import pdfs
+    from tests.extraction.test_admin import queries_for
+
+    mixed = complete(pdfs.mixed(tmp_path), filename="mixed.pdf")
+    pages = [reverse("admin:audit_manifest_change", args=[m.pk]) for m in (claim, mixed)]
+    admin_client.get(pages[0])  # the first render of a session does work of its own
+    assert mixed.assets.count() > claim.assets.count()
+    assert queries_for(admin_client, pages[1]) == queries_for(admin_client, pages[0])
