@@ -7,9 +7,11 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from audit import retention, review, verify
 from audit.models import Asset, Finding, Manifest, RetentionEvent, ReviewFlag, VerificationRun
-from audit.verify import verify_all
+from audit.retention import enforcement as retention
+from audit.review import flags as review
+from audit.verification import verify
+from audit.verification.verify import verify_all
 from extraction.intake.staging import submit_bundle
 from extraction.runner import run_job
 from extraction.search import MIN_PREFIX
@@ -111,8 +113,8 @@ def test_a_search_costs_the_same_queries_for_more_rows(admin_client, tmp_path, n
 
 
 def test_it_finds_alerts_by_words_of_their_message_such_as_a_file_name(admin_client):
-    from audit.alerts import raise_alert
     from audit.models import Alert
+    from audit.operations.alerts import raise_alert
 
     raise_alert(Alert.Kind.RETENTION_BLOCKED, "a", link="/", message="Retention of input of scan-0007.pdf is blocked.")
     raise_alert(

@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from audit.models import Asset, Finding
-from audit.verify import verify_all
+from audit.verification.verify import verify_all
 from extraction.intake.rounds import InputGone, request_reextraction
 from extraction.models import Bundle
 from tests.conftest import approved_policy, complete, read_stored, write_stored
