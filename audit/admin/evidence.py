@@ -313,8 +313,9 @@ class FindingAdmin(NamedSearch, ExportableList, ReadOnlyAdmin):
         if not finding.asset_id or bundle is None:
             shown = bundle.file_name if bundle else finding.name.rsplit("/", 1)[-1]
             return display.named(shown, finding.name) if shown else "-"
+        # A plain link: a click downloads the image (the stored name is copied from the finding's own page).
         url = reverse("download-asset", args=[finding.asset_id])
-        return format_html('<a href="{}">{}</a>', url, display.named(finding.asset.shown_in(bundle), finding.name))
+        return format_html('<a href="{}" title="{}">{}</a>', url, finding.name, finding.asset.shown_in(bundle))
 
 
 @admin.register(Checkpoint)

@@ -69,7 +69,7 @@ def test_the_findings_list_names_the_file_and_keeps_its_stored_name_on_hover(adm
     results = page.split('id="result_list"')[1].split("</table>")[0]
     assert "scan-0007.pdf, page 1 (index 0)" in visible_text(results)
     assert asset.name not in visible_text(results) and asset.name.rsplit("/", 1)[-1] not in visible_text(results)
-    assert f'title="{asset.name}"' in results  # one hover away, and a click copies it (copy-id.js)
+    assert f'title="{asset.name}"' in results  # one hover away (the finding's page shows it to copy)
 
 
 def test_the_asset_list_names_images_by_file_and_page(admin_client, claim):
