@@ -13,6 +13,7 @@ from django.contrib import admin
 from django.db.models import Model, Q, QuerySet
 
 from .models import Bundle
+from .visibility import bundles as visible_bundles
 
 HELP = (
     "Finds a file name, case label or submitter by any part of it (claim-1042, tracemonkey), "
@@ -93,7 +94,8 @@ def case_label_filter(*paths: str) -> type[admin.SimpleListFilter]:
         title, parameter_name = "case label", "case_label"
 
         def lookups(self, request, model_admin):
-            newest = Bundle.objects.exclude(case_label="").order_by("-created_at")
+            # Only labels of bundles this person may see: a Submitter is not told other teams' cases.
+            newest = visible_bundles(request.user).exclude(case_label="").order_by("-created_at")
             labels = list(dict.fromkeys(newest.values_list("case_label", flat=True)[:RECENT_LABELS]))[:SHOWN_LABELS]
             chosen = self.value()
             return [(label, label) for label in labels + ([chosen] if chosen and chosen not in labels else [])]

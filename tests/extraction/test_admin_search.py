@@ -144,3 +144,17 @@ def test_days_at_the_ends_of_the_calendar_bound_nothing_rather_than_overflow(adm
     bundles = "admin:extraction_bundle_changelist"
     ends = {"created_at__from": "0001-01-01", "created_at__to": "9999-12-31"}
     assert set(found(admin_client, bundles, **ends)) == set(two_bundles)
+
+
+def test_a_submitter_is_offered_only_the_case_labels_of_bundles_they_may_see(client, tmp_path):
+    from django.contrib.auth.models import Group, User
+
+    sam = User.objects.create_user("sam", password="pw", is_staff=True)
+    sam.groups.add(Group.objects.get(name="Submitter"))
+    uploaded(tmp_path, 1, "theirs.pdf", "alice", case_label="alices-secret-case")
+    mine = uploaded(tmp_path, 2, "mine.pdf", "sam", case_label="sam-case")
+    client.force_login(sam)
+    page = client.get(reverse("admin:extraction_bundle_changelist")).content.decode()
+    assert "?case_label=sam-case" in page and "alices-secret-case" not in page
+    assert found(client, "admin:extraction_bundle_changelist", q="alices-secret") == []
+    assert found(client, "admin:extraction_bundle_changelist", q="mine") == [mine]
