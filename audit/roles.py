@@ -20,6 +20,8 @@ ROLES = {
         "audit.view_placement",
         "audit.view_verificationrun",
         "audit.view_finding",
+        "audit.view_findingresponse",
+        "audit.respond_to_finding",
         "audit.view_checkpoint",
         "audit.view_retentionpolicy",
         "audit.view_retentionevent",

@@ -13,7 +13,7 @@ from PIL import Image
 
 from core import display, stores
 
-from . import cases, previews, review, signing, store_witness
+from . import cases, previews, review, signing, store_witness, verification_state
 from .models import ActivityEvent, Asset, Manifest, PagePreview, ReviewFlag
 
 THUMBNAIL = 240
@@ -136,6 +136,7 @@ def review_page(request, manifest_id: int):
             "split_form": split_form,
             "can_split": request.user.has_perm("audit.add_casemap"),
             "case_maps": manifest.case_maps.prefetch_related("cases"),
+            "verification": verification_state.of_manifest(manifest, request.user),
         },
     )
 

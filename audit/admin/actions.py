@@ -11,6 +11,7 @@ from extraction.models import Bundle
 
 from .. import activity_records
 from ..evidence import build_evidence
+from .export_warning import findings_to_confirm
 
 
 def evidence_download(queryset, user, include_assets: bool, case=None) -> FileResponse:
@@ -56,12 +57,14 @@ def package_label(queryset, case) -> str:
 
 @admin.action(description="Export evidence package (manifests, log proofs, results)", permissions=["export_evidence"])
 def export_evidence_action(modeladmin, request, queryset):
-    return evidence_download(queryset, request.user, include_assets=False)
+    asked = findings_to_confirm(modeladmin, request, queryset, "export_evidence_action")
+    return asked or evidence_download(queryset, request.user, include_assets=False)
 
 
 @admin.action(description="Export evidence package with assets", permissions=["export_evidence"])
 def export_evidence_with_assets_action(modeladmin, request, queryset):
-    return evidence_download(queryset, request.user, include_assets=True)
+    asked = findings_to_confirm(modeladmin, request, queryset, "export_evidence_with_assets_action")
+    return asked or evidence_download(queryset, request.user, include_assets=True)
 
 
 @admin.action(

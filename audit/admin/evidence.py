@@ -7,6 +7,7 @@ from django.contrib import admin
 from django.db import transaction
 from django.db.models import Count, Exists, IntegerField, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.html import format_html
 from django_q.tasks import async_task
@@ -17,11 +18,14 @@ from extraction.models import Bundle
 
 from .. import (
     activity_records,
+    verification_state,
     verify,  # noqa: F401  (it registers its pages)
 )
 from ..models import Asset, Checkpoint, Finding, Manifest, RetentionEvent, ReviewFlag, SigningKey
 from ..views import REVIEW_PAGE_PERMISSIONS
 from .actions import export_evidence_action, export_evidence_with_assets_action
+from .finding_answers import AnswerFilter, FindingAnswersAdmin
+from .verified import OpenFindingsFilter, VerifiedColumn
 
 
 class RetentionEventInline(ReadOnlyInline):
@@ -123,7 +127,7 @@ class NeedsReviewFilter(admin.SimpleListFilter):
 
 
 @admin.register(Manifest)
-class ManifestAdmin(ReadOnlyAdmin):
+class ManifestAdmin(VerifiedColumn, ReadOnlyAdmin):
     list_display = (
         "sequence",
         "file_name",
@@ -133,14 +137,16 @@ class ManifestAdmin(ReadOnlyAdmin):
         "page_count",
         "asset_count",
         "open_flags",
+        "verified",
         "extractor_version",
         "review_link",
         "created_at",
     )
-    list_filter = (NeedsReviewFilter, "extractor", "extractor_version", "created_at")
+    list_filter = (NeedsReviewFilter, OpenFindingsFilter, "extractor", "extractor_version", "created_at")
     list_select_related = ("job__bundle",)
     search_fields = ("=correlation_id", "=sha256")
     readonly_fields = (
+        "verification",
         "sequence",
         "job",
         "schema_version",
@@ -218,6 +224,17 @@ class ManifestAdmin(ReadOnlyAdmin):
             )
         )
 
+    def get_object(self, request, object_id, from_field=None):
+        found = super().get_object(request, object_id, from_field)
+        if found is not None:
+            found.verification_state = verification_state.of_manifest(found, request.user)
+        return found
+
+    @admin.display(description="latest verification")
+    def verification(self, manifest):
+        state = getattr(manifest, "verification_state", None) or verification_state.of_manifest(manifest)
+        return render_to_string("audit/includes/verification.html", {"verification": state})
+
     @admin.display(description="open flags", ordering="n_open_flags")
     def open_flags(self, manifest):
         return manifest.n_open_flags
@@ -261,10 +278,10 @@ class ManifestAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Finding)
-class FindingAdmin(ReadOnlyAdmin):
-    list_display = ("id", "run", "kind", "manifest_link", "asset_link", "job", "name", "detail")
-    list_filter = ("kind", "run")
-    list_select_related = ("run", "manifest", "asset", "job")
+class FindingAdmin(FindingAnswersAdmin):
+    list_display = ("id", "run", "kind", "manifest_link", "asset_link", "job", "name", "detail", "answer")
+    list_filter = ("kind", AnswerFilter, "run")
+    list_select_related = ("run", "manifest", "asset", "job", "response")
     search_fields = ("name", "=manifest__correlation_id")
 
     @admin.display(description="manifest")

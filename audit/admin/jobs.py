@@ -13,10 +13,20 @@ from extraction.admin import JobAdmin
 from extraction.models import Job
 
 from .. import job_page
+from ..verification_state import OF_JOBS
+from .verified import JobOpenFindingsFilter, VerifiedColumn
 
 
-class JobStoryAdmin(JobAdmin):
+class JobStoryAdmin(VerifiedColumn, JobAdmin):
     change_form_template = "audit/job_page/change_form.html"
+    verification_paths = OF_JOBS
+
+    def get_list_display(self, request):
+        return self.verified_column(request, [*JobAdmin.get_list_display(self, request), "verified"])
+
+    def get_list_filter(self, request):
+        return [*super().get_list_filter(request), JobOpenFindingsFilter]
+
     inlines = []  # the page's timeline lists every attempt once; the inline listed them a second time
 
     def get_urls(self):
