@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from audit import verify
-from audit.models import ActivityEvent, Asset, Finding, Manifest
+from audit.models import ActivityEvent, Asset, Finding
 from tests import pdfs
 from tests.conftest import complete, read_stored, write_stored
 
