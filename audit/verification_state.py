@@ -34,6 +34,11 @@ class Paths:
 
 OF_MANIFESTS = Paths(manifest="pk", created_at="created_at", bundle="job__bundle_id")
 OF_JOBS = Paths(manifest="manifest__pk", created_at="manifest__created_at", bundle="bundle_id")
+OF_CASES = Paths(
+    manifest="case_map__manifest_id",
+    created_at="case_map__manifest__created_at",
+    bundle="case_map__manifest__job__bundle_id",
+)
 
 
 def _latest_run(paths: Paths) -> QuerySet:

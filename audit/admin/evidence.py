@@ -7,7 +7,6 @@ from django.contrib import admin
 from django.db import transaction
 from django.db.models import Count, Exists, IntegerField, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
-from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.html import format_html
 from django_q.tasks import async_task
@@ -18,7 +17,6 @@ from extraction.models import Bundle
 
 from .. import (
     activity_records,
-    verification_state,
     verify,  # noqa: F401  (it registers its pages)
 )
 from ..models import Asset, Checkpoint, Finding, Manifest, RetentionEvent, ReviewFlag, SigningKey
@@ -223,17 +221,6 @@ class ManifestAdmin(VerifiedColumn, ReadOnlyAdmin):
                 n_open_flags=Coalesce(Subquery(open_flags, output_field=IntegerField()), 0),
             )
         )
-
-    def get_object(self, request, object_id, from_field=None):
-        found = super().get_object(request, object_id, from_field)
-        if found is not None:
-            found.verification_state = verification_state.of_manifest(found, request.user)
-        return found
-
-    @admin.display(description="latest verification")
-    def verification(self, manifest):
-        state = getattr(manifest, "verification_state", None) or verification_state.of_manifest(manifest)
-        return render_to_string("audit/includes/verification.html", {"verification": state})
 
     @admin.display(description="open flags", ordering="n_open_flags")
     def open_flags(self, manifest):

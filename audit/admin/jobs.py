@@ -13,6 +13,7 @@ from extraction.admin import JobAdmin
 from extraction.models import Job
 
 from .. import job_page
+from ..models import Manifest
 from ..verification_state import OF_JOBS
 from .verified import JobOpenFindingsFilter, VerifiedColumn
 
@@ -20,6 +21,9 @@ from .verified import JobOpenFindingsFilter, VerifiedColumn
 class JobStoryAdmin(VerifiedColumn, JobAdmin):
     change_form_template = "audit/job_page/change_form.html"
     verification_paths = OF_JOBS
+
+    def manifest_of(self, job):
+        return Manifest.objects.filter(job=job).first()
 
     def get_list_display(self, request):
         return self.verified_column(request, [*JobAdmin.get_list_display(self, request), "verified"])

@@ -13,7 +13,9 @@ from extraction.intake.rounds import InputGone
 
 from .. import review
 from ..models import ActivityEvent, Alert, Case, CaseMap, RetentionEvent, ReviewFlag, WebhookDelivery
+from ..verification_state import OF_CASES
 from .actions import export_case_evidence_action
+from .verified import CaseOpenFindingsFilter, VerifiedColumn
 
 
 def activity_of(obj):
@@ -217,17 +219,22 @@ class CaseMapAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Case)
-class CaseAdmin(ReadOnlyAdmin):
-    """Each case has its own review status, set by reviewers."""
+class CaseAdmin(VerifiedColumn, ReadOnlyAdmin):
+    """Each case has its own review status, set by reviewers; its manifest's latest verification beside it."""
 
-    list_display = ("name", "pages", "review_status", "reviewed_by", "file_name", "review_link")
-    list_filter = ("review_status",)
+    list_display = ("name", "pages", "review_status", "reviewed_by", "file_name", "verified", "review_link")
+    list_filter = ("review_status", CaseOpenFindingsFilter)
+    readonly_fields = ("verification",)
+    verification_paths = OF_CASES
     list_select_related = ("case_map__manifest__job__bundle",)
     search_fields = ("name",)
     actions = ["mark_reviewed", "mark_needs_attention", export_case_evidence_action]
 
     def has_export_evidence_permission(self, request):
         return request.user.has_perm("audit.export_evidence")
+
+    def manifest_of(self, case):
+        return case.case_map.manifest
 
     @admin.display(description="pages", ordering="first_page")
     def pages(self, case):

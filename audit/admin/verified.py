@@ -3,11 +3,12 @@ query of audit/verification_state.py, annotated on the page's queryset (no query
 
 from django.contrib import admin
 from django.db.models import F
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.html import format_html
 
 from .. import verification_state
-from ..verification_state import OF_JOBS, OF_MANIFESTS
+from ..verification_state import OF_CASES, OF_JOBS, OF_MANIFESTS
 
 LINK_PERMISSIONS = ("audit.view_verificationrun", "audit.view_finding")
 
@@ -31,11 +32,30 @@ class JobOpenFindingsFilter(OpenFindingsFilter):
     paths = OF_JOBS
 
 
+class CaseOpenFindingsFilter(OpenFindingsFilter):
+    paths = OF_CASES
+
+
 class VerifiedColumn:
     """Mixed into a list admin: `verified` (linked to the run, or to the open findings) for those who may open
-    them, `verified_plain` for everyone else; the queryset carries the annotations."""
+    them, `verified_plain` for everyone else; the queryset carries the annotations. On the row's own page,
+    `verification` (a read-only field) is the latest verification of its manifest, with the findings."""
 
     verification_paths = OF_MANIFESTS
+
+    def manifest_of(self, row):
+        return row
+
+    def get_object(self, request, object_id, from_field=None):
+        found = super().get_object(request, object_id, from_field)  # type: ignore[misc]
+        if found is not None:
+            found.seen_by = request.user  # who the page's links are for (verification below)
+        return found
+
+    @admin.display(description="latest verification")
+    def verification(self, row):
+        state = verification_state.of_manifest(self.manifest_of(row), getattr(row, "seen_by", None))
+        return render_to_string("audit/includes/verification.html", {"verification": state})
 
     def get_queryset(self, request):
         rows = verification_state.with_verification(super().get_queryset(request), self.verification_paths)  # type: ignore[misc]

@@ -12,7 +12,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from audit import verify
+from audit import cases, verify
 from audit.models import ActivityEvent, Asset, Finding
 from tests import pdfs
 from tests.conftest import complete, read_stored, write_stored
@@ -137,6 +137,18 @@ def test_the_lists_cost_the_same_queries_for_more_rows(admin_client, tampered, t
     complete(pdfs.reused_on_three_pages(tmp_path), filename="three.pdf")
     run_verification()
     assert [count_queries(admin_client, url) for url in lists] == before
+
+
+def test_a_case_page_and_the_cases_list_show_their_manifests_verification(admin_client, tampered):
+    manifest, run = tampered
+    case_map = cases.split(manifest, [("claim A", 1, manifest.page_count)], "rita")
+    case = case_map.cases.get()
+    page = text_of(admin_client.get(reverse("admin:audit_case_change", args=[case.pk])))
+    assert f"Failed: verification run {run.pk}" in page and "Hash Mismatch" in page
+    changelist = reverse("admin:audit_case_changelist")
+    assert "1 open finding(s)" in text_of(admin_client.get(changelist))
+    assert [c.pk for c in admin_client.get(changelist, {"findings": "open"}).context["cl"].result_list] == [case.pk]
+    assert list(admin_client.get(changelist, {"findings": "none"}).context["cl"].result_list) == []
 
 
 # --- the export ----------------------------------------------------------------------------------------
