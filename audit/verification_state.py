@@ -34,6 +34,8 @@ class Paths:
 
 OF_MANIFESTS = Paths(manifest="pk", created_at="created_at", bundle="job__bundle_id")
 OF_JOBS = Paths(manifest="manifest__pk", created_at="manifest__created_at", bundle="bundle_id")
+# A bundle's newest manifest, annotated by the bundle list (audit/admin/bundles.py): its latest extraction.
+OF_BUNDLES = Paths(manifest="newest_manifest", created_at="newest_manifest_at", bundle="pk")
 OF_CASES = Paths(
     manifest="case_map__manifest_id",
     created_at="case_map__manifest__created_at",

@@ -37,8 +37,10 @@ class JobInline(ReadOnlyInline):
     show_change_link = True
 
 
-@admin.register(Bundle)
 class BundleAdmin(admin.ModelAdmin):
+    """Not registered here: the project registers it with the latest verification of the bundle's evidence, which
+    is audit's (audit.admin.bundles, portal/admin.py)."""
+
     list_display = (
         "original_filename",
         "case_label",

@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from .. import verification_state
-from ..verification_state import OF_CASES, OF_JOBS, OF_MANIFESTS
+from ..verification_state import OF_BUNDLES, OF_CASES, OF_JOBS, OF_MANIFESTS
 
 LINK_PERMISSIONS = ("audit.view_verificationrun", "audit.view_finding")
 
@@ -36,6 +36,10 @@ class CaseOpenFindingsFilter(OpenFindingsFilter):
     paths = OF_CASES
 
 
+class BundleOpenFindingsFilter(OpenFindingsFilter):
+    paths = OF_BUNDLES
+
+
 class VerifiedColumn:
     """Mixed into a list admin: `verified` (linked to the run, or to the open findings) for those who may open
     them, `verified_plain` for everyone else; the queryset carries the annotations. On the row's own page,
@@ -45,6 +49,10 @@ class VerifiedColumn:
 
     def manifest_of(self, row):
         return row
+
+    def prepare_rows(self, rows):
+        """Annotations the paths name (a bundle's newest manifest), before the verification's own."""
+        return rows
 
     def get_object(self, request, object_id, from_field=None):
         found = super().get_object(request, object_id, from_field)  # type: ignore[misc]
@@ -58,7 +66,8 @@ class VerifiedColumn:
         return render_to_string("audit/includes/verification.html", {"verification": state})
 
     def get_queryset(self, request):
-        rows = verification_state.with_verification(super().get_queryset(request), self.verification_paths)  # type: ignore[misc]
+        rows = self.prepare_rows(super().get_queryset(request))  # type: ignore[misc]
+        rows = verification_state.with_verification(rows, self.verification_paths)
         return rows.annotate(verified_manifest=F(self.verification_paths.manifest))
 
     def get_list_display(self, request):

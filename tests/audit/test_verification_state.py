@@ -132,11 +132,28 @@ def count_queries(client, url) -> int:
 
 
 def test_the_lists_cost_the_same_queries_for_more_rows(admin_client, tampered, tmp_path):
-    lists = [reverse("admin:audit_manifest_changelist"), reverse("admin:extraction_job_changelist")]
+    lists = [
+        reverse(f"admin:{name}_changelist")
+        for name in ("audit_manifest", "extraction_job", "extraction_bundle", "audit_case", "audit_finding")
+    ]
+    cases.split(tampered[0], [("claim A", 1, 1)], "rita")
     before = [count_queries(admin_client, url) for url in lists]
-    complete(pdfs.reused_on_three_pages(tmp_path), filename="three.pdf")
+    more = complete(pdfs.reused_on_three_pages(tmp_path), filename="three.pdf")
+    cases.split(more, [("claim B", 1, 1), ("claim C", 2, 3)], "rita")
+    flip_a_byte(more.assets.first())
     run_verification()
     assert [count_queries(admin_client, url) for url in lists] == before
+
+
+def test_a_bundle_page_and_the_bundles_list_show_its_newest_manifests_verification(admin_client, tampered, tmp_path):
+    manifest, run = tampered
+    complete(pdfs.reused_on_three_pages(tmp_path), filename="three.pdf")  # another bundle, never verified
+    page = text_of(admin_client.get(reverse("admin:extraction_bundle_change", args=[manifest.job.bundle_id])))
+    assert f"Failed: verification run {run.pk}" in page and "Hash Mismatch" in page
+    changelist = reverse("admin:extraction_bundle_changelist")
+    assert "1 open finding(s)" in text_of(admin_client.get(changelist))
+    found = admin_client.get(changelist, {"findings": "open"}).context["cl"].result_list
+    assert [b.pk for b in found] == [manifest.job.bundle_id]
 
 
 def test_a_case_page_and_the_cases_list_show_their_manifests_verification(admin_client, tampered):

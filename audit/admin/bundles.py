@@ -1,0 +1,34 @@
+"""The bundle page and list with the latest verification of the bundle's newest manifest (its latest
+extraction): extraction's BundleAdmin with audit's column, filter and page part, registered by the project
+(portal/admin.py), as the job page is."""
+
+from django.db.models import OuterRef, Subquery
+
+from extraction.admin import BundleAdmin
+
+from ..models import Manifest
+from ..verification_state import OF_BUNDLES
+from .verified import BundleOpenFindingsFilter, VerifiedColumn
+
+
+class BundleVerifiedAdmin(VerifiedColumn, BundleAdmin):
+    verification_paths = OF_BUNDLES
+
+    def prepare_rows(self, bundles):
+        newest = Manifest.objects.filter(job__bundle=OuterRef("pk")).order_by("-sequence")
+        return bundles.annotate(
+            newest_manifest=Subquery(newest.values("pk")[:1]),
+            newest_manifest_at=Subquery(newest.values("created_at")[:1]),
+        )
+
+    def manifest_of(self, bundle):
+        return Manifest.objects.filter(job__bundle=bundle).order_by("-sequence").first()
+
+    def get_list_display(self, request):
+        return self.verified_column(request, [*BundleAdmin.get_list_display(self, request), "verified"])
+
+    def get_list_filter(self, request):
+        return [*super().get_list_filter(request), BundleOpenFindingsFilter]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [*super().get_readonly_fields(request, obj), "verification"]
