@@ -20,7 +20,6 @@ ROLES = {
         "audit.view_placement",
         "audit.view_verificationrun",
         "audit.view_finding",
-        "audit.view_findingresponse",
         "audit.respond_to_finding",
         "audit.view_checkpoint",
         "audit.view_retentionpolicy",

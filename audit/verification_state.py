@@ -9,45 +9,80 @@ Everything is annotated onto the caller's queryset with correlated subqueries, s
 same number of queries (bench.admin_scale and tests/audit/test_verification_state.py count them).
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.urls import reverse
 
 from core import display
+from extraction.models import Job
 
-from .models import Finding, FindingResponse, Manifest, VerificationRun
+from .models import CaseMap, Finding, FindingResponse, Manifest, VerificationRun
 
 FINISHED = (VerificationRun.Status.PASSED, VerificationRun.Status.FAILED)
 
 
 @dataclass(frozen=True)
 class Paths:
-    """Where the manifest's columns are, seen from the rows being annotated."""
+    """How the rows name their manifest: its id, creation time and bundle, as the rows' own columns or correlated
+    subqueries, never joins (a join stays in the list's count and in each filter's choices, over the whole table)."""
 
-    manifest: str
-    created_at: str
-    bundle: str
-
-
-OF_MANIFESTS = Paths(manifest="pk", created_at="created_at", bundle="job__bundle_id")
-OF_JOBS = Paths(manifest="manifest__pk", created_at="manifest__created_at", bundle="bundle_id")
-# A bundle's newest manifest, annotated by the bundle list (audit/admin/bundles.py): its latest extraction.
-OF_BUNDLES = Paths(manifest="newest_manifest", created_at="newest_manifest_at", bundle="pk")
-OF_CASES = Paths(
-    manifest="case_map__manifest_id",
-    created_at="case_map__manifest__created_at",
-    bundle="case_map__manifest__job__bundle_id",
-)
+    subject: Callable[[], dict]
+    among: Callable[[QuerySet], Q]  # the rows about any of these manifests (an index lookup, to narrow a filter)
 
 
-def _latest_run(paths: Paths) -> QuerySet:
-    created = OuterRef(paths.created_at)
+def _manifests() -> dict:
+    job = Job.objects.filter(pk=OuterRef("job_id"))
+    return {"subject_manifest": F("pk"), "subject_at": F("created_at"), "subject_bundle": _one(job, "bundle_id")}
+
+
+def _jobs() -> dict:
+    manifest = Manifest.objects.filter(job=OuterRef("pk"))
+    return {
+        "subject_manifest": _one(manifest, "pk"),
+        "subject_at": _one(manifest, "created_at"),
+        "subject_bundle": F("bundle_id"),
+    }
+
+
+def _bundles() -> dict:
+    """A bundle's newest manifest: its latest extraction."""
+    newest = Manifest.objects.filter(job__bundle=OuterRef("pk")).order_by("-sequence")
+    return {"subject_manifest": _one(newest, "pk"), "subject_at": _one(newest, "created_at"), "subject_bundle": F("pk")}
+
+
+def _cases() -> dict:
+    case_map = CaseMap.objects.filter(pk=OuterRef("case_map_id"))
+    return {
+        "subject_manifest": _one(case_map, "manifest_id"),
+        "subject_at": _one(case_map, "manifest__created_at"),
+        "subject_bundle": _one(case_map, "manifest__job__bundle_id"),
+    }
+
+
+def _one(rows: QuerySet, column: str) -> Subquery:
+    return Subquery(rows.values(column)[:1])
+
+
+OF_MANIFESTS = Paths(_manifests, lambda manifests: Q(pk__in=manifests))
+OF_JOBS = Paths(_jobs, lambda manifests: Q(pk__in=Manifest.objects.filter(pk__in=manifests).values("job_id")))
+OF_BUNDLES = Paths(_bundles, lambda manifests: Q(pk__in=Job.objects.filter(manifest__in=manifests).values("bundle_id")))
+OF_CASES = Paths(_cases, lambda manifests: Q(case_map__in=CaseMap.objects.filter(manifest__in=manifests).values("pk")))
+
+
+def _named(rows: QuerySet, paths: Paths) -> QuerySet:
+    """The subject's columns, once, as aliases (filtered and referred to, not selected)."""
+    return rows if "subject_manifest" in rows.query.annotations else rows.alias(**paths.subject())
+
+
+def _latest_run() -> QuerySet:
+    created = OuterRef("subject_at")
     return (
         VerificationRun.objects.filter(status__in=FINISHED, started_at__gte=created)
-        .filter(Q(scope_bundle__isnull=True) | Q(scope_bundle=OuterRef(paths.bundle)))
+        .filter(Q(scope_bundle__isnull=True) | Q(scope_bundle=OuterRef("subject_bundle")))
         .filter(Q(scope_from__isnull=True) | Q(scope_from__lte=created))
         .filter(Q(scope_to__isnull=True) | Q(scope_to__gt=created))
         .order_by("-finished_at", "-pk")
@@ -69,26 +104,31 @@ def open_findings(run_ref, manifest_ref) -> QuerySet:
 
 
 def with_verification(rows: QuerySet, paths: Paths = OF_MANIFESTS) -> QuerySet:
-    """`rows` annotated with `verified_run`, `verified_status`, `verified_at` (None: never verified), `run_findings`
-    (that run's findings about the manifest) and `open_findings` (those not resolved)."""
-    latest = _latest_run(paths)
-    rows = rows.annotate(
+    """`rows` annotated with `verified_manifest`, `verified_run`, `verified_status`, `verified_at` (None: never
+    verified), `run_findings` (that run's findings about the manifest) and `open_findings` (those not resolved)."""
+    latest = _latest_run()
+    rows = _named(rows, paths).annotate(
+        verified_manifest=F("subject_manifest"),
         verified_run=Subquery(latest.values("pk")[:1]),
         verified_status=Subquery(latest.values("status")[:1]),
         verified_at=Subquery(latest.values("finished_at")[:1]),
     )
-    about = Finding.objects.filter(run=OuterRef("verified_run"), manifest=OuterRef(paths.manifest))
+    about = Finding.objects.filter(run=OuterRef("verified_run"), manifest=OuterRef("subject_manifest"))
     return rows.annotate(
         run_findings=_count(about),
-        open_findings=_count(open_findings(OuterRef("verified_run"), OuterRef(paths.manifest))),
+        open_findings=_count(open_findings(OuterRef("verified_run"), OuterRef("subject_manifest"))),
     )
 
 
 def having_open_findings(rows: QuerySet, paths: Paths = OF_MANIFESTS, has: bool = True) -> QuerySet:
     """The rows whose manifest's latest verification left findings open (or, `has=False`, those without)."""
-    rows = rows.alias(latest_run=Subquery(_latest_run(paths).values("pk")[:1]))  # filtered on, not selected
-    found = Exists(open_findings(OuterRef("latest_run"), OuterRef(paths.manifest)))
-    return rows.filter(found) if has else rows.exclude(found)
+    # Only rows about a manifest with any unresolved finding are checked against their latest run: without that, a
+    # filter over 100k manifests runs the latest-run subquery for each (seconds), with it a few index lookups.
+    unresolved = Finding.objects.filter(manifest__isnull=False).filter(~_resolved()).values("manifest_id")
+    named = _named(rows, paths).alias(latest_run=Subquery(_latest_run().values("pk")[:1]))  # filtered, not selected
+    found = Exists(open_findings(OuterRef("latest_run"), OuterRef("subject_manifest")))
+    having = named.filter(paths.among(unresolved)).filter(found)
+    return having if has else rows.exclude(pk__in=having.values("pk"))
 
 
 @dataclass

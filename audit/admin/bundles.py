@@ -2,8 +2,6 @@
 extraction): extraction's BundleAdmin with audit's column, filter and page part, registered by the project
 (portal/admin.py), as the job page is."""
 
-from django.db.models import OuterRef, Subquery
-
 from extraction.admin import BundleAdmin
 
 from ..models import Manifest
@@ -13,13 +11,6 @@ from .verified import BundleOpenFindingsFilter, VerifiedColumn
 
 class BundleVerifiedAdmin(VerifiedColumn, BundleAdmin):
     verification_paths = OF_BUNDLES
-
-    def prepare_rows(self, bundles):
-        newest = Manifest.objects.filter(job__bundle=OuterRef("pk")).order_by("-sequence")
-        return bundles.annotate(
-            newest_manifest=Subquery(newest.values("pk")[:1]),
-            newest_manifest_at=Subquery(newest.values("created_at")[:1]),
-        )
 
     def manifest_of(self, bundle):
         return Manifest.objects.filter(job__bundle=bundle).order_by("-sequence").first()

@@ -9,6 +9,7 @@ from core.admin_base import ReadOnlyAdmin
 
 from .. import finding_answers
 from ..models import FindingResponse
+from .people import activity_of
 
 
 class AnswerFilter(admin.SimpleListFilter):
@@ -40,7 +41,7 @@ class FindingAnswersAdmin(ReadOnlyAdmin):
     """FindingAdmin's base: the actions, their permission and the answer column."""
 
     action_form = NoteActionForm
-    readonly_fields = ("answer",)
+    readonly_fields = ("answer", "answers_recorded")
     actions = ["acknowledge_findings", "resolve_findings"]
 
     def has_respond_permission(self, request):
@@ -66,3 +67,7 @@ class FindingAnswersAdmin(ReadOnlyAdmin):
     @admin.display(description="answer")
     def answer(self, finding):
         return finding_answers.answers_of(finding)
+
+    @admin.display(description="answers recorded (activity)")
+    def answers_recorded(self, finding):
+        return activity_of(finding)

@@ -2,7 +2,6 @@
 query of audit/verification_state.py, annotated on the page's queryset (no query per row)."""
 
 from django.contrib import admin
-from django.db.models import F
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.html import format_html
@@ -50,10 +49,6 @@ class VerifiedColumn:
     def manifest_of(self, row):
         return row
 
-    def prepare_rows(self, rows):
-        """Annotations the paths name (a bundle's newest manifest), before the verification's own."""
-        return rows
-
     def get_object(self, request, object_id, from_field=None):
         found = super().get_object(request, object_id, from_field)  # type: ignore[misc]
         if found is not None:
@@ -66,9 +61,7 @@ class VerifiedColumn:
         return render_to_string("audit/includes/verification.html", {"verification": state})
 
     def get_queryset(self, request):
-        rows = self.prepare_rows(super().get_queryset(request))  # type: ignore[misc]
-        rows = verification_state.with_verification(rows, self.verification_paths)
-        return rows.annotate(verified_manifest=F(self.verification_paths.manifest))
+        return verification_state.with_verification(super().get_queryset(request), self.verification_paths)  # type: ignore[misc]
 
     def get_list_display(self, request):
         return self.verified_column(request, super().get_list_display(request))  # type: ignore[misc]

@@ -226,6 +226,8 @@ def test_compliance_staff_acknowledge_then_resolve_a_finding_with_notes_recorded
     assert "1 open finding(s)" in text_of(officer.get(reverse("admin:audit_manifest_changelist")))  # still open
     text_of(answer(officer, "resolve_findings", finding, "Restored the file; checksum matches"))
     assert "1 finding(s), all resolved" in text_of(officer.get(reverse("admin:audit_manifest_changelist")))
+    finding_page = text_of(officer.get(reverse("admin:audit_finding_change", args=[finding.pk])))
+    assert "finding_resolved" in finding_page and "Restored the file; checksum matches" in finding_page
     recorded = ActivityEvent.objects.filter(object_type="finding", object_id=str(finding.pk)).order_by("pk")
     assert [(e.actor, e.action, e.after["note"]) for e in recorded] == [
         ("carol", "finding_acknowledged", "Restoring from backup"),
