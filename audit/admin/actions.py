@@ -11,6 +11,7 @@ from extraction.models import Bundle
 
 from .. import activity_records
 from ..evidence import build_evidence
+from ..models import Manifest
 from .export_warning import findings_to_confirm
 
 
@@ -75,4 +76,7 @@ def export_case_evidence_action(modeladmin, request, queryset):
     if queryset.count() != 1:
         modeladmin.message_user(request, "Select exactly one case to export.", level="error")
         return None
-    return evidence_download(None, request.user, include_assets=True, case=queryset.get())
+    case = queryset.get()
+    manifests = Manifest.objects.filter(pk=case.case_map.manifest_id)
+    asked = findings_to_confirm(modeladmin, request, queryset, "export_case_evidence_action", manifests)
+    return asked or evidence_download(None, request.user, include_assets=True, case=case)

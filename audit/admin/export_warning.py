@@ -9,16 +9,18 @@ from .. import evidence_sections
 CONFIRMED = "export_with_findings"
 
 
-def findings_to_confirm(modeladmin, request, queryset, action: str) -> TemplateResponse | None:
-    """None when the export may go ahead: nothing is open, or the person has seen the list and confirmed."""
+def findings_to_confirm(modeladmin, request, queryset, action: str, manifests=None) -> TemplateResponse | None:
+    """None when the export may go ahead: nothing is open, or the person has seen the list and confirmed.
+    `queryset` is the selection (posted again on confirming); `manifests` what the package holds (the selection)."""
     if request.POST.get(CONFIRMED) == "yes":
         return None
-    still_open = evidence_sections.open_findings(queryset)
+    still_open = evidence_sections.open_findings(queryset if manifests is None else manifests)
     if not still_open:
         return None
     context = {
         **modeladmin.admin_site.each_context(request),
         "title": "Export evidence with open verification findings?",
+        "back": request.get_full_path(),
         "opts": modeladmin.model._meta,
         "findings": still_open,
         "selected": list(queryset.values_list("pk", flat=True)),

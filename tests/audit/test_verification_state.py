@@ -198,6 +198,17 @@ def test_the_confirmed_package_says_so_in_its_readme_and_index(admin_client, tam
     ]
 
 
+def test_a_cases_export_asks_first_too(admin_client, tampered):
+    manifest, _ = tampered
+    case = cases.split(manifest, [("claim A", 1, 1)], "rita").cases.get()
+    data = {"action": "export_case_evidence_action", "_selected_action": [case.pk]}
+    page = text_of(admin_client.post(reverse("admin:audit_case_changelist"), data))
+    assert "left 1 finding(s) open" in page
+    confirmed = admin_client.post(reverse("admin:audit_case_changelist"), {**data, "export_with_findings": "yes"})
+    package = zipfile.ZipFile(io.BytesIO(b"".join(confirmed.streaming_content)))
+    assert "WARNING: 1 open verification finding(s)" in package.read("README.txt").decode()
+
+
 def test_an_export_without_findings_downloads_at_once_and_warns_of_nothing(admin_client, completed):
     run_verification()
     response = export(admin_client, [completed.pk])
