@@ -8,6 +8,7 @@ import zipfile
 
 import pytest
 from django.contrib.auth.models import Group, User
+from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -207,6 +208,14 @@ def test_a_cases_export_asks_first_too(admin_client, tampered):
     confirmed = admin_client.post(reverse("admin:audit_case_changelist"), {**data, "export_with_findings": "yes"})
     package = zipfile.ZipFile(io.BytesIO(b"".join(confirmed.streaming_content)))
     assert "WARNING: 1 open verification finding(s)" in package.read("README.txt").decode()
+
+
+def test_the_export_command_warns_of_open_findings(tampered, tmp_path, capsys):
+    manifest, _ = tampered
+    call_command("export_evidence", "--out", str(tmp_path / "e.zip"), "--manifest", str(manifest.sequence))
+    out, err = capsys.readouterr()
+    assert json.loads(out)["open_findings"] == 1
+    assert "Warning: 1 open verification finding(s) about this scope" in err
 
 
 def test_an_export_without_findings_downloads_at_once_and_warns_of_nothing(admin_client, completed):
