@@ -4,10 +4,9 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from ninja import Router
 
+from audit.models import Manifest
 from core.api import RowId
 from extraction.models import Job
-
-from .models import Manifest
 
 router = Router(tags=["manifests"])
 BYTES = {

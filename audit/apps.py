@@ -11,13 +11,14 @@ class AuditConfig(AppConfig):
         from django.db.models.signals import m2m_changed, post_migrate, post_save
         from django_q.signals import post_spawn
 
+        from audit import schedules
+        from audit.ledger import activity_records, signing
+        from audit.ledger.manifest_writing import record_completion
+        from audit.models.keys import key_published
+        from audit.operations import access_activity
+        from audit.operations.roles import ensure_roles_after_migrate
         from extraction import completion
         from extraction.signals import activity, alert
-
-        from . import access_activity, activity_records, schedules, signing
-        from .manifest_writing import record_completion
-        from .models.keys import key_published
-        from .roles import ensure_roles_after_migrate
 
         activity.connect(record_activity, dispatch_uid="audit-activity")
         key_published.connect(activity_records.record_key_published, dispatch_uid="audit-key-published")
@@ -33,24 +34,24 @@ class AuditConfig(AppConfig):
 
 
 def witness_at_worker_start(proc_name=None, **kwargs):
-    """The output store against the database before this worker appends anything (audit/store_witness.py)."""
+    """The output store against the database before this worker appends anything (audit/ledger/store_witness.py)."""
     import logging
 
-    from .store_witness import check_at_start
+    from audit.ledger.store_witness import check_at_start
 
     try:
-        logging.getLogger("audit.store_witness").info("worker %s: %s", proc_name, check_at_start())
+        logging.getLogger("audit.ledger.store_witness").info("worker %s: %s", proc_name, check_at_start())
     except Exception:  # a store that cannot be read now: each append checks its own position anyway
-        logging.getLogger("audit.store_witness").exception("the store witness check at worker start failed")
+        logging.getLogger("audit.ledger.store_witness").exception("the store witness check at worker start failed")
 
 
 def record_activity(sender, actor, action, obj, before=None, after=None, **kwargs):
-    from . import activity_records
+    from audit.ledger import activity_records
 
     activity_records.record(actor, action, obj, before=before, after=after)
 
 
 def open_alert(sender, kind, key, message, link, **kwargs):
-    from .alerts import raise_alert
+    from audit.operations.alerts import raise_alert
 
     raise_alert(kind, key, message, link)

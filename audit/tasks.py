@@ -1,6 +1,8 @@
 """django-q2 entry points of the audit app (thin)."""
 
-from . import log_checkpoints, output_sweep, verify
+from audit.ledger import checkpoints as log_checkpoints
+from audit.retention import output_sweep
+from audit.verification import verify
 
 
 def sweep_outputs() -> dict:
@@ -22,26 +24,26 @@ def write_checkpoint() -> int | None:
 
 
 def apply_retention() -> int:
-    from .legal_holds import sync_pending
-    from .retention import apply_retention as apply
+    from audit.retention.enforcement import apply_retention as apply
+    from audit.retention.legal_holds import sync_pending
 
     sync_pending()  # a hold change a failed try left pending, before retention reads the objects' holds
     return len(apply())
 
 
 def sync_legal_holds() -> int:
-    from .legal_holds import sync_pending
+    from audit.retention.legal_holds import sync_pending
 
     return sync_pending()
 
 
 def deliver_webhook(alert_id: int, attempt: int) -> bool:
-    from .alerts import deliver_webhook as deliver
+    from audit.operations.alerts import deliver_webhook as deliver
 
     return deliver(alert_id, attempt)
 
 
 def generate_previews(manifest_id: int) -> dict:
-    from .previews import generate_previews as generate
+    from audit.review.previews import generate_previews as generate
 
     return generate(manifest_id)

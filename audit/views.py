@@ -11,10 +11,13 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from PIL import Image
 
+from audit.ledger import signing, store_witness
+from audit.models import ActivityEvent, Asset, Manifest, PagePreview, ReviewFlag
+from audit.review import cases, previews
+from audit.review import flags as review
+from audit.verification import state as verification_state
 from core import display, stores
-
-from . import cases, previews, review, signing, store_witness, verification_state
-from .models import ActivityEvent, Asset, Manifest, PagePreview, ReviewFlag
+from extraction.visibility import through_jobs
 
 THUMBNAIL = 240
 REVIEW_PAGE_PERMISSIONS = ("audit.view_manifest", "audit.view_asset")
@@ -30,7 +33,7 @@ def signing_keys(request):
 def download_asset(request, asset_id: int):
     if not request.user.has_perm("audit.view_asset"):
         raise PermissionDenied
-    asset = get_object_or_404(Asset, pk=asset_id)
+    asset = get_object_or_404(through_jobs(request.user, Asset.objects.all(), "manifest__job"), pk=asset_id)
     return stores.attachment(stores.outputs(), asset.name, asset.name.rsplit("/", 1)[1], asset.content_type)
 
 
@@ -38,7 +41,7 @@ def download_asset(request, asset_id: int):
 def download_manifest(request, manifest_id: int):
     if not request.user.has_perm("audit.view_manifest"):
         raise PermissionDenied
-    manifest = get_object_or_404(Manifest, pk=manifest_id)
+    manifest = get_object_or_404(through_jobs(request.user, Manifest.objects.all()), pk=manifest_id)
     return stores.attachment(
         stores.outputs(), manifest.storage_name, f"manifest-{manifest.sequence}.json", "application/json"
     )
@@ -49,7 +52,7 @@ def asset_thumbnail(request, asset_id: int):
     """A small PNG of any stored asset (TIFF and JPEG 2000 included), for the review page."""
     if not request.user.has_perm("audit.view_asset"):
         raise PermissionDenied
-    asset = get_object_or_404(Asset, pk=asset_id)
+    asset = get_object_or_404(through_jobs(request.user, Asset.objects.all(), "manifest__job"), pk=asset_id)
     with stores.outputs().open(asset.name, "rb") as fh:
         image = Image.open(fh)
         image.thumbnail((THUMBNAIL, THUMBNAIL))
@@ -66,7 +69,7 @@ def page_preview(request, preview_id: int):
     """A rendering of one input page, streamed inline for the review page's <img> (never sniffed)."""
     if not request.user.has_perm("audit.view_asset"):
         raise PermissionDenied
-    preview = get_object_or_404(PagePreview, pk=preview_id)
+    preview = get_object_or_404(through_jobs(request.user, PagePreview.objects.all(), "manifest__job"), pk=preview_id)
     try:
         stored = stores.outputs().open(preview.storage_name, "rb")
     except FileNotFoundError:
@@ -82,7 +85,9 @@ def review_page(request, manifest_id: int):
     """The bundle's pages in order, each with its assets; pages without one are marked. POST raises a flag."""
     if not request.user.has_perms(REVIEW_PAGE_PERMISSIONS):  # view_asset: its thumbnails and previews
         raise PermissionDenied
-    manifest = get_object_or_404(Manifest.objects.select_related("job__bundle"), pk=manifest_id)
+    manifest = get_object_or_404(
+        through_jobs(request.user, Manifest.objects.select_related("job__bundle")), pk=manifest_id
+    )
     form = FlagForm(request.POST if "pages" in request.POST else None, page_count=manifest.page_count)
     split_form = SplitForm(request.POST if "cases" in request.POST else None)
     if request.method == "POST" and split_form.is_bound:
@@ -146,7 +151,7 @@ def review_previews(request, manifest_id: int):
     """What the review page polls while previews are being made: how many there are, and each one's URLs."""
     if not request.user.has_perms(REVIEW_PAGE_PERMISSIONS):
         raise PermissionDenied
-    manifest = get_object_or_404(Manifest, pk=manifest_id)
+    manifest = get_object_or_404(through_jobs(request.user, Manifest.objects.all()), pk=manifest_id)
     pages = review.pages_of(manifest, with_assets=False)
     state = preview_progress(manifest, previews.attach(pages, manifest))
     state["previews"] = [

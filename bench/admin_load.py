@@ -1,6 +1,6 @@
 """Synthetic evidence for bench.admin_scale: bundles, jobs, manifests, assets and placements, fast.
 
-Rows look like what the product writes (audit/manifest_writing.py `record_completion`): sha256 hex ids,
+Rows look like what the product writes (audit/ledger/manifest_writing.py `record_completion`): sha256 hex ids,
 deterministic asset names, canonical signed manifest bodies, each a leaf of the transparency log whose index is
 its sequence. No file is stored: the pages measured never open one. Everything about job i (status,
 images, flags...) follows from i, so a small and a large database hold the same kinds of rows in proportion,
@@ -18,7 +18,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from audit import activity_records, manifests, signing, tlog
+from audit.ledger import activity_records, manifests, signing, tlog
 from audit.models import (
     GENESIS,
     ActivityEvent,
@@ -40,7 +40,7 @@ from audit.models import (
 )
 from audit.verifier import merkle
 from extraction.accounts import ServiceAccount
-from extraction.models import Attempt, Bundle, Job, Rejection, idempotency_key, input_storage_name
+from extraction.models import Attempt, Bundle, Job, Rejection, idempotency_key
 
 JOBS_PER_TRANSACTION = 5_000  # ~50k assets: an interrupted load loses one batch, memory stays flat
 INSERT_BATCH = 10_000  # bulk_create batch_size (SQLite lowers it further to its 999 parameters)
@@ -181,7 +181,6 @@ class Loader:
             mime="application/pdf",
             original_filename=f"claim-{i:07d}.pdf",
             submitted_by=f"clerk{i % 9}",
-            input_name=input_storage_name(sha(self.salt, "bundle", i)),
             input_deleted_at=gone,
             case_label=SHOWCASE if i == 0 and self.showcase else f"case {i // 7}" if i % 3 else "",
             created_at=self.at(i),

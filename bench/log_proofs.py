@@ -1,5 +1,5 @@
 """Ledger proofs at scale: an inclusion proof, a consistency proof and a checkpoint's root at 1k, 100k and 1M
-leaves, made from the stored subtree hashes (audit/tlog.py) and, in the same run, from a rebuild of the tree from
+leaves, made from the stored subtree hashes (audit/ledger/tlog.py) and, in the same run, from a rebuild of the tree from
 every leaf (what each request did before the ledger stored them).
 
     python -m bench.log_proofs [--leaves 1000,100000,1000000] [--data var/bench/log] [--rounds 25]
@@ -33,7 +33,7 @@ def grow(to: int) -> None:
     """Append synthetic activity events, each a leaf, until the log holds `to` leaves."""
     from django.db import transaction
 
-    from audit import tlog
+    from audit.ledger import tlog
     from audit.models import ActivityEvent, LogLeaf
     from audit.verifier import merkle
 
@@ -74,7 +74,7 @@ def event(i: int, at):
 
 def calls(size: int, rng: random.Random) -> dict:
     """Each proof's call from stored hashes and its rebuild from every leaf, on one random leaf or size."""
-    from audit import tlog
+    from audit.ledger import tlog
     from audit.verifier import merkle
 
     leaf, first = rng.randrange(size), rng.randrange(1, size + 1)

@@ -20,6 +20,9 @@ from .kill_switch import set_submissions
 from .models import Attempt, Bundle, Job, Rejection, SubmissionSwitch, WorkerVersions
 from .reconciler import replay_unknown
 from .uploads import too_large
+from .visibility import bundles as visible_bundles
+from .visibility import jobs as visible_jobs
+from .visibility import rejections as visible_rejections
 
 
 class UploadForm(forms.Form):
@@ -75,6 +78,9 @@ class BundleAdmin(admin.ModelAdmin):
         return (
             shown if request.user.has_perm("extraction.download_input") else [f for f in shown if f != "input_download"]
         )
+
+    def get_queryset(self, request):
+        return visible_bundles(request.user, super().get_queryset(request))
 
     def has_add_permission(self, request):
         return request.user.has_perm("extraction.submit_bundle")
@@ -218,6 +224,9 @@ class JobAdmin(ReadOnlyAdmin):
     def replay_unknown_jobs(self, request, queryset):
         self.message_user(request, f"Woke {replay_unknown(queryset)} unknown job(s); other states were left alone.")
 
+    def get_queryset(self, request):
+        return visible_jobs(request.user, super().get_queryset(request))
+
     def has_replay_permission(self, request):
         return request.user.has_perm("extraction.replay_job")
 
@@ -240,6 +249,10 @@ class RejectionAdmin(ReadOnlyAdmin):
     list_display = ("created_at", "code", "original_filename", "size_shown", "submitted_by")
     list_filter = ("code", "created_at")
     search_fields = ("=sha256", "original_filename", "submitted_by")
+
+    def get_queryset(self, request):
+        return visible_rejections(request.user, super().get_queryset(request))
+
     exclude = ("size",)
     readonly_fields = [*(f.name for f in Rejection._meta.fields if f.name != "size"), "size_shown"]
 

@@ -37,7 +37,6 @@ class Bundle(models.Model):
     page_count = models.PositiveIntegerField()
     mime = models.CharField(max_length=100)
     original_filename = models.CharField(max_length=255, blank=True, help_text="As given; display only")
-    input_name = models.CharField(max_length=200, help_text="Name in the private input store")
     submitted_by = models.CharField(max_length=150)
     case_label = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
@@ -45,15 +44,25 @@ class Bundle(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["created_at"])]  # the admin's default order, over 100k bundles
+        indexes = [
+            models.Index(fields=["created_at"]),  # the admin's default order, over 100k bundles
+            models.Index(fields=["submitted_by"]),  # a Submitter's lists: their team's bundles (visibility.py)
+        ]
         # Not add_bundle: a bundle is never typed in, it is uploaded through intake.
         permissions = [
             ("submit_bundle", "Can upload bundles through intake"),
             ("download_input", "Can download original input PDFs"),
+            # Without it a person sees only their team's bundles and jobs (extraction.visibility).
+            ("view_all_bundles", "Can see every bundle and job, not only their team's"),
         ]
 
     def __str__(self):
         return f"{self.original_filename or 'bundle'} ({self.correlation_id[:12]})"
+
+    @property
+    def input_name(self) -> str:
+        """Its name in the private input store: derived from its correlation id, as every name of its bytes is."""
+        return input_storage_name(self.correlation_id)
 
     def mark_input_deleted(self, at=None) -> bool:
         """The input's bytes were deleted under its retention policy (the first deletion's time stands)."""

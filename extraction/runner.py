@@ -23,6 +23,7 @@ from core.logs import job_context
 from core.retry import backoff_delay, next_wait
 
 from . import completion, worker_stop
+from .intake import queue
 from .models import Attempt, Job, SubmissionSwitch
 from .pdf import WorkerStopping
 from .providers import ProviderError, get_provider
@@ -59,7 +60,7 @@ def run_job(
         if waking:
             _wait_out_short_hold(job, sleep)
         if worker_stop.stopping():  # taken after the stop (or while waiting): another worker runs it
-            _enqueue_wake_up(job)
+            queue.wake_job_now(job.pk)
             outcome = HANDED_BACK
         else:
             outcome = _run(job, worker or worker_name(), sleep, rng)
@@ -256,31 +257,14 @@ def _hold_for_storage(job: Job, token, worker: str, exc: stores.StorageUnavailab
 
 
 def _wake_later(job: Job, token, delay: float, outcome: str) -> str:
-    from django_q.models import Schedule
-    from django_q.tasks import schedule
-
     job.release(token, hold_for=timedelta(seconds=delay))
     if delay < SCHEDULER_TICK_SECONDS:
         # Queued now: the task that takes it sleeps out the rest of the hold (run_job), so a 1 s
         # Retry-After costs about 1 s, not a scheduler tick.
-        _enqueue_wake_up(job)
+        queue.wake_job_now(job.pk)
         return outcome
-    # A one-off schedule: the scheduler enqueues it when due (at its next tick, so never early).
-    schedule(
-        "extraction.tasks.run_job",
-        job.pk,
-        name=f"wake-job-{job.pk}-{time.time_ns()}",
-        schedule_type=Schedule.ONCE,
-        repeats=-1,
-        next_run=timezone.now() + timedelta(seconds=delay),
-    )
+    queue.wake_job_at(job.pk, timezone.now() + timedelta(seconds=delay))
     return outcome
-
-
-def _enqueue_wake_up(job: Job) -> None:
-    from django_q.tasks import async_task
-
-    async_task("extraction.tasks.run_job", job.pk, waking=True, task_name=f"wake-job-{job.pk}-{time.time_ns()}")
 
 
 def _mark_unknown(job: Job, code: str, message: str) -> None:

@@ -10,6 +10,7 @@ from core import stores
 
 from .models import Bundle
 from .signals import alert
+from .visibility import bundles as visible_bundles
 
 CHANGED = (
     "The stored input no longer matches its correlation id (sha256 {correlation_id}), so it is not served: "
@@ -21,7 +22,7 @@ CHANGED = (
 def download_input(request, bundle_id: int):
     if not request.user.has_perm("extraction.download_input"):  # not implied by seeing the bundle
         raise PermissionDenied
-    bundle = get_object_or_404(Bundle, pk=bundle_id)
+    bundle = get_object_or_404(visible_bundles(request.user), pk=bundle_id)
     if bundle.input_deleted_at:
         raise Http404("The input was deleted under its retention policy.")
     # Hashed before it is served (a second read): bytes sent under the correlation id's name must be those bytes.

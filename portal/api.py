@@ -11,7 +11,7 @@ from ninja.security import HttpBearer
 from ninja.throttling import AuthRateThrottle
 
 from audit.api import router as manifests
-from audit.log_api import router as transparency_log
+from audit.ledger.api import router as transparency_log
 from extraction.accounts import ServiceAccount
 from extraction.api import router as bundles
 from extraction.uploads import discard_part_written

@@ -7,6 +7,7 @@ one they have. With it on, enrolling takes an enrolment code another administrat
 a stolen password alone cannot bind a second factor.
 """
 
+import time
 from base64 import b32encode
 from urllib.parse import quote
 
@@ -25,6 +26,7 @@ from django.views.decorators.cache import never_cache
 from django_otp import login as verify_session
 from django_otp import user_has_device
 from django_otp.admin import OTPAdminAuthenticationForm
+from django_otp.oath import TOTP
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from . import enrolment
@@ -34,6 +36,10 @@ APPROVE_PERMISSION = "audit.approve_retentionpolicy"  # approving a retention po
 CODE_WIDGET = forms.TextInput(attrs={"autocomplete": "one-time-code", "inputmode": "numeric", "size": 8})
 ENROLLING_DEVICE = "pagetrail_enrolling_device"  # session key: the unconfirmed device this session may see
 WRONG_CODE = "That code is not the current one: check the app and the device's clock."
+REUSED_CODE = (
+    "That code was already used (to enrol, or to log in): a code works once. Wait for the next one; "
+    "the app shows it within 30 seconds."
+)
 
 
 def needs_second_factor(user) -> bool:
@@ -66,6 +72,11 @@ class SecondFactorLoginForm(OTPAdminAuthenticationForm):
         if user is not None and user_has_device(user):
             self.clean_otp(user)
         return self.cleaned_data
+
+    def _verify_token(self, user, token, device=None):
+        if isinstance(device, TOTPDevice) and already_used(device, token):
+            raise forms.ValidationError(REUSED_CODE, code="code_reused")
+        return super()._verify_token(user, token, device)
 
     def _chosen_device(self, user):
         # One authenticator per user (the two-factor page enrols one) and one set of recovery codes, told apart by
@@ -162,13 +173,26 @@ def confirm_enrolment(request, device: TOTPDevice):
 
 def verify(request, device: TOTPDevice):
     form = CodeForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
+    if request.method == "POST" and form.is_valid() and already_used(device, form.cleaned_data["otp_token"].strip()):
+        form.add_error("otp_token", REUSED_CODE)
+    elif request.method == "POST" and form.is_valid():
         if device.verify_token(form.cleaned_data["otp_token"].strip()):
             verify_session(request, device)
             messages.success(request, "Session verified.")
             return redirect(safe_next(request))
         form.add_error("otp_token", WRONG_CODE)
     return page(request, form, device=device, verified=request.user.is_verified())
+
+
+def already_used(device: TOTPDevice, token: str) -> bool:
+    """A code the device accepted already (it is of a time step no later than the last one used): django-otp refuses
+    it again, rightly, and would count the try as a failure and throttle the next one. Said as what it is instead,
+    and not counted, since a used code can never be accepted: the person just typed the enrolment code again."""
+    if not (token.isdigit() and device.last_t >= 0):
+        return False
+    code = TOTP(device.bin_key, device.step, device.t0, device.digits, device.drift)
+    code.time = time.time()
+    return code.verify(int(token), device.tolerance) and code.t() <= device.last_t
 
 
 def page(request, form, **context):

@@ -110,3 +110,13 @@ class RecoveryCode(models.Model):
 
     def mark_used(self, at=None) -> bool:
         return update_if(self, Q(used_at__isnull=True), used_at=at or timezone.now())
+
+
+class TimeZonePreference(models.Model):
+    """The time zone a person reads times in; without one, the portal's (PAGETRAIL_TIME_ZONE)."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="time_zone_preference")
+    time_zone = models.CharField(max_length=64, help_text="An IANA time zone name, e.g. Europe/Zurich")
+
+    def __str__(self):
+        return f"{self.user} reads times in {self.time_zone}"

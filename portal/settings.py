@@ -84,6 +84,8 @@ MIDDLEWARE = [
     "django_otp.middleware.OTPMiddleware",
     "core.actor.ActorMiddleware",  # after authentication: access changes record who made them
     "portal.mfa.RequireSecondFactorMiddleware",
+    "portal.time_zones.UserTimeZoneMiddleware",  # the reader's own zone, where they chose one
+    "portal.admin_queries.AdminQueryMiddleware",  # lookups in a list's address that would fail in the database
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
@@ -339,7 +341,7 @@ PAGETRAIL_RETRY_AFTER_CAP_SECONDS = env.float("PAGETRAIL_RETRY_AFTER_CAP_SECONDS
 PAGETRAIL_POLL_BUDGET_SECONDS = env.float("PAGETRAIL_POLL_BUDGET_SECONDS", default=20.0)
 PAGETRAIL_DOWNLOAD_TRIES = env.int("PAGETRAIL_DOWNLOAD_TRIES", default=3)
 
-# --- Signing: manifests, case maps and checkpoints are signed with Ed25519 (audit/signing.py); the public
+# --- Signing: manifests, case maps and checkpoints are signed with Ed25519 (audit/ledger/signing.py); the public
 # keys are published. The HMAC keys only verify what was signed before Ed25519 (key id in each manifest). ---
 PAGETRAIL_SIGNING_KEY = shared_secret(
     "PAGETRAIL_SIGNING_KEY", "signing_key", lambda: base64.b64encode(secrets.token_bytes(32)).decode()

@@ -3,10 +3,10 @@ from django.templatetags.static import static
 from django.urls import path, re_path
 from django.views.generic import RedirectView
 
-from audit import dashboard
 from audit import views as audit_views
+from audit.operations import dashboard
 from extraction import views as extraction_views
-from portal import mfa
+from portal import mfa, time_zones
 from portal.api import api, unknown_route
 
 admin.site.site_header = "Pagetrail"
@@ -34,6 +34,7 @@ urlpatterns = [
     path("api/v1/", api.urls),
     re_path(r"^api/(?P<rest>.*)$", unknown_route),
     path("account/two-factor/", mfa.two_factor, name="two-factor"),
+    path("account/time-zone/", time_zones.time_zone, name="time-zone"),
     path("admin/dashboard/", dashboard.dashboard, name="dashboard"),
     path("metrics", dashboard.prometheus, name="metrics"),
     path("signing-keys.json", audit_views.signing_keys, name="signing-keys"),

@@ -39,7 +39,7 @@ def s3_buckets():
 def stores_outside_tests():
     """What no test's own stores hold (the test database's migrations, the flush after a transactional test)
     goes to stores of its own, fresh after each test: each (re)created database appends ledger records (roles,
-    the signing key) whose store witness markers must not meet a later database's (audit/store_witness.py)."""
+    the signing key) whose store witness markers must not meet a later database's (audit/ledger/store_witness.py)."""
     fresh_stores_outside_tests()
     yield
     shutil.rmtree(django_settings.DATA_DIR / "outside-tests", ignore_errors=True)
@@ -214,7 +214,8 @@ def approved_policy(name: str = "claims", drafted_by: str = "retention-admin", *
     """A retention policy version drafted by one person and approved by another (four eyes), in force."""
     from django.contrib.auth.models import Group, User
 
-    from audit import retention, retention_approval
+    from audit.retention import approval as retention_approval
+    from audit.retention import enforcement as retention
 
     draft = retention.new_version(name, drafted_by, **fields)
     approver, created = User.objects.get_or_create(username="approver", defaults={"is_staff": True})

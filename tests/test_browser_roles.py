@@ -125,7 +125,7 @@ def test_a_compliance_officer_watches_a_run_end_and_exports_the_evidence(browser
     from playwright.sync_api import expect
 
     from audit.models import Asset, Manifest, VerificationRun
-    from audit.verify import execute
+    from audit.verification.verify import execute
 
     completed_job(tmp_path, case_label="claim 1042")
     for asset in Asset.objects.all()[:2]:
@@ -149,6 +149,12 @@ def test_a_compliance_officer_watches_a_run_end_and_exports_the_evidence(browser
     expect(page.locator("#result_list tbody tr")).to_have_count(2)
     expect(page.locator("#result_list")).to_contain_text("The asset file hashes to")
     assert clipped(page) == []  # their hashes wrap in their cells
+    assert words_broken(page, "#result_list td.field-kind") == []  # "Hash Mismatch" wraps between its words
+    with page.expect_download() as download:  # the filtered findings, taken away as CSV
+        page.click("#export-csv")
+    exported = download.value.path().read_text(encoding="utf-8-sig").splitlines()
+    assert len(exported) == 3 and exported[0].startswith("id,run,kind,")
+    assert download.value.suggested_filename.startswith("pagetrail-finding-")
     page.go_back()
 
     page.click("#export-evidence")
@@ -162,6 +168,26 @@ def test_a_compliance_officer_watches_a_run_end_and_exports_the_evidence(browser
         page.click("#export-findings-confirm")
     sequence = Manifest.objects.get().sequence  # named by its case label and the manifests' sequence range
     assert download.value.suggested_filename == f"pagetrail-evidence-claim-1042-{sequence:06d}-{sequence:06d}.zip"
+
+
+def words_broken(page, cells: str) -> list[str]:
+    """The cells whose text breaks inside a word: a word wider than the cell's content box."""
+    return page.evaluate(
+        """(cells) => [...document.querySelectorAll(cells)].filter((cell) => {
+            const style = getComputedStyle(cell);
+            const room = cell.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+            const probe = document.createElement("span");
+            probe.style.cssText = "white-space: nowrap; position: absolute; visibility: hidden";
+            cell.appendChild(probe);
+            const broken = cell.innerText.split(/\\s+/).some((word) => {
+                probe.textContent = word;
+                return probe.getBoundingClientRect().width > room + 0.5;
+            });
+            probe.remove();
+            return broken;
+        }).map((cell) => cell.innerText)""",
+        cells,
+    )
 
 
 def draft_policy(page, live_server, input_days: str):
@@ -224,6 +250,39 @@ def test_retention_changes_as_versions_each_approved_by_a_second_person(browser,
     expect(rows.filter(has_text="superseded")).to_have_count(1)
     expect(rows.filter(has_text="in force").locator("td.field-input_days")).to_have_text("7")
     expect(rows.filter(has_text="superseded").locator("td.field-input_days")).to_have_text("30")
+
+
+def test_a_legal_hold_is_placed_with_its_reason_and_confirmed_by_a_second_person(browser, live_server):
+    from django.contrib.auth.models import Group
+    from playwright.sync_api import expect
+
+    from tests.conftest import approved_policy
+
+    approved_policy(is_default=True, input_days=30, contract_owner="Claims Ltd", decision_note="clause 7")
+    user("ron", "Retention admin").groups.add(Group.objects.get(name="Retention approver"))  # both roles
+    user("ana", "Retention approver")
+    placer, confirmer = log_in(browser, live_server, "ron"), log_in(browser, live_server, "ana")
+    placer.goto(f"{live_server.url}/admin/audit/retentionpolicy/")
+    placer.check("#result_list tbody input[name=_selected_action]")
+    placer.select_option("select[name=action]", "place_legal_hold")
+    placer.click("button[name=index]")
+    placer.fill("#id_reason", "Litigation 2026-17, counsel's letter of 2 December")
+    placer.click("input[name=_hold]")
+    expect(placer.locator(".messagelist")).to_contain_text("deletions under claims stop now")
+    expect(placer.locator("td.field-people").first).to_have_text(  # the newest version first
+        "hold placed by ron; awaiting confirmation by a second person"
+    )
+    placer.click("#result_list tr:has-text('in force') th a")
+    placer.click("#confirm-hold-link")  # ron may confirm holds, but not his own
+    expect(placer.locator("#refusal")).to_contain_text("another person with the approve permission must confirm it")
+    expect(placer.locator("#confirm-hold-form")).to_have_count(0)
+
+    confirmer.goto(placer.url)
+    expect(confirmer.locator("#hold-reason")).to_have_text("Litigation 2026-17, counsel's letter of 2 December")
+    confirmer.click("input[name=_confirm]")
+    confirmer.wait_for_url("**/admin/audit/retentionpolicy/")
+    expect(confirmer.locator("td.field-people").first).to_have_text("hold placed by ron, confirmed by ana")
+    expect(confirmer.locator("#result_list")).not_to_contain_text("approved by ron")
 
 
 def test_an_operator_reads_the_dashboard_and_follows_a_bar_to_its_jobs(browser, live_server, tmp_path):

@@ -22,7 +22,7 @@ def test_a_compliance_officer_sees_a_failed_verification_on_the_job_and_resolves
     from playwright.sync_api import expect
 
     from audit.models import Asset
-    from audit.verify import execute, start_run
+    from audit.verification.verify import execute, start_run
 
     job_id = completed_job(tmp_path, case_label="claim 1042")
     asset = Asset.objects.order_by("pk").first()

@@ -91,7 +91,7 @@ def test_a_verification_run_page_shows_one_status_everywhere_as_the_run_ends(bro
     from playwright.sync_api import expect
 
     from audit.models import Asset
-    from audit.verify import execute, start_run
+    from audit.verification.verify import execute, start_run
 
     completed_job(tmp_path)
     for asset in Asset.objects.all()[:2]:
@@ -119,7 +119,7 @@ def test_a_verification_run_page_shows_one_status_everywhere_as_the_run_ends(bro
 @pytest.mark.parametrize("changelist", ["extraction/job", "audit/manifest", "audit/reviewflag", "extraction/bundle"])
 def test_a_list_names_its_files_and_fits_1280_px(browser, live_server, tmp_path, changelist):
     from audit.models import Manifest
-    from audit.review import raise_flag
+    from audit.review.flags import raise_flag
 
     completed_job(tmp_path, case_label="claim 1042")
     raise_flag(Manifest.objects.get(), [2], "missing_image", "stamp", "rita")
@@ -230,7 +230,7 @@ def test_a_240_page_review_indexes_its_pages_and_shows_previews_as_they_are_made
 
     from audit import tasks
     from audit.models import Manifest
-    from audit.review import raise_flag
+    from audit.review.flags import raise_flag
 
     completed_job(tmp_path, make=gappy_bundle, filename="gappy.pdf")
     manifest = Manifest.objects.get()

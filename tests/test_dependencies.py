@@ -8,7 +8,7 @@ from pathlib import Path
 
 from django.core import checks
 
-from audit.manifest_writing import record_completion
+from audit.ledger.manifest_writing import record_completion
 from extraction import completion
 from extraction.checks import completion_recorder_registered
 
@@ -46,11 +46,15 @@ def test_it_would_notice_an_import_of_audit(tmp_path):
     module = tmp_path / "runner.py"
     module.write_text(
         (EXTRACTION / "runner.py").read_text()
-        + "\nfrom audit.manifest_writing import record_completion"
-        + "\nimport audit.metrics"
+        + "\nfrom audit.ledger.manifest_writing import record_completion"
+        + "\nimport audit.operations.metrics"
         + "\nTASK = 'audit.tasks.sweep_outputs'\n"
     )
-    assert _audit_references(module) == ["audit.manifest_writing", "audit.metrics", "audit.tasks.sweep_outputs"]
+    assert _audit_references(module) == [
+        "audit.ledger.manifest_writing",
+        "audit.operations.metrics",
+        "audit.tasks.sweep_outputs",
+    ]
 
 
 def _audit_templates(path: Path) -> list[str]:

@@ -161,5 +161,5 @@ def test_no_module_imports_a_higher_layer():
 
 
 def test_it_finds_an_import_of_a_higher_layer():
-    graph = {"core.stores": {"extraction.models"}, "audit.verify": {"core.stores", "extraction.models"}}
+    graph = {"core.stores": {"extraction.models"}, "audit.verification.verify": {"core.stores", "extraction.models"}}
     assert upward(graph) == ["core.stores -> extraction.models"]

@@ -51,6 +51,39 @@ def test_a_code_is_accepted_only_once(client):
     assert log_in(client, code=code).status_code == 200
 
 
+def test_a_code_used_again_is_named_as_used_and_costs_no_throttled_try(client):
+    device = TOTPDevice.objects.create(user=staff(), name="phone", confirmed=True)
+    code = code_of(device)
+    assert log_in(client, code=code).status_code == 302
+    client.logout()
+    again = log_in(client, code=code).content.decode()
+    assert "already used" in again and "temporarily disabled" not in again
+    device.refresh_from_db()
+    assert device.throttling_failure_count == 0
+    assert log_in(client, code=code_of(device, steps_ahead=1)).status_code == 302  # the next code logs in at once
+
+
+def test_the_two_factor_page_names_a_code_used_again_too(client, settings):
+    settings.PAGETRAIL_REQUIRE_MFA = True
+    device = TOTPDevice.objects.create(user=staff(superuser=True), name="phone", confirmed=True)
+    code = code_of(device)
+    log_in(client, code=code)
+    client.logout()
+    client.force_login(device.user)  # a password-only session, as a login page without the code field leaves
+    page = client.post(reverse("two-factor"), {"otp_token": code}).content.decode()
+    assert "already used" in page
+    device.refresh_from_db()
+    assert device.throttling_failure_count == 0
+
+
+def test_a_wrong_code_is_still_a_failed_try(client):
+    device = TOTPDevice.objects.create(user=staff(), name="phone", confirmed=True)
+    wrong = f"{(int(code_of(device)) + 1) % 1_000_000:06d}"
+    assert "already used" not in log_in(client, code=wrong).content.decode()
+    device.refresh_from_db()
+    assert device.throttling_failure_count == 1
+
+
 def test_the_embedded_demo_admin_logs_in_without_a_second_factor(client, settings):
     settings.PAGETRAIL_REQUIRE_MFA = False  # the embedded profile's default (tests/test_settings.py)
     call_command("create_demo_admin")

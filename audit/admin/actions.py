@@ -6,12 +6,12 @@ from django.contrib import admin
 from django.http import FileResponse
 from django.utils.text import slugify
 
+from audit.export.package import build_evidence
+from audit.ledger import activity_records
+from audit.models import Manifest
 from core import stores
 from extraction.models import Bundle
 
-from .. import activity_records
-from ..evidence import build_evidence
-from ..models import Manifest
 from .export_warning import findings_to_confirm
 
 

@@ -2,11 +2,10 @@
 extraction): extraction's BundleAdmin with audit's column, filter and page part, registered by the project
 (portal/admin.py), as the job page is."""
 
+from audit.admin.verified import BundleOpenFindingsFilter, VerifiedColumn
+from audit.models import Manifest
+from audit.verification.state import OF_BUNDLES
 from extraction.admin import BundleAdmin
-
-from ..models import Manifest
-from ..verification_state import OF_BUNDLES
-from .verified import BundleOpenFindingsFilter, VerifiedColumn
 
 
 class BundleVerifiedAdmin(VerifiedColumn, BundleAdmin):

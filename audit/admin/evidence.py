@@ -11,17 +11,17 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django_q.tasks import async_task
 
+from audit.admin.actions import export_evidence_action, export_evidence_with_assets_action
+from audit.admin.exports import ExportableList
+from audit.ledger import activity_records
+from audit.models import Asset, Checkpoint, Finding, Manifest, RetentionEvent, ReviewFlag, SigningKey
+from audit.verification import verify  # noqa: F401  (it registers its pages)
+from audit.views import REVIEW_PAGE_PERMISSIONS
 from core import display
 from core.admin_base import ReadOnlyAdmin, ReadOnlyInline
 from extraction.models import Bundle
+from extraction.visibility import through_jobs
 
-from .. import (
-    activity_records,
-    verify,  # noqa: F401  (it registers its pages)
-)
-from ..models import Asset, Checkpoint, Finding, Manifest, RetentionEvent, ReviewFlag, SigningKey
-from ..views import REVIEW_PAGE_PERMISSIONS
-from .actions import export_evidence_action, export_evidence_with_assets_action
 from .finding_answers import AnswerFilter, FindingAnswersAdmin
 from .verified import OpenFindingsFilter, VerifiedColumn
 
@@ -85,6 +85,9 @@ class AssetAdmin(ReadOnlyAdmin):
     ordering = ("-id",)  # the primary key's index: the model's ordering would sort a million rows
     show_full_result_count = False
     readonly_fields = [f.name for f in Asset._meta.fields] + ["download"]
+
+    def get_queryset(self, request):
+        return through_jobs(request.user, super().get_queryset(request), "manifest__job")
 
     @admin.display(description="file")
     def download(self, asset):
@@ -213,13 +216,9 @@ class ManifestAdmin(VerifiedColumn, ReadOnlyAdmin):
             .annotate(n=Count("pk"))
             .values("n")
         )
-        return (
-            super()
-            .get_queryset(request)
-            .annotate(
-                n_assets=Coalesce(Subquery(per_manifest, output_field=IntegerField()), 0),
-                n_open_flags=Coalesce(Subquery(open_flags, output_field=IntegerField()), 0),
-            )
+        return through_jobs(request.user, super().get_queryset(request)).annotate(
+            n_assets=Coalesce(Subquery(per_manifest, output_field=IntegerField()), 0),
+            n_open_flags=Coalesce(Subquery(open_flags, output_field=IntegerField()), 0),
         )
 
     @admin.display(description="open flags", ordering="n_open_flags")
@@ -265,8 +264,25 @@ class ManifestAdmin(VerifiedColumn, ReadOnlyAdmin):
 
 
 @admin.register(Finding)
-class FindingAdmin(FindingAnswersAdmin):
+class FindingAdmin(ExportableList, FindingAnswersAdmin):
     list_display = ("id", "run", "kind", "manifest_link", "asset_link", "job", "name", "detail", "answer")
+    export_fields = (
+        "id",
+        "run",
+        "kind",
+        "manifest__sequence",
+        "manifest__correlation_id",
+        "job",
+        "asset__name",
+        "name",
+        "detail",
+        "created_at",
+        "response__status",
+        "response__acknowledged_by",
+        "response__acknowledged_note",
+        "response__resolved_by",
+        "response__resolved_note",
+    )
     list_filter = ("kind", AnswerFilter, "run")
     list_select_related = ("run", "manifest", "asset", "job", "response")
     search_fields = ("name", "=manifest__correlation_id")

@@ -4,7 +4,7 @@ again, so no one hands over a package about evidence found wrong without knowing
 from django.contrib.admin import helpers
 from django.template.response import TemplateResponse
 
-from .. import evidence_sections
+from audit.export import sections as evidence_sections
 
 CONFIRMED = "export_with_findings"
 

@@ -5,11 +5,10 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ActionForm
 
+from audit.admin.people import activity_of
+from audit.models import FindingResponse
+from audit.verification import answers as finding_answers
 from core.admin_base import ReadOnlyAdmin
-
-from .. import finding_answers
-from ..models import FindingResponse
-from .people import activity_of
 
 
 class AnswerFilter(admin.SimpleListFilter):

@@ -7,14 +7,15 @@ from django.contrib import admin, messages
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
+from audit.admin.actions import export_case_evidence_action
+from audit.admin.exports import ExportableList
+from audit.models import ActivityEvent, Alert, Case, CaseMap, RetentionEvent, ReviewFlag, WebhookDelivery
+from audit.review import flags as review
+from audit.verification.state import OF_CASES
 from core import display
 from core.admin_base import ReadOnlyAdmin, ReadOnlyInline
 from extraction.intake.rounds import InputGone
 
-from .. import review
-from ..models import ActivityEvent, Alert, Case, CaseMap, RetentionEvent, ReviewFlag, WebhookDelivery
-from ..verification_state import OF_CASES
-from .actions import export_case_evidence_action
 from .verified import CaseOpenFindingsFilter, VerifiedColumn
 
 
@@ -36,7 +37,7 @@ def activity_of(obj):
 
 
 @admin.register(ReviewFlag)
-class ReviewFlagAdmin(ReadOnlyAdmin):
+class ReviewFlagAdmin(ExportableList, ReadOnlyAdmin):
     """The review queue: open flags and flags waiting for a re-extraction, oldest first."""
 
     list_display = (
@@ -52,6 +53,23 @@ class ReviewFlagAdmin(ReadOnlyAdmin):
     )
     list_filter = ("status", "kind")
     list_select_related = ("manifest__job__bundle",)
+    export_fields = (
+        "id",
+        "raised_at",
+        "status",
+        "kind",
+        "pages",
+        "manifest__job__bundle__original_filename",
+        "manifest__job__bundle__case_label",
+        "manifest__sequence",
+        "raised_by",
+        "note",
+        "requested_by",
+        "requested_at",
+        "reextraction_job",
+        "closed_by",
+        "closed_at",
+    )
     ordering = ["raised_at"]
     readonly_fields = (
         "manifest",
@@ -69,6 +87,7 @@ class ReviewFlagAdmin(ReadOnlyAdmin):
         "comparison",
         "activity",
     )
+    fields = readonly_fields  # the pages once, as ranges ("3, 7-9"), not the stored list beside them
     actions = ["resolve", "dismiss", "request_reextraction"]
 
     def get_queryset(self, request):
@@ -153,8 +172,22 @@ class ReviewFlagAdmin(ReadOnlyAdmin):
 
 
 @admin.register(RetentionEvent)
-class RetentionEventAdmin(ReadOnlyAdmin):
+class RetentionEventAdmin(ExportableList, ReadOnlyAdmin):
     list_display = ("at", "what", "outcome", "bundle", "manifest", "policy", "files", "freed")
+    export_fields = (
+        "id",
+        "at",
+        "what",
+        "outcome",
+        "bundle__original_filename",
+        "bundle__case_label",
+        "bundle__correlation_id",
+        "manifest__sequence",
+        "policy__name",
+        "policy__version",
+        "files",
+        "bytes_freed",
+    )
     list_filter = ("what", "outcome", "at")
     list_select_related = ("bundle", "manifest", "policy")
 
@@ -164,8 +197,9 @@ class RetentionEventAdmin(ReadOnlyAdmin):
 
 
 @admin.register(ActivityEvent)
-class ActivityEventAdmin(ReadOnlyAdmin):
+class ActivityEventAdmin(ExportableList, ReadOnlyAdmin):
     list_display = ("at", "actor", "action", "object_type", "object_id", "details")
+    export_fields = ("id", "at", "actor", "action", "object_type", "object_id", "before", "after", "sha256")
     list_filter = ("action", "object_type")
     search_fields = ("actor", "=object_id")
     fields = (

@@ -11,16 +11,22 @@ from django.utils.html import format_html
 from django.utils.http import urlencode
 from django.utils.text import capfirst
 
-from .. import retention, retention_approval, retention_policies
-from ..models import RetentionPolicy
-from ..retention import Refused
-from .people import activity_of
+from audit.admin.exports import ExportableList
+from audit.admin.holds import LegalHoldActions
+from audit.admin.people import activity_of
+from audit.models import RetentionPolicy
+from audit.retention import approval as retention_approval
+from audit.retention import due_files as retention_due_files
+from audit.retention import enforcement as retention
+from audit.retention import policies as retention_policies
+from audit.retention.enforcement import Refused
+from core import display
 
 
 @admin.register(RetentionPolicy)
-class RetentionPolicyAdmin(admin.ModelAdmin):
+class RetentionPolicyAdmin(LegalHoldActions, ExportableList, admin.ModelAdmin):
     """Adding is the only way to change a policy: each save is a new draft version, in force once someone
-    else approves it; old versions stay."""
+    else approves it; old versions stay. A legal hold is in force at once and confirmed by someone else."""
 
     list_display = (
         "name",
@@ -32,11 +38,21 @@ class RetentionPolicyAdmin(admin.ModelAdmin):
         "manifest_days",
         "legal_hold",
         "contract_owner",
+        "people",
+        "took_effect",
+    )
+    list_filter = ("name", "status", "legal_hold", "is_default")
+    export_fields = (
+        "id",
+        "name",
+        "version",
+        "status",
+        *retention.POLICY_FIELDS,
         "created_by",
+        "created_at",
         "approved_by",
         "approved_at",
     )
-    list_filter = ("name", "status", "legal_hold", "is_default")
     fields = ("name",) + retention.POLICY_FIELDS
     actions = ["place_legal_hold", "lift_legal_hold"]
     change_form_template = "admin/audit/retentionpolicy/change_form.html"
@@ -49,9 +65,8 @@ class RetentionPolicyAdmin(admin.ModelAdmin):
         "version",
         "standing",
         "status",
-        "created_by",
+        "people",
         "created_at",
-        "approved_by",
         "approved_at",
         "approval",
         "activity",
@@ -86,6 +101,11 @@ class RetentionPolicyAdmin(admin.ModelAdmin):
                 self.admin_site.admin_view(self.approve_view),
                 name="audit_retentionpolicy_approve",
             ),
+            path(
+                "<int:policy_id>/approve/would-delete.csv",
+                self.admin_site.admin_view(self.would_delete_csv),
+                name="audit_retentionpolicy_would_delete_csv",
+            ),
             *super().get_urls(),
         ]
 
@@ -97,8 +117,23 @@ class RetentionPolicyAdmin(admin.ModelAdmin):
             return "draft" if policy.version > newest else "draft, out of date"
         return "in force" if policy.version == newest else "superseded"
 
+    @admin.display(description="who")
+    def people(self, policy):
+        """In words: a hold is placed and confirmed, a change drafted and approved (never "created by X,
+        approved by X" for a hold one person placed)."""
+        return policy.people()
+
+    @admin.display(description="in effect from")
+    def took_effect(self, policy):
+        return display.timestamp(policy.took_effect_at)
+
     @admin.display(description="approval")
     def approval(self, policy):
+        if policy.status == RetentionPolicy.Status.HOLD_PLACED:
+            return format_html(
+                '<a href="{}" id="confirm-hold-link">Confirm this legal hold (as the second person)</a>',
+                reverse("admin:audit_retentionpolicy_confirm_hold", args=[policy.pk]),
+            )
         if policy.status != RetentionPolicy.Status.DRAFT:
             return policy.get_status_display()
         return format_html(
@@ -145,28 +180,16 @@ class RetentionPolicyAdmin(admin.ModelAdmin):
             "opts": self.model._meta,
             "review": found,
             "rows": rows,
+            "due_files": retention_due_files.page(draft, request.GET.get("page")),
             "title": f"Approve {draft}",
         }
         return TemplateResponse(request, "admin/audit/retentionpolicy/approve.html", context)
 
-    @admin.action(description="Place a legal hold (takes effect at once)", permissions=["add"])
-    def place_legal_hold(self, request, queryset):
-        for name in sorted(set(queryset.values_list("name", flat=True))):
-            try:
-                placed = retention.set_legal_hold(
-                    name, True, request.user.get_username(), "Legal hold placed from the admin"
-                )
-                self.message_user(request, f"{placed} is in force: deletions under {name} stop now.")
-            except Refused as exc:
-                self.message_user(request, str(exc), messages.ERROR)
-
-    @admin.action(description="Lift the legal hold (a draft, for another person to approve)", permissions=["add"])
-    def lift_legal_hold(self, request, queryset):
-        for name in sorted(set(queryset.values_list("name", flat=True))):
-            draft = retention.set_legal_hold(
-                name, False, request.user.get_username(), "Legal hold lifted from the admin"
-            )
-            self.message_user(request, f"{draft} lifts the hold once another person approves it.", messages.WARNING)
+    def would_delete_csv(self, request, policy_id):
+        """Every file approving the draft would delete, as CSV: for the approver, with no other permission."""
+        if not request.user.has_perm(retention_approval.PERMISSION):
+            raise PermissionDenied
+        return retention_due_files.csv_response(get_object_or_404(RetentionPolicy, pk=policy_id), request.user)
 
 
 def _initial(value) -> str:

@@ -9,21 +9,41 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 from django_q.tasks import async_task
 
+from audit.admin.exports import ExportableList
+from audit.ledger import activity_records
+from audit.models import VerificationRun
+from audit.verification import verify
 from core import display
 from core.admin_base import ReadOnlyAdmin
 
-from .. import activity_records, verify
-from ..models import VerificationRun
-
 
 @admin.register(VerificationRun)
-class VerificationRunAdmin(ReadOnlyAdmin):
+class VerificationRunAdmin(ExportableList, ReadOnlyAdmin):
     """A run's page: every figure on it (title included) is one element of the same polled state, so the
     page never says "queued, 0 findings" beside a finished run's result (static/portal/live.js)."""
 
     list_display = ("id", "status", "scope", "progress", "findings_link", "started_by", "created_at", "finished_at")
     list_filter = ("status", "created_at")
     list_select_related = ("scope_bundle",)
+    export_fields = (
+        "id",
+        "status",
+        "started_by",
+        "scope_bundle__original_filename",
+        "scope_bundle__correlation_id",
+        "scope_from",
+        "scope_to",
+        "manifests_total",
+        "manifests_done",
+        "assets_total",
+        "assets_done",
+        "bytes_done",
+        "findings_count",
+        "error",
+        "created_at",
+        "started_at",
+        "finished_at",
+    )
     readonly_fields = (
         "live_status",
         "scope",

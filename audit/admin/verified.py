@@ -6,8 +6,8 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.html import format_html
 
-from .. import verification_state
-from ..verification_state import OF_BUNDLES, OF_CASES, OF_JOBS, OF_MANIFESTS
+from audit.verification import state as verification_state
+from audit.verification.state import OF_BUNDLES, OF_CASES, OF_JOBS, OF_MANIFESTS
 
 LINK_PERMISSIONS = ("audit.view_verificationrun", "audit.view_finding")
 

@@ -3,7 +3,7 @@
 from django.contrib.auth.management import create_permissions
 from django.db import migrations
 
-from audit.roles import ensure_roles
+from audit.operations.roles import ensure_roles
 
 
 def create_roles(apps, schema_editor):

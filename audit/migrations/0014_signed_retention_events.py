@@ -25,8 +25,9 @@ def periods_covering_what_each_key_signed(apps, schema_editor):
 def sign_events_recorded_before_signing(apps, schema_editor):
     """Events recorded before retention events were signed are signed now, as found at the upgrade: their
     body says so (`signed_at` is the upgrade's time), since nothing proved them before."""
-    from audit import retention_events, signing
-    from audit.manifests import canonical_bytes
+    from audit.retention import events as retention_events
+    from audit.ledger import signing
+    from audit.ledger.manifests import canonical_bytes
 
     events = apps.get_model("audit", "RetentionEvent").objects.filter(body="").select_related("bundle", "manifest",
                                                                                               "policy")
@@ -56,7 +57,7 @@ def _files(apps, event) -> list[str]:
 
 
 def _publish(apps, key_id, now):
-    from audit import signing
+    from audit.ledger import signing
 
     keys = apps.get_model("audit", "SigningKey").objects
     if not keys.filter(key_id=key_id).exists():

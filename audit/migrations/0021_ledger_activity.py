@@ -11,8 +11,8 @@ def sign_and_log_every_event_so_far(apps, schema_editor):
     from django.db.models import Max
     from django.utils import timezone
 
-    from audit import activity_records, signing
-    from audit.manifests import canonical_bytes
+    from audit.ledger import activity_records, signing
+    from audit.ledger.manifests import canonical_bytes
     from audit.verifier.merkle import leaf_hash
 
     ActivityEvent, LogLeaf = apps.get_model("audit", "ActivityEvent"), apps.get_model("audit", "LogLeaf")
@@ -42,7 +42,7 @@ def leave_activity_out_of_the_ledger(apps, schema_editor):
 
 def _publish(apps, key_id, now):
     """The key's published period covers the upgrade's signatures (as in 0014)."""
-    from audit import signing
+    from audit.ledger import signing
 
     keys = apps.get_model("audit", "SigningKey").objects
     if not keys.filter(key_id=key_id).exists():

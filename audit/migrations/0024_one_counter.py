@@ -7,7 +7,7 @@ def freeze_the_chain_in_the_ledger(apps, schema_editor):
     """From here a manifest's sequence is its leaf index. The hash chain of the manifests before (schemas 1-3,
     sequences 1..n) is frozen: its head joins the ledger as an activity record, which also makes the next leaf
     index larger than every old sequence (each old manifest is a leaf already), so no two manifests share one."""
-    from audit import activity_records
+    from audit.ledger import activity_records
 
     chain = apps.get_model("audit", "ManifestChain").objects.filter(pk=1).first()
     if chain is None or chain.length == 0:

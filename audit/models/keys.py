@@ -7,7 +7,7 @@ from django.utils import timezone
 from .evidence import ManifestChain
 
 # Sent inside the transaction that publishes a key (key=, retires=[key ids]): the rotation's ledger record is
-# written by its receiver (audit/activity_records.py), so that models never import the code that signs.
+# written by its receiver (audit/ledger/activity_records.py), so that models never import the code that signs.
 key_published = Signal()
 
 

@@ -12,16 +12,19 @@ class RetentionPolicy(WriteOnceModel):
     """One version of a named policy. A change is a new version; old versions stay, as bundles refer to them.
 
     A window of None keeps that kind of file forever. A version is a draft until a second person approves
-    it (four eyes); only a legal hold takes effect at once, as it can only stop deletions.
+    it (four eyes). A legal hold is the exception: it takes effect the moment it is placed, since it can only
+    stop deletions and a hold must never be weaker while it waits; a second person then confirms it
+    (`confirm_hold`), so the record says who placed it, why, and who else stood behind it.
     """
 
     class Status(models.TextChoices):
         DRAFT = "draft", "draft"
         APPROVED = "approved", "approved by a second person"
-        HOLD_PLACED = "hold_placed", "legal hold placed (takes effect at once)"
+        HOLD_PLACED = "hold_placed", "legal hold placed, in effect, awaiting a second person's confirmation"
+        HOLD_CONFIRMED = "hold_confirmed", "legal hold placed and confirmed by a second person"
         RECORDED = "recorded", "approval typed in, before four-eyes approval existed"
 
-    EFFECTIVE = (Status.APPROVED, Status.HOLD_PLACED, Status.RECORDED)
+    EFFECTIVE = (Status.APPROVED, Status.HOLD_PLACED, Status.HOLD_CONFIRMED, Status.RECORDED)
 
     name = models.CharField(max_length=100, help_text="e.g. the contract it implements")
     version = models.PositiveIntegerField()
@@ -68,6 +71,43 @@ class RetentionPolicy(WriteOnceModel):
             self.status, self.approved_by, self.approved_at = self.Status.APPROVED, by[:150], at
         return bool(won)
 
+    def confirm_hold(self, by: str, at) -> bool:
+        """A placed hold confirmed by someone other than who placed it, while no newer version took effect.
+
+        A guarded UPDATE: of two confirmations racing, or a confirmation racing an approved lift, one wins. The
+        hold was in effect all along; confirming changes who stands behind it, not what it protects.
+        """
+        newer = RetentionPolicy.objects.filter(name=self.name, version__gt=self.version, status__in=self.EFFECTIVE)
+        won = (
+            RetentionPolicy.objects.filter(pk=self.pk, status=self.Status.HOLD_PLACED)
+            .exclude(created_by=by)
+            .exclude(models.Exists(newer))
+            .update(status=self.Status.HOLD_CONFIRMED, approved_by=by[:150], approved_at=at)
+        )
+        if won:
+            self.status, self.approved_by, self.approved_at = self.Status.HOLD_CONFIRMED, by[:150], at
+        return bool(won)
+
+    @property
+    def took_effect_at(self):
+        """When this version began to count: a hold when it was placed (confirming it later changes nothing it
+        protects), any other version when it was approved. None for a draft."""
+        if self.status in (self.Status.HOLD_PLACED, self.Status.HOLD_CONFIRMED):
+            return self.created_at
+        return self.approved_at
+
+    def people(self) -> str:
+        """Who did what to this version, in words: a hold is placed and confirmed, a change drafted and approved."""
+        if self.status == self.Status.HOLD_PLACED:
+            return f"hold placed by {self.created_by}; awaiting confirmation by a second person"
+        if self.status == self.Status.HOLD_CONFIRMED:
+            return f"hold placed by {self.created_by}, confirmed by {self.approved_by}"
+        if self.status == self.Status.RECORDED:
+            return f"drafted by {self.created_by}; approval typed in as {self.approved_by or 'nobody'}"
+        if self.status == self.Status.APPROVED:
+            return f"drafted by {self.created_by}, approved by {self.approved_by}"
+        return f"drafted by {self.created_by}; not approved yet"
+
 
 class RetentionAssignment(models.Model):
     """The policy version in force for a bundle, fixed when the bundle first fell under one."""
@@ -80,7 +120,7 @@ class RetentionAssignment(models.Model):
 class RetentionEvent(WriteOnceModel):
     """A deletion done, or blocked by legal hold, under a policy version.
 
-    `body` is the signed statement (canonical JSON, audit/retention_events.py): it names every file
+    `body` is the signed statement (canonical JSON, audit/retention/events.py): it names every file
     the decision covers, so a made-up or edited row cannot excuse a missing file.
     """
 
@@ -120,7 +160,7 @@ class LegalHoldSync(models.Model):
     """A legal hold placed or lifted that S3 Object Lock must carry to the objects already written.
 
     Pending until every locked object under the policy carries the S3 legal hold of the version in force
-    (audit/legal_holds.py). A failed try alerts and stays pending; the retention schedule tries again.
+    (audit/retention/legal_holds.py). A failed try alerts and stays pending; the retention schedule tries again.
     """
 
     class Status(models.TextChoices):

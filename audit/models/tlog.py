@@ -15,7 +15,7 @@ RECORD_FIELDS = ("manifest", "retention_event", "case_map", "activity", "recover
 
 class RecoveredRecord(WriteOnceModel):
     """A ledger record the database lost and the output store kept, re-imported by an operator
-    (audit/ledger_recovery.py): its signed bytes, checked against its store marker's leaf hash, its signature
+    (audit/ledger/recovery.py): its signed bytes, checked against its store marker's leaf hash, its signature
     (when the marker carries one) and the stored checkpoints that cover it. Its own rows (a manifest's job and
     assets, say) stay lost: the record is evidence that they existed, not a restore of them."""
 
@@ -42,7 +42,7 @@ class LogLeaf(WriteOnceModel):
     signed canonical bytes). The record is a manifest, a retention event, a case map or an activity event (exactly
     one of them).
 
-    Appended in the transaction that writes the record, under the log's one lock (audit/tlog.py); the unique
+    Appended in the transaction that writes the record, under the log's one lock (audit/ledger/tlog.py); the unique
     index refuses a second leaf at a place even from a writer that skipped the lock.
     """
 
@@ -97,12 +97,12 @@ class LogLeaf(WriteOnceModel):
 
 class LogSubtree(WriteOnceModel):
     """The hash of a complete subtree of the log: 2**level leaves from index * 2**level. Written with the leaf that
-    completes it, in its transaction and under the log's lock (audit/tlog.py), so a proof or a checkpoint's root at
-    any size reads O(log n) of these instead of every leaf. Level 0 repeats LogLeaf.leaf_hash so that one query of
+    completes it, in its transaction and under the log's lock (audit/ledger/tlog.py), so a proof or a checkpoint's root
+    at any size reads O(log n) of these instead of every leaf. Level 0 repeats LogLeaf.leaf_hash so that one query of
     one table answers a proof, and an append reads and writes the same number of rows at every index.
 
     Derived from the leaves and never changed (a complete subtree stays complete); verification rebuilds them all
-    from the leaves and reports any that differ (log_checks.py).
+    from the leaves and reports any that differ (audit/verification/ledger_checks.py).
     """
 
     level = models.PositiveSmallIntegerField()

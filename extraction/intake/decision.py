@@ -147,13 +147,13 @@ def accept(accepted: validation.Accepted, submission: Submission, at) -> None:
     name = input_storage_name(staged.sha256)
     stores.store_once(stores.inputs(), name, staged.path, staged.sha256)
     with transaction.atomic():
-        bundle = _bundle_of(accepted, submission, name, at)
+        bundle = _bundle_of(accepted, submission, at)
         job, created = rounds.job_for(bundle, submission.account_id, at)
         submission.mark_accepted(job, created, at)
     log.info("accepted %s as job %s (new: %s)", bundle.correlation_id, job.pk, created)
 
 
-def _bundle_of(accepted: validation.Accepted, submission: Submission, input_name: str, at) -> Bundle:
+def _bundle_of(accepted: validation.Accepted, submission: Submission, at) -> Bundle:
     bundle, _ = Bundle.objects.get_or_create(
         correlation_id=accepted.staged.sha256,
         defaults=dict(
@@ -161,7 +161,6 @@ def _bundle_of(accepted: validation.Accepted, submission: Submission, input_name
             page_count=accepted.inspection.pages,
             mime=accepted.inspection.mime,
             original_filename=submission.original_filename,
-            input_name=input_name,
             submitted_by=submission.submitted_by,
             case_label=submission.case_label,
             created_at=at,

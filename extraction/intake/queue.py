@@ -1,6 +1,8 @@
-"""Every task extraction's intake puts on a queue: deciding a submission, and running a job it created."""
+"""Every task extraction puts on a queue: deciding a submission, running a job intake created, and waking a job
+that waits (a hold, Retry-After, polling)."""
 
 import time
+from datetime import datetime
 
 from django.conf import settings
 from django.db import transaction
@@ -37,3 +39,25 @@ def decide_after_commit(submission) -> None:
 
 def run_after_commit(job_id: int) -> None:
     transaction.on_commit(lambda: enqueue_job(job_id))
+
+
+def wake_job_now(job_id: int) -> None:
+    """Queued at once, on the cluster that runs it; the task sleeps out what is left of the job's hold."""
+    from django_q.tasks import async_task
+
+    async_task("extraction.tasks.run_job", job_id, waking=True, task_name=f"wake-job-{job_id}-{time.time_ns()}")
+
+
+def wake_job_at(job_id: int, when: datetime) -> None:
+    """A one-off schedule: the scheduler enqueues it when due (at its next tick, so never early)."""
+    from django_q.models import Schedule
+    from django_q.tasks import schedule
+
+    schedule(
+        "extraction.tasks.run_job",
+        job_id,
+        name=f"wake-job-{job_id}-{time.time_ns()}",
+        schedule_type=Schedule.ONCE,
+        repeats=-1,
+        next_run=when,
+    )

@@ -73,8 +73,10 @@ class Submission(Wakeable, models.Model):
         ordering = ["-created_at"]
         indexes = [
             models.Index(fields=["state", "claimed_until"], name="submission_state_claim"),
-            models.Index(fields=["created_at"], name="submission_created"),
-        ]  # the admin's order
+            models.Index(fields=["created_at"], name="submission_created"),  # the admin's order
+            # A Submitter sees the bundles whose job they were given for bytes sent before (visibility.py).
+            models.Index(fields=["submitted_by", "state"], name="submission_submitter"),
+        ]
 
     def __str__(self):
         return f"submission {self.pk} ({self.state})"

@@ -9,7 +9,7 @@ from django.apps import apps
 from django.core.files.base import ContentFile
 from django.db import connection
 
-from audit import manifests, signing
+from audit.ledger import manifests, signing
 from audit.models import GENESIS, Checkpoint, LogLeaf, Manifest, ManifestChain
 from core import stores
 from tests.conftest import delete_stored, write_stored

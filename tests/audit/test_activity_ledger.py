@@ -11,11 +11,12 @@ import pytest
 from django.apps import apps
 from django.db import connection
 
-from audit import activity_records, log_checkpoints, signing
+from audit.ledger import activity_records, signing
+from audit.ledger import checkpoints as log_checkpoints
 from audit.models import ActivityEvent, Alert, LogLeaf, Manifest
 from audit.models.evidence import GENESIS
+from audit.verification.verify import verify_all
 from audit.verifier import merkle
-from audit.verify import verify_all
 from extraction.intake.staging import submit_bundle
 from extraction.models import SubmissionSwitch
 from extraction.runner import run_job

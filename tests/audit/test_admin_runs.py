@@ -3,7 +3,7 @@ from django.contrib.auth.models import Permission, User
 from django.urls import reverse
 
 from audit.models import Asset, VerificationRun
-from audit.verify import execute, start_run
+from audit.verification.verify import execute, start_run
 from tests.conftest import queued_tasks, write_stored
 
 pytestmark = pytest.mark.django_db

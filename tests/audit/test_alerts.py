@@ -13,9 +13,10 @@ from django.core import mail
 from django.urls import reverse
 from django.utils import timezone
 
-from audit import alerts, retention
 from audit.models import Alert, Asset, WebhookDelivery
-from audit.verify import verify_all
+from audit.operations import alerts
+from audit.retention import enforcement as retention
+from audit.verification.verify import verify_all
 from extraction.intake.staging import submit_bundle
 from extraction.kill_switch import set_submissions
 from extraction.models import Job

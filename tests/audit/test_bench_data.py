@@ -4,8 +4,10 @@ leaf of the transparency log, in chain order, and every retention event, case ma
 
 import pytest
 
-from audit import integrity, log_checks, signing, tlog
+from audit.ledger import signing, tlog
 from audit.models import ActivityEvent, CaseMap, Finding, LogLeaf, Manifest, RetentionEvent
+from audit.verification import integrity
+from audit.verification import ledger_checks as log_checks
 
 pytestmark = pytest.mark.django_db
 

@@ -6,8 +6,9 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from audit import cases, signing
+from audit.ledger import signing
 from audit.models import Case, CaseMap, Manifest
+from audit.review import cases
 from extraction.intake.staging import submit_bundle
 from extraction.runner import run_job
 from tests import pdfs

@@ -4,7 +4,7 @@ from datetime import timedelta
 import pytest
 from django.urls import reverse
 
-from audit import metrics
+from audit.operations import metrics
 from core.percentiles import percentile
 from extraction.intake.staging import submit_bundle
 from extraction.models import Job

@@ -17,12 +17,13 @@ from django.core.management.base import CommandError
 from django.test import RequestFactory
 from django.utils import timezone
 
-from audit import retention, signing
 from audit.admin.actions import export_evidence_action
-from audit.evidence import build_evidence
-from audit.manifests import SCHEMA_VERSION, canonical_bytes
+from audit.export.package import build_evidence
+from audit.ledger import signing
+from audit.ledger.manifests import SCHEMA_VERSION, canonical_bytes
+from audit.ledger.signing import hmac_sign
 from audit.models import Asset, Finding, LogLeaf, Manifest, VerificationRun
-from audit.signing import hmac_sign
+from audit.retention import enforcement as retention
 from audit.verifier.merkle import leaf_hash
 from extraction.intake.staging import submit_bundle
 from extraction.runner import run_job

@@ -3,8 +3,8 @@
 import pytest
 from django.urls import reverse
 
-from audit import cases
 from audit.models import Case, Manifest
+from audit.review import cases
 from extraction.intake.staging import submit_bundle
 from extraction.runner import run_job
 from tests import pdfs

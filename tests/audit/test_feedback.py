@@ -4,9 +4,9 @@ import pytest
 from django.db.models.signals import post_save
 from django.urls import reverse
 
-from audit import review
 from audit.models import ActivityEvent, Manifest, RetentionPolicy, ReviewFlag
-from audit.review import raise_flag
+from audit.review import flags as review
+from audit.review.flags import raise_flag
 from extraction.intake.staging import submit_bundle
 from extraction.runner import run_job
 from tests import pdfs
@@ -20,9 +20,11 @@ def manifest(three_page_manifest) -> Manifest:
     return three_page_manifest
 
 
-def messages_after(admin_client, changelist: str, action: str, selected) -> list[str]:
+def messages_after(admin_client, changelist: str, action: str, selected, **form) -> list[str]:
     response = admin_client.post(
-        reverse(f"admin:audit_{changelist}_changelist"), {"action": action, "_selected_action": selected}, follow=True
+        reverse(f"admin:audit_{changelist}_changelist"),
+        {"action": action, "_selected_action": selected, **form},
+        follow=True,
     )
     return [str(m) for m in response.context["messages"]]
 
@@ -43,9 +45,11 @@ def test_requesting_it_again_says_nothing_was_open(admin_client, manifest):
 
 def test_placing_a_legal_hold_says_it_is_in_force(admin_client):
     policy = approved_policy()
-    said = messages_after(admin_client, "retentionpolicy", "place_legal_hold", [policy.pk])
+    said = messages_after(admin_client, "retentionpolicy", "place_legal_hold", [policy.pk], post="yes", reason="x")
     held = RetentionPolicy.objects.order_by("-version").first()
-    assert said == [f"{held} is in force: deletions under claims stop now."]
+    assert said == [
+        f"{held} is in force: deletions under claims stop now. Another person with the approve permission confirms it."
+    ]
 
 
 def test_a_saved_version_offers_a_new_version_filled_in_from_it(admin_client):
@@ -66,6 +70,12 @@ def test_the_activity_record_reads_as_words_not_a_python_dict(admin_client, mani
     event = ActivityEvent.objects.get(action="flag_raised")
     listing = admin_client.get(reverse("admin:audit_activityevent_changelist")).content.decode()
     assert all(part in listing for part in parts) and event.actor in listing and "{&#x27;" not in listing
+
+
+def test_a_flag_shows_its_pages_once_as_ranges(admin_client, manifest):
+    flag = raise_flag(manifest, [1, 3], "missing_page", "torn", "rita")
+    page = admin_client.get(reverse("admin:audit_reviewflag_change", args=[flag.pk])).content.decode()
+    assert "1, 3" in page and "[1, 3]" not in page
 
 
 def test_the_manifest_page_shows_the_body_indented_and_keeps_the_stored_bytes(admin_client, manifest):

@@ -8,7 +8,7 @@ from django.contrib.auth.models import Permission, User
 from django.urls import reverse
 from django.utils import timezone
 
-from audit import job_page
+from audit.review import job_page
 from extraction.intake.staging import submit_bundle
 from extraction.kill_switch import set_submissions
 from extraction.models import Attempt, Job

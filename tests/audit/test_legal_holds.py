@@ -2,9 +2,10 @@
 
 import pytest
 
-from audit import retention, tasks
-from audit.legal_holds import sync_pending
+from audit import tasks
 from audit.models import Alert, LegalHoldSync, Manifest
+from audit.retention import enforcement as retention
+from audit.retention.legal_holds import sync_pending
 from tests.audit.test_worm import PRODUCTION, key, locked_outputs, request_completed_jobs  # noqa: F401
 from tests.conftest import approved_policy
 

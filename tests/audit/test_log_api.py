@@ -5,7 +5,8 @@ import base64
 import pytest
 from django.test import Client
 
-from audit import log_checkpoints, signing
+from audit.ledger import checkpoints as log_checkpoints
+from audit.ledger import signing
 from audit.models import LogLeaf, Manifest
 from audit.verifier import merkle, notes
 from extraction.accounts import ServiceAccount
@@ -57,7 +58,7 @@ def test_it_proves_a_manifest_is_in_the_signed_log(token):
 def test_it_says_when_no_checkpoint_holds_a_manifest_yet(token):
     from django.utils import timezone
 
-    from audit import tlog
+    from audit.ledger import tlog
 
     newest, auth = Manifest.objects.order_by("sequence").last(), {"HTTP_AUTHORIZATION": f"Bearer {token}"}
     before = newest.log_leaf.index
@@ -126,7 +127,7 @@ def answers(token: str) -> list[bytes]:
 def test_its_proofs_from_stored_subtrees_are_byte_for_byte_the_ones_a_rebuild_gives(token, monkeypatch):
     from django.utils import timezone
 
-    from audit import tlog
+    from audit.ledger import tlog
 
     for size in range(1, LogLeaf.objects.count() + 1):
         log_checkpoints._signed(size, merkle.root(tlog.leaf_hashes(size)), timezone.now())

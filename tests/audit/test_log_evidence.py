@@ -9,7 +9,8 @@ from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
-from audit import log_checkpoints, tlog
+from audit.ledger import checkpoints as log_checkpoints
+from audit.ledger import tlog
 from audit.models import LogCheckpoint, Manifest
 from audit.verifier import merkle
 from tests.audit.test_evidence import (  # chain and out are fixtures

@@ -20,9 +20,11 @@ from pikepdf import Array, Dictionary, Name
 from PIL import Image
 from playwright.sync_api import expect
 
-from audit import previews, retention, tasks
+from audit import tasks
 from audit.models import ActivityEvent, Asset, Manifest, PagePreview
-from audit.verify import verify_all
+from audit.retention import enforcement as retention
+from audit.review import previews
+from audit.verification.verify import verify_all
 from core import stores
 from extraction.models import Bundle
 from extraction.pdf import Limits, SandboxError, render_pages

@@ -10,9 +10,9 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from django.test import Client
 
-from audit import signing
+from audit.ledger import signing
+from audit.ledger.signing import key_id_of, public_bytes
 from audit.models import Manifest, SigningKey
-from audit.signing import key_id_of, public_bytes
 from tests.audit.test_evidence import activity_carried, chain, export, failed, out, rewrite, verify  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.django_db

@@ -6,9 +6,9 @@ from django.core.management import call_command
 from django.db import connection
 from django.utils import timezone
 
-from audit import retention
 from audit.models import ActivityEvent, Asset, Manifest, RetentionAssignment, RetentionEvent, RetentionPolicy
-from audit.verify import verify_all
+from audit.retention import enforcement as retention
+from audit.verification.verify import verify_all
 from extraction.intake.staging import submit_bundle
 from extraction.models import Bundle
 from tests import pdfs
@@ -101,7 +101,7 @@ def test_a_legal_hold_survives_a_retention_run_and_the_block_is_recorded_once(co
 def test_a_hold_placed_stops_deletions_at_once_without_a_second_person(completed):
     policy()
     held = retention.set_legal_hold("claims", True, "counsel", "Litigation 2026-17")
-    assert (held.status, held.approved_by) == ("hold_placed", "counsel")
+    assert (held.status, held.created_by, held.approved_by) == ("hold_placed", "counsel", "")
     assert retention.apply_retention(at=timezone.now() + LATER)[0]["outcome"] == "blocked_by_legal_hold"
 
 

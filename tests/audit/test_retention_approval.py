@@ -9,8 +9,9 @@ from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
 
-from audit import retention, retention_policies
 from audit.models import ActivityEvent, Manifest, RetentionAssignment, RetentionPolicy
+from audit.retention import enforcement as retention
+from audit.retention import policies as retention_policies
 from extraction.models import Bundle
 from tests.conftest import approved_policy, stored_names
 
@@ -199,11 +200,16 @@ def test_a_legal_hold_placed_from_the_admin_is_immediate(client, completed):
     as_user(client, person("ra", "Retention admin"))
     client.post(
         reverse("admin:audit_retentionpolicy_changelist"),
-        {"action": "place_legal_hold", "_selected_action": [RetentionPolicy.objects.get().pk]},
+        {
+            "action": "place_legal_hold",
+            "_selected_action": [RetentionPolicy.objects.get().pk],
+            "post": "yes",
+            "reason": "Litigation 2026-17",
+        },
     )
     [blocked] = retention.apply_retention()
     assert (blocked["outcome"], blocked["policy"]) == ("blocked_by_legal_hold", "claims v2, LEGAL HOLD")
-    assert RetentionPolicy.objects.get(version=2).approved_by == "ra"
+    assert RetentionPolicy.objects.get(version=2).created_by == "ra"
 
 
 def test_a_legal_hold_lifted_from_the_admin_is_a_draft(client, completed):
@@ -211,7 +217,8 @@ def test_a_legal_hold_lifted_from_the_admin_is_a_draft(client, completed):
     held = retention.set_legal_hold("claims", True, "counsel", "Litigation 2026-17")
     as_user(client, person("ra", "Retention admin"))
     client.post(
-        reverse("admin:audit_retentionpolicy_changelist"), {"action": "lift_legal_hold", "_selected_action": [held.pk]}
+        reverse("admin:audit_retentionpolicy_changelist"),
+        {"action": "lift_legal_hold", "_selected_action": [held.pk], "post": "yes", "reason": "settled"},
     )
     assert RetentionPolicy.objects.get(version=3).status == "draft"
     assert retention.apply_retention()[0]["outcome"] == "blocked_by_legal_hold"

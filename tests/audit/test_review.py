@@ -3,8 +3,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from audit import review
 from audit.models import ActivityEvent, ReviewFlag
+from audit.review import flags as review
 from extraction.models import Job
 from extraction.runner import run_job
 from tests import pdfs

@@ -5,7 +5,7 @@ from django.urls import reverse
 
 from audit import tasks
 from audit.models import Manifest
-from audit.review import raise_flag
+from audit.review.flags import raise_flag
 
 pytestmark = pytest.mark.django_db
 

@@ -12,8 +12,8 @@ from django.core.management import call_command
 from django.test import TestCase
 from django.urls import reverse
 
-from audit import retention
 from audit.models import Asset, Manifest
+from audit.retention import enforcement as retention
 from extraction.accounts import BundleAccess, ServiceAccount
 from extraction.intake.staging import submit_bundle
 from extraction.models import Bundle, Job
@@ -132,7 +132,7 @@ def test_setup_roles_puts_a_changed_group_back_in_shape(capsys):
     group.permissions.clear()
     call_command("setup_roles")
     assert group.permissions.filter(codename="add_reviewflag").exists()
-    assert "Reviewer: 15 permissions" in capsys.readouterr().out
+    assert "Reviewer: 16 permissions" in capsys.readouterr().out
 
 
 def test_it_lets_a_submitter_upload_a_bundle_and_follow_its_job(client, tmp_path):

@@ -7,9 +7,11 @@ import pytest
 from django.db import connection
 from django.urls import reverse
 
-from audit import ledger_recovery, log_checkpoints, store_witness
+from audit.ledger import checkpoints as log_checkpoints
+from audit.ledger import recovery as ledger_recovery
+from audit.ledger import store_witness
 from audit.models import Alert, CaseMap, LogLeaf, Manifest, RecoveredRecord
-from audit.verify import verify_all
+from audit.verification.verify import verify_all
 from core.stores import outputs
 from extraction.intake.staging import submit_bundle
 from extraction.kill_switch import set_submissions

@@ -1,7 +1,7 @@
 import pytest
 
 from audit.models import Manifest
-from audit.output_sweep import sweep_outputs
+from audit.retention.output_sweep import sweep_outputs
 from extraction.intake.staging import submit_bundle
 from extraction.models import Job
 from extraction.runner import run_job
@@ -46,7 +46,7 @@ def test_it_sweeps_each_terminal_job_once(tmp_path):
 
 
 def test_a_job_whose_sweep_failed_is_swept_by_the_next_run(tmp_path, monkeypatch):
-    import audit.output_sweep
+    import audit.retention.output_sweep
 
     job = submitted(pdfs.jpeg_rgb(tmp_path))
     Job.objects.filter(pk=job.pk).update(status="failed", extractor_version="v")
@@ -56,7 +56,7 @@ def test_a_job_whose_sweep_failed_is_swept_by_the_next_run(tmp_path, monkeypatch
         raise OSError("the output store is unreachable")
 
     with monkeypatch.context() as patch:
-        patch.setattr(audit.output_sweep, "_sweep_job_outputs", unreachable)
+        patch.setattr(audit.retention.output_sweep, "_sweep_job_outputs", unreachable)
         with pytest.raises(OSError):
             sweep_outputs()
     assert Job.objects.get(pk=job.pk).outputs_swept_at is None

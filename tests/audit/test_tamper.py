@@ -13,10 +13,13 @@ from django.core.management import call_command
 from django.db import connection
 from django.utils import timezone
 
-from audit import activity_records, cases, retention, retention_events, signing, store_witness
+from audit.ledger import activity_records, signing, store_witness
+from audit.ledger.signing import key_id_of, public_bytes
 from audit.models import ActivityEvent, Asset, Case, LogLeaf, Manifest, PagePreview, RetentionEvent
-from audit.signing import key_id_of, public_bytes
-from audit.verify import verify_all
+from audit.retention import enforcement as retention
+from audit.retention import events as retention_events
+from audit.review import cases
+from audit.verification.verify import verify_all
 from extraction.models import Bundle
 from tests.audit.chained import make_chained, write_chain_checkpoint
 from tests.audit.test_cases import manifest  # noqa: F401 (a fixture)

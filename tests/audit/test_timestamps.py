@@ -7,7 +7,8 @@ import subprocess
 import pytest
 from cryptography import x509
 
-from audit import log_checkpoints, timestamps
+from audit.ledger import checkpoints as log_checkpoints
+from audit.ledger import timestamps
 from audit.models import LogCheckpoint
 from tests import tsa
 from tests.audit.test_evidence import chain, edit_index, export, failed, index_of, out, rewrite, verify  # noqa: F401

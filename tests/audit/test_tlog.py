@@ -8,7 +8,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from audit import activity_records, log_checkpoints, signing, tasks, tlog
+from audit import tasks
+from audit.ledger import activity_records, signing, tlog
+from audit.ledger import checkpoints as log_checkpoints
 from audit.models import LogCheckpoint, LogLeaf, LogSubtree, Manifest
 from audit.verifier import merkle, notes
 from tests.audit.chained import freeze_the_chain, make_chained
@@ -275,7 +277,7 @@ def test_the_upgrade_stores_the_subtrees_of_every_leaf_so_far(log70):
     ],
 )
 def test_it_finds_a_stored_subtree_hash_that_is_not_the_leaves(completed, edit, problem):  # noqa: F811
-    from audit import log_checks
+    from audit.verification import ledger_checks as log_checks
 
     assert [f for f in log_checks.check_all() if f.kind == "log_mismatch"] == []
     with connection.cursor() as cursor:

@@ -5,9 +5,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from audit import manifests, signing
+from audit.ledger import manifests, signing
 from audit.models import Asset, Finding, Manifest, VerificationRun
-from audit.verify import execute, start_run, verify_all
+from audit.verification.verify import execute, start_run, verify_all
 from extraction.intake.staging import submit_bundle
 from extraction.models import Bundle, Job
 from tests import pdfs
@@ -155,9 +155,9 @@ def test_it_reports_a_checkpoint_file_signed_with_another_key(completed):
 
 
 def test_it_marks_a_run_that_crashed_as_error(completed, monkeypatch):
-    import audit.verify
+    import audit.verification.verify
 
-    monkeypatch.setattr(audit.verify, "check_asset", lambda asset: 1 / 0)
+    monkeypatch.setattr(audit.verification.verify, "check_asset", lambda asset: 1 / 0)
     with pytest.raises(ZeroDivisionError):
         execute(start_run("auditor").pk)
     assert VerificationRun.objects.get().status == "error"

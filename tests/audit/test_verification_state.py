@@ -13,8 +13,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from audit import cases, verify
 from audit.models import ActivityEvent, Asset, Finding
+from audit.review import cases
+from audit.verification import verify
 from tests import pdfs
 from tests.conftest import complete, read_stored, write_stored
 

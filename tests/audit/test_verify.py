@@ -7,10 +7,10 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from audit import manifests, signing
+from audit.ledger import manifests, signing
+from audit.ledger.signing import public_bytes
 from audit.models import Asset, Manifest, SigningKey
-from audit.signing import public_bytes
-from audit.verify import verify_all
+from audit.verification.verify import verify_all
 from extraction.intake.staging import submit_bundle
 from extraction.runner import run_job
 from tests import pdfs

@@ -10,7 +10,8 @@ from django.core.management.base import CommandError
 from django.db import connection
 from django.utils import timezone
 
-from audit import log_checkpoints, signing, tlog
+from audit.ledger import checkpoints as log_checkpoints
+from audit.ledger import signing, tlog
 from audit.models import LogCheckpoint, LogLeaf, Manifest
 from audit.verifier import merkle
 from tests.audit.test_evidence import chain, export, out  # noqa: F401 (fixtures)

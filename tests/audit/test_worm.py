@@ -9,8 +9,10 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from audit import log_checkpoints, retention, worm
+from audit.ledger import checkpoints as log_checkpoints
 from audit.models import Manifest, RetentionEvent
+from audit.retention import enforcement as retention
+from audit.retention import worm
 from tests.conftest import PRODUCTION, approved_policy
 
 pytestmark = [

@@ -32,7 +32,7 @@ def before_tokens_expired(transactional_db):
         size=1,
         page_count=1,
         mime="application/pdf",
-        input_name="x",
+        input_name=f"aa/{'a' * 64}.pdf",  # as intake names it (a later migration derives it)
         submitted_by="api:claims-ingest",
     )
     apps.get_model("extraction", "Job").objects.create(

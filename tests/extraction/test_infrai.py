@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 
 from audit.models import Asset, Manifest
-from audit.verify import verify_all
+from audit.verification.verify import verify_all
 from extraction.intake.staging import submit_bundle
 from extraction.kill_switch import set_submissions
 from extraction.models import Attempt, Job

@@ -1,5 +1,6 @@
 """Intake reads one way down: its modules import no module that imports them back, a Submission moves and a
-Rejection is recorded in `decision` alone, and every task intake queues is queued in `queue`."""
+Rejection is recorded in `decision` alone, and every task extraction queues (a
+decision, a job, a waiting job woken) is queued in `queue`."""
 
 import ast
 from pathlib import Path
@@ -67,6 +68,10 @@ def test_it_would_notice_a_transition_made_elsewhere(tmp_path):
     assert transitions(module) == ["claim", "mark_refused"]
 
 
-def test_every_task_intake_queues_is_queued_in_its_queue_module():
-    queuing = sorted(path.name for path in INTAKE.glob("*.py") if "async_task" in path.read_text())
-    assert queuing == ["queue.py"]
+def test_every_task_extraction_queues_is_queued_in_the_queue_module():
+    queuing = sorted(
+        str(path.relative_to(EXTRACTION))
+        for path in EXTRACTION.rglob("*.py")
+        if "migrations" not in path.parts and ("async_task" in path.read_text() or "schedule(" in path.read_text())
+    )
+    assert queuing == ["intake/queue.py"]

@@ -15,7 +15,6 @@ def make_job(status=Job.Status.QUEUED, **fields) -> Job:
         size=10,
         page_count=1,
         mime="application/pdf",
-        input_name=f"{sha[:2]}/{sha}.pdf",
         submitted_by="test",
     )
     return Job.objects.create(

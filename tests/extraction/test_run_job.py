@@ -8,7 +8,7 @@ from django.db import connection, connections
 from django.test.utils import CaptureQueriesContext
 
 from audit.models import Asset, Manifest, Placement, ReviewFlag
-from audit.verify import verify_all
+from audit.verification.verify import verify_all
 from core.stores import job_work_dir
 from extraction.intake.staging import submit_bundle
 from extraction.models import Attempt, Job, idempotency_key
@@ -174,7 +174,7 @@ def test_it_fails_a_job_whose_output_name_holds_other_bytes(tmp_path):
 
 
 def test_it_reuses_the_assets_a_crashed_try_stored_and_writes_no_duplicates(tmp_path, monkeypatch):
-    import audit.manifest_writing
+    import audit.ledger.manifest_writing
 
     job = accepted_job(pdfs.mixed(tmp_path))
 
@@ -182,7 +182,7 @@ def test_it_reuses_the_assets_a_crashed_try_stored_and_writes_no_duplicates(tmp_
         raise RuntimeError("worker died after storing assets, before the manifest")
 
     with monkeypatch.context() as patch:
-        patch.setattr(audit.manifest_writing, "_write", crash)
+        patch.setattr(audit.ledger.manifest_writing, "_write", crash)
         with pytest.raises(RuntimeError):
             run_job(job.pk)
     stored_by_crash = stored_names("outputs")

@@ -11,7 +11,7 @@ from django.core.files.storage import FileSystemStorage, Storage, storages
 from django.urls import reverse
 
 from audit.models import Alert
-from audit.verify import verify_all
+from audit.verification.verify import verify_all
 from extraction.api import job_document
 from extraction.intake.staging import submit_bundle
 from extraction.models import Job

@@ -90,7 +90,7 @@ def test_it_completes_a_killed_workers_job_after_the_reconciler_with_no_duplicat
     outputs = [f.name for f in p.files_under("outputs") if "previews" not in f.parts and "tlog" not in f.parts]
     assert len(outputs) == 240 + 1 and len(set(outputs)) == len(outputs)
     positions = [f.name for f in p.files_under("outputs") if "positions" in f.parts]
-    # the store witnesses each append once (audit/store_witness.py): migrate's records, then the one manifest
+    # the store witnesses each append once (audit/ledger/store_witness.py): migrate's records, then the one manifest
     leaves = p.query("select count(*) from audit_logleaf")[0][0]
     assert sorted(positions) == [f"{i:012d}.json" for i in range(leaves)]
     assert p.query("select count(*) from audit_logleaf where kind = 'manifest'")[0][0] == 1

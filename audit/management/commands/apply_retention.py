@@ -2,8 +2,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from audit.retention import apply_retention
-from audit.store_witness import LedgerRollback
+from audit.ledger.store_witness import LedgerRollback
+from audit.retention.enforcement import apply_retention
 
 
 class Command(BaseCommand):

@@ -5,7 +5,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import dateparse, timezone
 
-from audit.evidence import EvidenceScopeError, build_evidence
+from audit.export.package import EvidenceScopeError, build_evidence
 from audit.models import Case
 
 

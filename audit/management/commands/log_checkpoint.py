@@ -1,7 +1,8 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from audit import log_checkpoints, signing
+from audit.ledger import checkpoints as log_checkpoints
+from audit.ledger import signing
 from audit.verifier import notes
 
 

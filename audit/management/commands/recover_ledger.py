@@ -2,7 +2,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from audit import ledger_recovery
+from audit.ledger import recovery as ledger_recovery
 
 
 class Command(BaseCommand):

@@ -1,7 +1,7 @@
 from django.contrib.auth.models import Group, Permission
 from django.core.management.base import BaseCommand
 
-from audit.roles import ensure_roles
+from audit.operations.roles import ensure_roles
 
 
 class Command(BaseCommand):

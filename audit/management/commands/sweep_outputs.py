@@ -2,7 +2,7 @@ import json
 
 from django.core.management.base import BaseCommand
 
-from audit.output_sweep import sweep_outputs
+from audit.retention.output_sweep import sweep_outputs
 
 
 class Command(BaseCommand):

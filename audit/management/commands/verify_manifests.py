@@ -2,7 +2,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from audit import verify
+from audit.verification import verify
 from extraction.models import Bundle
 
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import requests
 from django.core.management.base import BaseCommand, CommandError
 
-from audit import witness
+from audit.ledger import witness
 from audit.verifier import notes
 
 EXIT = {"fork": 2, "rollback": 3}

@@ -1,6 +1,5 @@
 import os
 import signal
-import sys
 import threading
 
 from django.core.management.base import BaseCommand, CommandError
@@ -38,17 +37,20 @@ class Command(BaseCommand):
             retry_after=options["retry_after"],
             slow_seconds=options["slow_seconds"],
         )
+        # Ctrl-C, or a service manager's SIGTERM, asks the loop below to end; both are caught before the banner is
+        # printed, so a stop sent as soon as the banner is read still goes through `finally` (temp files removed).
+        stopping = threading.Event()
+        for stop_signal in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(stop_signal, lambda *_: stopping.set())
         try:
             simulator.start()
         except OSError as exc:
             raise CommandError(f"Cannot listen on {options['host']}:{options['port']}: {exc.strerror}.") from None
-        self.stdout.write(f"Infrai simulator at {simulator.url} (profile {options['profile']}); Ctrl-C stops it.")
-        self.stdout.flush()
-        # A service manager stops us with SIGTERM; exiting through `finally` removes the temp files.
-        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         try:
-            threading.Event().wait()
-        except KeyboardInterrupt:
+            self.stdout.write(f"Infrai simulator at {simulator.url} (profile {options['profile']}); Ctrl-C stops it.")
+            self.stdout.flush()
+            while not stopping.wait(0.2):  # a timed wait: the handler runs between waits, whatever the thread does
+                pass
             self.stdout.write("Stopping.")
         finally:
             simulator.stop()

@@ -1,0 +1,97 @@
+"""Signed checkpoints of the transparency log (C2SP tlog-checkpoint notes), kept in the output store.
+
+Written on the checkpoint schedule and on demand (an evidence export whose manifests no checkpoint covers
+yet, the `log_checkpoint` command). Each is signed with the evidence key; a witness outside the operator's
+control keeps the ones it saw and checks that every later one extends them (docs/transparency-log.md).
+"""
+
+import logging
+
+import requests
+from django.conf import settings
+from django.core.files.base import ContentFile
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from audit.ledger import signing, timestamps, tlog
+from audit.models import LogCheckpoint
+from audit.retention import worm
+from audit.verifier import notes
+from core import stores
+
+PREFIX = "tlog"
+NOTE, TOKEN = ".note", ".tsr"
+log = logging.getLogger(__name__)
+
+
+def storage_name(size: int) -> str:
+    return f"{PREFIX}/checkpoint-{size:012d}{NOTE}"
+
+
+def write_log_checkpoint(at=None) -> LogCheckpoint | None:
+    """Sign the log's head now; None when it has no leaf or a checkpoint of that size exists."""
+    at = at or timezone.now()
+    size = tlog.leaf_count()
+    if not size or LogCheckpoint.objects.filter(tree_size=size).exists():
+        return None
+    return _signed(size, tlog.root(size), at)
+
+
+def _signed(size: int, root: bytes, at) -> LogCheckpoint | None:
+    text = notes.checkpoint_text(settings.PAGETRAIL_LOG_ORIGIN, size, root)
+    signing.cover(at)  # the key is published before anything it signs
+    note = notes.sign(text, settings.PAGETRAIL_LOG_ORIGIN, signing.private_key())
+    name, token = storage_name(size), _timestamp(note.encode())
+    _store_once(name, note.encode(), at)
+    if token:
+        _store_once(name + TOKEN, token, at)
+    try:
+        with transaction.atomic():
+            return LogCheckpoint.objects.create(
+                tree_size=size, root_hash=root.hex(), note=note, storage_name=name, timestamp_token=token, created_at=at
+            )
+    except IntegrityError:  # another worker signed this size first: its note stands
+        return None
+
+
+def _store_once(name: str, data: bytes, at) -> None:
+    if not stores.outputs().exists(name):
+        stores.outputs().save(name, ContentFile(data))
+        worm.lock_for_default_days(name, at)
+
+
+def _timestamp(note: bytes) -> bytes:
+    """An RFC 3161 token for the note from the configured TSA, or b"" (none configured, or it failed:
+    the checkpoint still counts, signed, and the run's log says the timestamp is missing)."""
+    if not settings.PAGETRAIL_TSA_URL:
+        return b""
+    try:
+        return timestamps.ask(settings.PAGETRAIL_TSA_URL, note)
+    except (timestamps.TimestampError, OSError, requests.RequestException) as exc:
+        log.warning("The TSA at %s gave no timestamp for a log checkpoint: %s", settings.PAGETRAIL_TSA_URL, exc)
+        return b""
+
+
+def latest() -> LogCheckpoint | None:
+    return LogCheckpoint.objects.order_by("-tree_size").first()
+
+
+def covering(size: int, at=None) -> LogCheckpoint:
+    """The newest checkpoint holding at least `size` leaves, signing one now if none does."""
+    found = latest()
+    if found is None or found.tree_size < size:
+        write_log_checkpoint(at)
+        found = latest()
+    if found is None or found.tree_size < size:
+        raise tlog.LogGap(f"no checkpoint can cover {size} leaves")
+    return found
+
+
+def stored_names() -> list[str]:
+    """The notes and the timestamp tokens beside them."""
+    return list(stores.walk(stores.outputs(), PREFIX))
+
+
+def trusted_publics() -> list[bytes]:
+    """The Ed25519 public keys the configuration vouches for (never one found only in the database)."""
+    return list(signing.configured_keys().values())

@@ -1,0 +1,153 @@
+"""Signatures of manifests, case maps, checkpoints, retention events and evidence indexes.
+
+New signatures are Ed25519: anyone holding the published public key can check them, and only the
+portal's private key can make them. A key id names its public key (`ed25519-` and the first 16 hex
+digits of the key's sha256), so a key id cannot be pointed at another key. Verification trusts only
+keys the configuration names: the signing key's public half (`PAGETRAIL_SIGNING_KEY`) and retired
+public keys (`PAGETRAIL_SIGNING_RETIRED_KEYS`); a SigningKey row is a publication with a validity
+period, never a reason to trust a key, so an insider who inserts one gains nothing. Signatures made
+with HMAC-SHA256 before the move keep verifying with their secret key (`PAGETRAIL_MANIFEST_KEY`, and
+`PAGETRAIL_MANIFEST_OLD_KEYS` for retired ones).
+"""
+
+import base64
+import json
+from datetime import datetime
+from functools import lru_cache
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+from django.conf import settings
+
+from audit.verifier.keys import ED25519, Trust, ed25519_ok, hmac_sign, key_id_of
+
+__all__ = ["ED25519", "Trust", "ed25519_ok", "hmac_sign", "key_id_of", "sign", "signature_problem", "trust"]
+
+
+@lru_cache(maxsize=4)
+def _private_key(encoded: str) -> Ed25519PrivateKey:
+    seed = base64.b64decode(encoded, validate=True)
+    if len(seed) != 32:
+        raise ValueError("PAGETRAIL_SIGNING_KEY must be the base64 of a 32-byte Ed25519 seed.")
+    return Ed25519PrivateKey.from_private_bytes(seed)
+
+
+def private_key() -> Ed25519PrivateKey:
+    return _private_key(settings.PAGETRAIL_SIGNING_KEY)
+
+
+def public_bytes(key: Ed25519PublicKey) -> bytes:
+    return key.public_bytes(Encoding.Raw, PublicFormat.Raw)
+
+
+def current_public_key() -> str:
+    """The signing key's public half, base64 of its 32 raw bytes (as published)."""
+    return base64.b64encode(public_bytes(private_key().public_key())).decode("ascii")
+
+
+def current_key_id() -> str:
+    return key_id_of(public_bytes(private_key().public_key()))
+
+
+def sign(body: bytes, at: datetime | None = None) -> str:
+    """The Ed25519 signature of `body`, hex; record current_key_id() beside it.
+
+    `at`: the time the signed statement gives itself; the published validity period is widened to it.
+    """
+    cover(at)  # the public key is published before anything signed with it exists
+    return private_key().sign(body).hex()
+
+
+def cover(at: datetime | None = None) -> None:
+    """Widen the signing key's published period to `at` before publishing it with a statement of that time."""
+    from audit.models import SigningKey
+
+    SigningKey.publish(current_key_id(), current_public_key(), at)
+
+
+def publish_after_migrate(**kwargs) -> None:
+    """/signing-keys.json lists the key from the first start, before anything is signed with it: an auditor
+    pins it before the first evidence exists (a new key, deployed, is published and the old one retired)."""
+    cover()
+
+
+@lru_cache(maxsize=64)
+def _retired_public(encoded: str) -> bytes:
+    public = base64.b64decode(encoded, validate=True)
+    if len(public) != 32:
+        raise ValueError("PAGETRAIL_SIGNING_RETIRED_KEYS holds base64 Ed25519 public keys of 32 bytes.")
+    return public
+
+
+def configured_keys() -> dict[str, bytes]:
+    """The Ed25519 public keys the configuration vouches for, by key id: the only ones verification trusts."""
+    keys = [public_bytes(private_key().public_key())]
+    keys += [_retired_public(k) for k in settings.PAGETRAIL_SIGNING_RETIRED_KEYS]
+    return {key_id_of(public): public for public in keys}
+
+
+def trust() -> Trust:
+    """The configured keys and their published periods (one query): pass it when checking many signatures."""
+    from audit.models import SigningKey
+
+    public = configured_keys()
+    rows = SigningKey.objects.filter(key_id__in=public).values_list("key_id", "public_key", "valid_from", "valid_until")
+    return Trust(
+        public,
+        {key_id: (start, end) for key_id, encoded, start, end in rows if base64.b64decode(encoded) == public[key_id]},
+        hmac_secrets(),
+    )
+
+
+def published_rows():
+    """The SigningKey rows of trusted keys: what /signing-keys.json and packages publish."""
+    from audit.models import SigningKey
+
+    public = configured_keys()
+    return [
+        row
+        for row in SigningKey.objects.filter(key_id__in=public).order_by("valid_from")
+        if base64.b64decode(row.public_key) == public[row.key_id]
+    ]
+
+
+def published_document() -> dict:
+    return {"keys": [row.as_json() for row in published_rows()]}
+
+
+def signature_problem(
+    body: bytes, signature: str, key_id: str, trusted: Trust | None = None, at: datetime | None = None
+) -> str | None:
+    """None when the signature verifies with a trusted key inside its validity period, else why not."""
+    return (trusted or trust()).problem(body, signature, key_id, at)
+
+
+def signed_row_problem(what: str, row, states: dict, trusted: Trust) -> tuple[dict | None, str | None]:
+    """(the signed body, None) when `row`'s `body` is signed by a trusted key at its `signed_at` and states what
+    the row's own columns say (`states`), else (None, why not). `what`: "retention event", "activity event"."""
+    if not row.body:
+        return None, f"The {what} is not signed: nothing proves it was recorded by the portal."
+    try:
+        body = json.loads(row.body)
+        signed_at = datetime.fromisoformat(body["signed_at"])
+    except (ValueError, KeyError, TypeError):
+        return None, f"The {what}'s signed body cannot be read."
+    why = signature_problem(row.body.encode("utf-8"), row.signature, row.key_id, trusted, signed_at)
+    if why:
+        return None, f"The {what}'s signature does not count: {why}"
+    differing = [k for k, v in states.items() if body.get(k) != v]
+    if differing or body.get("key_id") != row.key_id:
+        return None, f"The {what}'s row differs from what it signed ({', '.join(differing or ['key_id'])})."
+    return body, None
+
+
+def signature_ok(body: bytes, signature: str, key_id: str, trusted: Trust | None = None, at=None) -> bool:
+    return signature_problem(body, signature, key_id, trusted, at) is None
+
+
+def hmac_secrets() -> dict[str, str]:
+    """The secrets of HMAC key ids: the configured one and retired ones (signatures from before Ed25519)."""
+    found = dict(settings.PAGETRAIL_MANIFEST_OLD_KEYS)
+    if settings.PAGETRAIL_MANIFEST_KEY:
+        found[settings.PAGETRAIL_MANIFEST_KEY_ID] = settings.PAGETRAIL_MANIFEST_KEY
+    return found

@@ -1,0 +1,1 @@
+"""What reviewers work with: the job page, page previews, review flags and case maps."""

@@ -1,0 +1,1 @@
+"""Verification runs: stored files re-hashed, signed records re-checked, the ledger proved whole; findings recorded."""
