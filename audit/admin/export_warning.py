@@ -4,7 +4,7 @@ again, so no one hands over a package about evidence found wrong without knowing
 from django.contrib.admin import helpers
 from django.template.response import TemplateResponse
 
-from audit.export import sections as evidence_sections
+from audit.export import sections
 
 CONFIRMED = "export_with_findings"
 
@@ -14,7 +14,7 @@ def findings_to_confirm(modeladmin, request, queryset, action: str, manifests=No
     `queryset` is the selection (posted again on confirming); `manifests` what the package holds (the selection)."""
     if request.POST.get(CONFIRMED) == "yes":
         return None
-    still_open = evidence_sections.open_findings(queryset if manifests is None else manifests)
+    still_open = sections.open_findings(queryset if manifests is None else manifests)
     if not still_open:
         return None
     context = {

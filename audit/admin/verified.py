@@ -1,5 +1,5 @@
 """The lists' "verified" column and "has open findings" filter, for manifests and for jobs: both read the one
-query of audit/verification_state.py, annotated on the page's queryset (no query per row)."""
+query of audit/verification/state.py, annotated on the page's queryset (no query per row)."""
 
 from django.contrib import admin
 from django.template.loader import render_to_string

@@ -118,7 +118,7 @@ def deleted_by_retention(scoped: QuerySet, what: str) -> set[int]:
 
 
 def open_findings(scoped: QuerySet) -> list[dict]:
-    """The findings the latest verification of each scoped manifest left open (verification_state.py), so a
+    """The findings the latest verification of each scoped manifest left open (audit/verification/state.py), so a
     package about evidence found wrong says so in its signed index and its README."""
     unclean = verification_state.with_verification(scoped.order_by("sequence")).filter(open_findings__gt=0)
     listed = []
