@@ -15,6 +15,7 @@ from audit.ledger import signing, store_witness
 from audit.models import ActivityEvent, Asset, Manifest, PagePreview, ReviewFlag
 from audit.review import cases, previews
 from audit.review import flags as review
+from audit.verification import state as verification_state
 from core import display, stores
 from extraction.visibility import through_jobs
 
@@ -141,6 +142,7 @@ def review_page(request, manifest_id: int):
             "split_form": split_form,
             "can_split": request.user.has_perm("audit.add_casemap"),
             "case_maps": manifest.case_maps.prefetch_related("cases"),
+            "verification": verification_state.of_manifest(manifest, request.user),
         },
     )
 

@@ -41,8 +41,10 @@ class JobInline(ReadOnlyInline):
     show_change_link = True
 
 
-@admin.register(Bundle)
 class BundleAdmin(NamedSearch):
+    """Not registered here: the project registers it with the latest verification of the bundle's evidence, which
+    is audit's (audit.admin.bundles, portal/admin.py)."""
+
     list_display = (
         "original_filename",
         "case_label",

@@ -161,8 +161,11 @@ def test_a_compliance_officer_watches_a_run_end_and_exports_the_evidence(browser
     page.wait_for_url("**/admin/audit/manifest/")
     page.check("#action-toggle")
     page.select_option("select[name=action]", "export_evidence_action")
+    page.click("button[name=index]")
+    # The run's findings are still open: the export lists them and asks again before the download.
+    expect(page.locator("#export-findings-warning")).to_contain_text("left 2 finding(s) open")
     with page.expect_download() as download:
-        page.click("button[name=index]")
+        page.click("#export-findings-confirm")
     sequence = Manifest.objects.get().sequence  # named by its case label and the manifests' sequence range
     assert download.value.suggested_filename == f"pagetrail-evidence-claim-1042-{sequence:06d}-{sequence:06d}.zip"
 

@@ -24,6 +24,9 @@ from extraction.models import Bundle
 from extraction.search import NamedSearch, case_label_filter
 from extraction.visibility import through_jobs
 
+from .finding_answers import AnswerFilter, FindingAnswersAdmin
+from .verified import OpenFindingsFilter, VerifiedColumn
+
 
 class RetentionEventInline(ReadOnlyInline):
     """Every deletion (or block) next to the manifest it concerns: manifests outlive their outputs."""
@@ -133,7 +136,7 @@ class NeedsReviewFilter(admin.SimpleListFilter):
 
 
 @admin.register(Manifest)
-class ManifestAdmin(NamedSearch, ReadOnlyAdmin):
+class ManifestAdmin(NamedSearch, VerifiedColumn, ReadOnlyAdmin):
     list_display = (
         "sequence",
         "file_name",
@@ -143,12 +146,14 @@ class ManifestAdmin(NamedSearch, ReadOnlyAdmin):
         "page_count",
         "asset_count",
         "open_flags",
+        "verified",
         "extractor_version",
         "review_link",
         "created_at",
     )
     list_filter = (
         NeedsReviewFilter,
+        OpenFindingsFilter,
         case_label_filter("job__bundle"),
         "job__provider",
         "extractor",
@@ -159,6 +164,7 @@ class ManifestAdmin(NamedSearch, ReadOnlyAdmin):
     bundle_paths, exact_fields = ("job__bundle",), ("sha256",)
     search_fields = ("job__bundle__original_filename", "job__bundle__case_label", "^correlation_id", "=sha256")
     readonly_fields = (
+        "verification",
         "sequence",
         "job",
         "schema_version",
@@ -275,7 +281,7 @@ class ManifestAdmin(NamedSearch, ReadOnlyAdmin):
 
 
 @admin.register(Finding)
-class FindingAdmin(NamedSearch, ExportableList, ReadOnlyAdmin):
+class FindingAdmin(NamedSearch, ExportableList, FindingAnswersAdmin):
     export_fields = (
         "id",
         "run",
@@ -287,15 +293,21 @@ class FindingAdmin(NamedSearch, ExportableList, ReadOnlyAdmin):
         "name",
         "detail",
         "created_at",
+        "response__status",
+        "response__acknowledged_by",
+        "response__acknowledged_note",
+        "response__resolved_by",
+        "response__resolved_note",
     )
-    list_display = ("id", "run", "kind", "asset_link", "manifest_link", "job", "detail")
+    list_display = ("id", "run", "kind", "asset_link", "manifest_link", "job", "detail", "answer")
     list_filter = (
         "kind",
+        AnswerFilter,
         case_label_filter("manifest__job__bundle", "job__bundle"),
         "run",
         ("created_at", DateRangeFilter),
     )
-    list_select_related = ("run", "manifest__job__bundle", "asset", "job__bundle")
+    list_select_related = ("run", "manifest__job__bundle", "asset", "job__bundle", "response")
     bundle_paths, also_containing = ("manifest__job__bundle", "job__bundle"), ("name",)
     search_fields = ("manifest__job__bundle__original_filename", "job__bundle__case_label", "name")
 

@@ -11,11 +11,14 @@ from audit.admin.actions import export_case_evidence_action
 from audit.admin.exports import ExportableList
 from audit.models import ActivityEvent, Alert, Case, CaseMap, RetentionEvent, ReviewFlag, WebhookDelivery
 from audit.review import flags as review
+from audit.verification.state import OF_CASES
 from core import display
 from core.admin_base import ReadOnlyAdmin, ReadOnlyInline
 from core.admin_filters import DateRangeFilter
 from extraction.intake.rounds import InputGone
 from extraction.search import NamedSearch, case_label_filter
+
+from .verified import CaseOpenFindingsFilter, VerifiedColumn
 
 
 def activity_of(obj):
@@ -261,11 +264,13 @@ class CaseMapAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Case)
-class CaseAdmin(NamedSearch, ReadOnlyAdmin):
-    """Each case has its own review status, set by reviewers."""
+class CaseAdmin(NamedSearch, VerifiedColumn, ReadOnlyAdmin):
+    """Each case has its own review status, set by reviewers; its manifest's latest verification beside it."""
 
-    list_display = ("name", "pages", "review_status", "reviewed_by", "file_name", "review_link")
-    list_filter = ("review_status",)
+    list_display = ("name", "pages", "review_status", "reviewed_by", "file_name", "verified", "review_link")
+    list_filter = ("review_status", CaseOpenFindingsFilter)
+    readonly_fields = ("verification",)
+    verification_paths = OF_CASES
     list_select_related = ("case_map__manifest__job__bundle",)
     bundle_paths, also_containing = ("case_map__manifest__job__bundle",), ("name",)
     search_fields = ("name", "case_map__manifest__job__bundle__original_filename")
@@ -273,6 +278,9 @@ class CaseAdmin(NamedSearch, ReadOnlyAdmin):
 
     def has_export_evidence_permission(self, request):
         return request.user.has_perm("audit.export_evidence")
+
+    def manifest_of(self, case):
+        return case.case_map.manifest
 
     @admin.display(description="pages", ordering="first_page")
     def pages(self, case):
