@@ -307,7 +307,8 @@ class FindingAdmin(NamedSearch, ExportableList, FindingAnswersAdmin):
         "run",
         ("created_at", DateRangeFilter),
     )
-    list_select_related = ("run", "manifest__job__bundle", "asset", "job__bundle", "response")
+    # The asset's own path too: each row's checkbox is labelled with the finding's name (Django's action column).
+    list_select_related = ("run", "manifest__job__bundle", "asset__manifest__job__bundle", "job__bundle", "response")
     bundle_paths, also_containing = ("manifest__job__bundle", "job__bundle"), ("name",)
     search_fields = ("manifest__job__bundle__original_filename", "job__bundle__case_label", "name")
 
