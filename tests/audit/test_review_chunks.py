@@ -48,10 +48,12 @@ def test_it_draws_only_the_cards_of_the_chunk_holding_the_page_asked_for(admin_c
 
 
 def test_the_index_names_every_page_and_links_outside_the_chunk_to_their_own(admin_client, manifest):
-    links = index(review(admin_client, manifest, "?from=41"))
+    html = review(admin_client, manifest, "?from=41")
+    links = index(html)
     assert sorted(links) == list(range(1, 91))
     assert (links[41], links[80]) == ("#page-41", "#page-80")  # on screen: no reload
     assert (links[5], links[85]) == ("?from=1#page-5", "?from=81#page-85")
+    assert re.findall(r'class="\w+ shown"[^>]*>(\d+)<', html) == [str(n) for n in range(41, 81)]
 
 
 @pytest.mark.parametrize("asked", ["abc", "-5", "0", "", "99999999999999999999", "1e3", "%00"])
