@@ -15,6 +15,7 @@ from audit.ledger import signing, store_witness
 from audit.models import ActivityEvent, Asset, Manifest, PagePreview, ReviewFlag
 from audit.review import cases, chunks, previews
 from audit.review import flags as review
+from audit.verification import state as verification_state
 from core import display, stores
 from extraction.visibility import through_jobs
 
@@ -140,6 +141,7 @@ def review_context(request, manifest: Manifest, form: "FlagForm", split_form: "S
         **admin.site.each_context(request),
         "title": f"Review manifest {manifest.sequence}",
         "manifest": manifest,
+        "file_name": manifest.job.bundle.file_name,  # the thumbnails' alt text: a name, not the stored path
         "pages": pages,
         "chunk": chunk,
         "cards": [(page, notes.get(page.number, [])) for page in chunk.of(pages)],
@@ -155,6 +157,7 @@ def review_context(request, manifest: Manifest, form: "FlagForm", split_form: "S
         "split_form": split_form,
         "can_split": request.user.has_perm("audit.add_casemap"),
         "case_maps": manifest.case_maps.prefetch_related("cases"),
+        "verification": verification_state.of_manifest(manifest, request.user),
     }
 
 

@@ -10,8 +10,9 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
 from django.shortcuts import render
 
+from audit.admin.bundles import BundleVerifiedAdmin
 from audit.admin.jobs import JobStoryAdmin
-from extraction.models import Job
+from extraction.models import Bundle, Job
 
 from . import enrolment
 from .models import ENROLMENT_CODE_LIFETIME
@@ -61,3 +62,4 @@ admin.site.unregister(User)
 admin.site.register(User, SecondFactorUserAdmin)
 # Extraction's JobAdmin with audit's story of the job: needs both apps, so neither registers it.
 admin.site.register(Job, JobStoryAdmin)
+admin.site.register(Bundle, BundleVerifiedAdmin)  # with the latest verification of its evidence (audit's)

@@ -75,7 +75,7 @@ def test_an_uploader_follows_an_upload_to_its_completed_job_and_its_evidence(bro
         page.click("#job-links >> text=download the input PDF")
     assert download.value.suggested_filename.endswith(".pdf")
     for label, lands_on, shows in (
-        (manifest, "**/admin/audit/manifest/*/change/", "p00001-000.jpg"),
+        (manifest, "**/admin/audit/manifest/*/change/", "page 1 (index 0)"),  # the stored name on hover
         ("review page", "**/review/*/", "5 of 5 pages"),
         ("6 asset(s)", "**/admin/audit/asset/?manifest__id__exact=*", "6 assets"),
     ):
@@ -228,8 +228,11 @@ def test_a_compliance_officer_watches_a_run_end_and_exports_the_evidence(browser
     page.wait_for_url("**/admin/audit/manifest/")
     page.check("#action-toggle")
     page.select_option("select[name=action]", "export_evidence_action")
+    page.click("button[name=index]")
+    # The run's findings are still open: the export lists them and asks again before the download.
+    expect(page.locator("#export-findings-warning")).to_contain_text("left 2 finding(s) open")
     with page.expect_download() as download:
-        page.click("button[name=index]")
+        page.click("#export-findings-confirm")
     sequence = Manifest.objects.get().sequence  # named by its case label and the manifests' sequence range
     assert download.value.suggested_filename == f"pagetrail-evidence-claim-1042-{sequence:06d}-{sequence:06d}.zip"
 

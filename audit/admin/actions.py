@@ -8,8 +8,11 @@ from django.utils.text import slugify
 
 from audit.export.package import build_evidence
 from audit.ledger import activity_records
+from audit.models import Manifest
 from core import stores
 from extraction.models import Bundle
+
+from .export_warning import findings_to_confirm
 
 
 def evidence_download(queryset, user, include_assets: bool, case=None) -> FileResponse:
@@ -55,12 +58,14 @@ def package_label(queryset, case) -> str:
 
 @admin.action(description="Export evidence package (manifests, log proofs, results)", permissions=["export_evidence"])
 def export_evidence_action(modeladmin, request, queryset):
-    return evidence_download(queryset, request.user, include_assets=False)
+    asked = findings_to_confirm(modeladmin, request, queryset, "export_evidence_action")
+    return asked or evidence_download(queryset, request.user, include_assets=False)
 
 
 @admin.action(description="Export evidence package with assets", permissions=["export_evidence"])
 def export_evidence_with_assets_action(modeladmin, request, queryset):
-    return evidence_download(queryset, request.user, include_assets=True)
+    asked = findings_to_confirm(modeladmin, request, queryset, "export_evidence_with_assets_action")
+    return asked or evidence_download(queryset, request.user, include_assets=True)
 
 
 @admin.action(
@@ -71,4 +76,7 @@ def export_case_evidence_action(modeladmin, request, queryset):
     if queryset.count() != 1:
         modeladmin.message_user(request, "Select exactly one case to export.", level="error")
         return None
-    return evidence_download(None, request.user, include_assets=True, case=queryset.get())
+    case = queryset.get()
+    manifests = Manifest.objects.filter(pk=case.case_map.manifest_id)
+    asked = findings_to_confirm(modeladmin, request, queryset, "export_case_evidence_action", manifests)
+    return asked or evidence_download(None, request.user, include_assets=True, case=case)

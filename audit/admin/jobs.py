@@ -10,12 +10,17 @@ from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
 
 from audit.admin.exports import ExportableList
+from audit.models import Manifest
 from audit.review import job_page
+from audit.verification.state import OF_JOBS
 from extraction.admin import JobAdmin
 
+from .verified import JobOpenFindingsFilter, VerifiedColumn
 
-class JobStoryAdmin(ExportableList, JobAdmin):
+
+class JobStoryAdmin(VerifiedColumn, ExportableList, JobAdmin):
     change_form_template = "audit/job_page/change_form.html"
+    verification_paths = OF_JOBS
     export_fields = (
         "id",
         "status",
@@ -37,7 +42,17 @@ class JobStoryAdmin(ExportableList, JobAdmin):
         "error_code",
         "error_message",
     )
+
     inlines = []  # the page's timeline lists every attempt once; the inline listed them a second time
+
+    def manifest_of(self, job):
+        return Manifest.objects.filter(job=job).first()
+
+    def get_list_display(self, request):
+        return self.verified_column(request, [*JobAdmin.get_list_display(self, request), "verified"])
+
+    def get_list_filter(self, request):
+        return [*super().get_list_filter(request), JobOpenFindingsFilter]
 
     def get_urls(self):
         return [

@@ -161,11 +161,14 @@ def build_evidence(
 def _write_package(fh, scope: Scope, include_assets: bool, exported_by: str, at) -> dict:
     start = fh.tell()
     with zipfile.ZipFile(fh, "w") as zf:
-        _put(
-            zf,
-            "README.txt",
-            README.format(scope=scope.description, at=timestamp(at), by=exported_by or "unknown").encode(),
+        still_open = sections.open_findings(scope.manifests)
+        readme = README.format(
+            scope=scope.description,
+            at=timestamp(at),
+            by=exported_by or "unknown",
+            findings=sections.findings_warning(still_open),
         )
+        _put(zf, "README.txt", readme.encode())
         gone = sections.deleted_by_retention(scope.manifests, "manifest_file")
         manifests = [_put_manifest(zf, m, m.sequence in gone) for m in scope.manifests.iterator(chunk_size=200)]
         gone = sections.deleted_by_retention(scope.manifests, "outputs")
@@ -187,6 +190,7 @@ def _write_package(fh, scope: Scope, include_assets: bool, exported_by: str, at)
             scope.manifests, events, case_maps, activity, at, _range(scope), lambda name, data: _put(zf, name, data)
         )
         index = _index(scope, manifests, assets, include_assets, exported_by, at, log, events)
+        index["open_findings"] = still_open
         if scope.case is not None:
             index["case_map"] = {**_put_case_map(zf, scope.case.case_map), "case": scope.case.name}
         elif case_maps:
@@ -390,6 +394,7 @@ def _summary(fh, start: int, scope: Scope, index: dict) -> dict:
         "assets_deleted_by_retention": sum(1 for a in assets if a["omitted"] == "deleted_by_retention"),
         "stored_copies_not_matching": sum(1 for m in listed if m["stored_copy"] != "matches"),
         "verification_runs": len(index["verification_runs"]),
+        "open_findings": len(index["open_findings"]),
         "retention_events": len(index["retention_events"]),
         "bytes": end - start,
         "sha256": sha256,

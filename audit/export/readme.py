@@ -5,7 +5,7 @@ README = """Pagetrail evidence package
 
 Scope: {scope}
 Exported {at} by {by}.
-
+{findings}
 What is inside
 - manifests/<sequence>-<sha256>.json: each manifest exactly as hashed and signed (canonical JSON).
 - index.json: the exporter's signed statement (signature in index.sig.json, Ed25519, over the exact bytes

@@ -4,6 +4,7 @@ from django.db.models import Q, QuerySet
 
 from audit.ledger.manifests import timestamp
 from audit.models import Finding, RetentionEvent, VerificationRun
+from audit.verification import state as verification_state
 from core import stores
 
 RECENT_RUNS = 5
@@ -114,3 +115,36 @@ def deleted_by_retention(scoped: QuerySet, what: str) -> set[int]:
     """Sequences of the scoped manifests whose outputs (or manifest file) retention deleted."""
     events = RetentionEvent.objects.filter(manifest__in=scoped, what=what, outcome=RetentionEvent.Outcome.DELETED)
     return set(events.values_list("manifest__sequence", flat=True))
+
+
+def open_findings(scoped: QuerySet) -> list[dict]:
+    """The findings the latest verification of each scoped manifest left open (audit/verification/state.py), so a
+    package about evidence found wrong says so in its signed index and its README."""
+    unclean = verification_state.with_verification(scoped.order_by("sequence")).filter(open_findings__gt=0)
+    listed = []
+    for manifest_id, sequence, run_id in unclean.values_list("pk", "sequence", "verified_run"):
+        for f in verification_state.open_findings(run_id, manifest_id).select_related("response").order_by("pk"):
+            answer = f.response.status if hasattr(f, "response") else "open"  # no answer row: no one answered
+            listed.append(
+                {
+                    "manifest": sequence,
+                    "run": run_id,
+                    "kind": f.kind,
+                    "name": f.name,
+                    "detail": f.detail,
+                    "answer": answer,
+                }
+            )
+    return listed
+
+
+def findings_warning(listed: list[dict]) -> str:
+    """The README's warning, one line per open finding (empty when there is none)."""
+    if not listed:
+        return ""
+    lines = [f"- manifest {f['manifest']}: {f['kind']} {f['name']} ({f['answer']}, run {f['run']})" for f in listed]
+    return (
+        f"\nWARNING: {len(listed)} open verification finding(s) about this scope (index.json open_findings):\n"
+        + "\n".join(lines)
+        + "\n"
+    )

@@ -13,6 +13,7 @@ from .evidence import (
     Placement,
     WriteOnceModel,
 )
+from .finding_responses import FindingResponse
 from .keys import SigningKey
 from .previews import PagePreview
 from .retention import LegalHoldSync, RetentionAssignment, RetentionEvent, RetentionPolicy
@@ -34,6 +35,7 @@ __all__ = [
     "CaseMap",
     "Checkpoint",
     "Finding",
+    "FindingResponse",
     "Manifest",
     "ManifestChain",
     "PagePreview",

@@ -21,6 +21,7 @@ ROLES = {
         "audit.view_placement",
         "audit.view_verificationrun",
         "audit.view_finding",
+        "audit.respond_to_finding",
         "audit.view_checkpoint",
         "audit.view_logcheckpoint",
         "audit.view_retentionpolicy",

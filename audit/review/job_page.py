@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from audit.models import Case, Manifest, ReviewFlag
+from audit.verification import state as verification_state
 from audit.views import REVIEW_PAGE_PERMISSIONS
 from core import display
 from extraction.models import Attempt, Job, SubmissionSwitch
@@ -156,9 +157,11 @@ def links(job: Job, user) -> list[tuple[str, str]]:
 def state(job: Job, user) -> dict:
     """What the job page shows about the job's progress, as live.js polls it (see static/portal/live.js)."""
     attempts = list(job.attempts.order_by("number"))
+    verification = verification_state.of_manifest(Manifest.objects.filter(job=job).first(), user)
     context = {
         "job": job,
-        "reason": reason(job, attempts[-1] if attempts else None),
+        "reason": reason(job, attempts[-1] if attempts else None) + verified(verification),
+        "verification": verification,
         "timeline": timeline(attempts),
         "links": links(job, user),
         "milestones": milestones(job),
@@ -169,8 +172,19 @@ def state(job: Job, user) -> dict:
         "html": {
             "timeline": render_to_string("audit/job_page/timeline.html", context),
             "links": render_to_string("audit/job_page/links.html", context),
+            "verification": render_to_string("audit/includes/verification.html", context),
         },
     }
+
+
+def verified(verification: verification_state.Verification | None) -> str:
+    """A completed job's evidence found wrong later: the reason says so, not only that it was written and signed."""
+    if verification is None or not verification.has_open_findings:
+        return ""
+    return (
+        f" But verification run {verification.run_id} ({display.timestamp(verification.at)}) left "
+        f"{verification.open_findings} finding(s) about its evidence open."
+    )
 
 
 def milestones(job: Job) -> list[tuple[str, str]]:

@@ -81,3 +81,8 @@ class Command(BaseCommand):
         except EvidenceScopeError as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(json.dumps(summary, indent=2))
+        if summary["open_findings"]:  # on stderr: stdout stays the summary's JSON
+            self.stderr.write(
+                f"Warning: {summary['open_findings']} open verification finding(s) about this scope; the package "
+                "lists them (README.txt, index.json open_findings)."
+            )
