@@ -13,7 +13,7 @@ from PIL import Image
 
 from audit.ledger import signing, store_witness
 from audit.models import ActivityEvent, Asset, Manifest, PagePreview, ReviewFlag
-from audit.review import cases, previews
+from audit.review import cases, chunks, previews
 from audit.review import flags as review
 from audit.verification import state as verification_state
 from core import display, stores
@@ -82,7 +82,8 @@ def page_preview(request, preview_id: int):
 
 @staff_member_required
 def review_page(request, manifest_id: int):
-    """The bundle's pages in order, each with its assets; pages without one are marked. POST raises a flag."""
+    """The bundle's page index, and one chunk of its pages in order, each with its assets and a flag control;
+    pages without one are marked. POST raises a flag (from the form at the top or from a card) or splits cases."""
     if not request.user.has_perms(REVIEW_PAGE_PERMISSIONS):  # view_asset: its thumbnails and previews
         raise PermissionDenied
     manifest = get_object_or_404(
@@ -106,45 +107,72 @@ def review_page(request, manifest_id: int):
     elif request.method == "POST":
         if not request.user.has_perm("audit.add_reviewflag"):
             raise PermissionDenied
-        if form.is_valid():
-            try:
-                flag = review.raise_flag(
-                    manifest,
-                    form.cleaned_data["pages"],
-                    form.cleaned_data["kind"],
-                    form.cleaned_data["note"],
-                    request.user.get_username(),
-                )
-                messages.success(request, f"Flag raised on page(s) {display.page_ranges(flag.pages)}.")
-                # Back at the flagged page, now marked: on a long bundle the top of the page is far from it.
-                return redirect(f"{request.path}#page-{flag.pages[0]}")
-            except review.FlagRefused as exc:
-                form.add_error("pages", str(exc))
+        if form.is_valid() and (flagged := raised_flag(request, manifest, form)):
+            return flagged
+    return render(request, "audit/review.html", review_context(request, manifest, form, split_form))
+
+
+def raised_flag(request, manifest: Manifest, form: "FlagForm") -> HttpResponse | None:
+    """The one way a flag is raised (review.raise_flag), then back at the flagged page's card, in its chunk,
+    with the confirmation inside it: on a long bundle the top of the page is far from where the reviewer is."""
+    try:
+        flag = review.raise_flag(
+            manifest,
+            form.cleaned_data["pages"],
+            form.cleaned_data["kind"],
+            form.cleaned_data["note"],
+            request.user.get_username(),
+        )
+    except review.FlagRefused as exc:
+        form.add_error("pages", str(exc))
+        return None
+    first = flag.pages[0]
+    messages.success(request, f"Flag raised on page(s) {display.page_ranges(flag.pages)}.", extra_tags=f"page-{first}")
+    return redirect(f"{request.path}?from={chunks.first_of_chunk(first)}#page-{first}")
+
+
+def review_context(request, manifest: Manifest, form: "FlagForm", split_form: "SplitForm") -> dict:
     pages, flags = review.pages_of(manifest), list(manifest.review_flags.all())
     flagged = review.mark_flags(pages, flags)
     previewed = previews.attach(pages, manifest)
-    return render(
-        request,
-        "audit/review.html",
-        {
-            **admin.site.each_context(request),
-            "title": f"Review manifest {manifest.sequence}",
-            "manifest": manifest,
-            "file_name": manifest.job.bundle.file_name,  # the thumbnails' alt text: a name, not the stored path
-            "pages": pages,
-            "covered": sum(1 for page in pages if page.assets),
-            "form": form,
-            "missing": display.page_ranges(page.number for page in pages if not page.assets),
-            "flagged": display.page_ranges(flagged),
-            "previews": preview_progress(manifest, previewed),
-            "flags": flags,
-            "can_flag": request.user.has_perm("audit.add_reviewflag"),
-            "split_form": split_form,
-            "can_split": request.user.has_perm("audit.add_casemap"),
-            "case_maps": manifest.case_maps.prefetch_related("cases"),
-            "verification": verification_state.of_manifest(manifest, request.user),
-        },
-    )
+    chunk = chunks.Chunk.asked(request.GET.get("from"), manifest.page_count)
+    top_messages, notes = card_messages(request, chunk)
+    return {
+        **admin.site.each_context(request),
+        "title": f"Review manifest {manifest.sequence}",
+        "manifest": manifest,
+        "file_name": manifest.job.bundle.file_name,  # the thumbnails' alt text: a name, not the stored path
+        "pages": pages,
+        "chunk": chunk,
+        "cards": [(page, notes.get(page.number, [])) for page in chunk.of(pages)],
+        "top_messages": top_messages,
+        "kinds": ReviewFlag.Kind.choices,
+        "covered": sum(1 for page in pages if page.assets),
+        "form": form,
+        "missing": display.page_ranges(page.number for page in pages if not page.assets),
+        "flagged": display.page_ranges(flagged),
+        "previews": preview_progress(manifest, previewed),
+        "flags": flags,
+        "can_flag": request.user.has_perm("audit.add_reviewflag"),
+        "split_form": split_form,
+        "can_split": request.user.has_perm("audit.add_casemap"),
+        "case_maps": manifest.case_maps.prefetch_related("cases"),
+        "verification": verification_state.of_manifest(manifest, request.user),
+    }
+
+
+def card_messages(request, chunk: chunks.Chunk) -> tuple[list, dict[int, list]]:
+    """A flag's confirmation goes in the card of the page it names when that card is shown; the rest at the top."""
+    top: list = []
+    by_page: dict[int, list] = {}
+    for message in messages.get_messages(request):
+        tag = message.extra_tags or ""
+        number = int(tag[5:]) if tag.startswith("page-") and tag[5:].isdigit() else 0
+        if chunk.first <= number <= chunk.last:
+            by_page.setdefault(number, []).append(message)
+        else:
+            top.append(message)
+    return top, by_page
 
 
 @staff_member_required

@@ -284,6 +284,14 @@ def bundle(d: Path) -> Path:
     return doc.save(d / "bundle.pdf")
 
 
+def long_scan(d: Path, pages: int = 254) -> Path:
+    """A long bundle to review: `pages` pages, each a small JPEG scan except every 50th, which has none."""
+    doc = Doc()
+    for n in range(1, pages + 1):
+        doc.page(*([] if n % 50 == 0 else [jpeg(doc, pattern_picture(n))]))
+    return doc.save(d / f"long-{pages}.pdf")
+
+
 def mixed(d: Path) -> Path:
     """One of each output kind on its own page, to compare runs: jpg, png, tif (CMYK, CCITT), jp2."""
     doc = Doc()

@@ -5,6 +5,8 @@ the test does the worker's part in this process (the queue is not consumed here)
 Headless Chromium (Debian's package) driven by Playwright; the fixtures and the Content-Security-Policy
 watch are tests/test_browser.py's."""
 
+import re
+
 import pytest
 
 from tests import pdfs
@@ -112,13 +114,78 @@ def test_a_reviewer_finds_the_pages_without_an_image_flags_one_and_sees_it_marke
     page.select_option("#id_kind", "missing_image")
     page.fill("#id_note", "the signature page has no scan")
     page.click("#flag-form input[type=submit]")
-    page.wait_for_url("**/review/*/#page-9")  # back at the page it flagged
+    page.wait_for_url(re.compile(r"/review/\d+/\?from=1#page-9$"))  # back at the page it flagged, in its chunk
     expect(page.locator(".messagelist")).to_contain_text("Flag raised on page(s) 9.")
     expect(page.locator("#page-9")).to_be_in_viewport()
     expect(page.locator("#page-9 .page-flags")).to_contain_text("the signature page has no scan")
     assert page.locator("#page-index a.flagged").all_inner_texts() == ["9"]
     expect(page.locator("#flagged-pages")).to_have_text("Flagged: pages 9.")
     assert ReviewFlag.objects.get().raised_by == "rita"
+
+
+DOCUMENT_HEIGHT = "() => document.documentElement.scrollHeight"
+
+
+def test_a_reviewer_flags_page_200_of_254_from_where_they_look_with_the_keyboard(browser, live_server, tmp_path):
+    from playwright.sync_api import expect
+
+    from audit import tasks
+    from audit.models import Manifest, ReviewFlag
+
+    completed_job(tmp_path, make=pdfs.long_scan, filename="claims-1042.pdf")
+    manifest = Manifest.objects.get()
+    tasks.generate_previews(manifest.pk)  # every card as tall as it will be
+    user("rita", "Reviewer")
+    page = log_in(browser, live_server, "rita")
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(f"{live_server.url}/review/{manifest.pk}/")
+    expect(page.locator("#page-index a")).to_have_count(254)
+    heights = [page.evaluate(DOCUMENT_HEIGHT)]
+
+    page.click("#page-index >> text=/^200$/")
+    page.wait_for_url(re.compile(r"/review/\d+/\?from=161#page-200$"))
+    card = page.locator("#page-200")
+    expect(card).to_be_focused()
+    expect(card).to_be_in_viewport()
+    page.keyboard.press("f")  # the flag control of the page the reader is on
+    expect(page.locator("#flag-kind-200")).to_be_focused()
+    page.keyboard.press("w")  # Wrong Image, chosen as a keyboard user does
+    expect(page.locator("#flag-kind-200")).to_have_value("wrong_image")
+    page.keyboard.press("Tab")
+    page.keyboard.type("the scan is upside down")
+    page.keyboard.press("Enter")
+    page.wait_for_load_state()
+    expect(card.locator(".messagelist")).to_have_text("Flag raised on page(s) 200.")
+    expect(card.locator(".messagelist")).to_be_in_viewport()  # where the reviewer is, not at the top
+    expect(card.locator(".page-flags")).to_contain_text("the scan is upside down")
+    expect(page.locator("#page-index a.flagged")).to_have_text(["200"])
+    heights.append(page.evaluate(DOCUMENT_HEIGHT))
+    snap(page, "review-flag-from-the-card")
+    assert clipped(page) == []
+
+    page.keyboard.press("j")  # on to page 201, the next chunk's first: it loads there
+    page.wait_for_url(re.compile(r"/review/\d+/\?from=201#page-201$"))
+    expect(page.locator("#page-201")).to_be_focused()
+    page.keyboard.press("Enter")  # the large view, and its own flag control
+    expect(page.locator("#preview-title")).to_have_text("Page 201 of 254")
+    page.keyboard.press("f")
+    expect(page.locator("#preview-flag-kind")).to_be_focused()
+    page.keyboard.press("o")  # Other
+    page.keyboard.press("Tab")
+    page.keyboard.type("a page is missing after this one")
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(r"/review/\d+/\?from=201#page-201$"))
+    expect(page.locator("#page-201 .messagelist")).to_have_text("Flag raised on page(s) 201.")
+    expect(page.locator("#page-201 .messagelist")).to_be_in_viewport()
+    heights.append(page.evaluate(DOCUMENT_HEIGHT))
+
+    print(f"\ndocument height at 1280x800, 254 pages (px): {heights}")  # read with -s; pages 1-40, 161-200, 201-240
+    assert max(heights) < 20_000
+    raised = ReviewFlag.objects.order_by("pk")
+    assert [(f.pages, f.kind, f.raised_by) for f in raised] == [
+        ([200], "wrong_image", "rita"),
+        ([201], "other", "rita"),
+    ]
 
 
 def test_a_compliance_officer_watches_a_run_end_and_exports_the_evidence(browser, live_server, tmp_path, queued):

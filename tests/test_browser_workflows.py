@@ -244,16 +244,23 @@ def test_a_240_page_review_indexes_its_pages_and_shows_previews_as_they_are_made
     assert index.count() == 240
     assert page.locator("#page-index a.missing").all_inner_texts() == ["4", "9", "10", "11", "12"]
     assert page.locator("#page-index a.flagged").all_inner_texts() == ["200", "201"]
-    assert "the scan is upside down" in page.inner_text("#page-200 .page-flags")
     assert "0 of 240 pages have a preview" in page.inner_text("#preview-count")
-    page.click("#page-index >> text=/^201$/")
-    assert page.url.endswith("#page-201")
+    page.click("#page-index >> text=/^201$/")  # outside the cards on screen (1-40): its own chunk loads
+    page.wait_for_url(re.compile(r"/review/\d+/\?from=201#page-201$"))
+    expect(page.locator("#page-201")).to_be_focused()
+    assert "the scan is upside down" in page.inner_text("#page-201 .page-flags")
     in_a_thread(tasks.generate_previews, manifest.pk).join()
     expect(page.locator("#preview-count")).to_have_text("240 of 240 pages have a preview")
-    expect(page.locator(".review-page .preview-open")).to_have_count(240)
+    expect(page.locator(".review-page .preview-open")).to_have_count(40)  # pages 201-240, the chunk on screen
     snap(page, "review-240")
     assert clipped(page) == []
-    page.click("#page-5 .preview-open")  # a preview that arrived while the page was open opens large
-    expect(page.locator("#preview-title")).to_have_text("Page 5 of 240")
+    page.click("#page-205 .preview-open")  # a preview that arrived while the page was open opens large
+    expect(page.locator("#preview-title")).to_have_text("Page 205 of 240")
     page.keyboard.press("j")
-    expect(page.locator("#preview-title")).to_have_text("Page 6 of 240")
+    expect(page.locator("#preview-title")).to_have_text("Page 206 of 240")
+    for _ in range(6):  # back past the chunk's first page: the chunk before loads, still in the large view
+        page.keyboard.press("k")
+    page.wait_for_url(re.compile(r"/review/\d+/\?from=161&large=1#page-200$"))
+    expect(page.locator("#preview-title")).to_have_text("Page 200 of 240")
+    expect(page.locator("#preview-image")).to_be_visible()
+    assert "the scan is upside down" in page.inner_text("#page-200 .page-flags")

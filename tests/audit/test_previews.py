@@ -24,6 +24,7 @@ from audit import tasks
 from audit.models import ActivityEvent, Asset, Manifest, PagePreview
 from audit.retention import enforcement as retention
 from audit.review import previews
+from audit.review.chunks import CHUNK
 from audit.verification.verify import verify_all
 from core import stores
 from extraction.models import Bundle
@@ -214,7 +215,7 @@ def test_the_review_page_with_240_previews_costs_as_many_queries_as_with_3(admin
         with CaptureQueriesContext(connection) as captured:
             page = admin_client.get(reverse("review-manifest", args=[manifest.pk])).content.decode()
         counts.append(len(captured))
-        assert page.count('class="preview-open"') == manifest.page_count
+        assert page.count('class="preview-open"') == min(manifest.page_count, CHUNK)  # the first chunk's cards
     assert counts[0] == counts[1]
 
 

@@ -24,7 +24,7 @@ def test_a_backwards_range_is_refused_in_words_that_say_so(admin_client, manifes
 def test_flagged_pages_are_marked_in_the_index_and_on_their_cards(admin_client, manifest):
     raise_flag(manifest, [2, 3], "missing_image", "stamp", "rita")
     page = admin_client.get(reverse("review-manifest", args=[manifest.pk])).content.decode()
-    assert '<a href="#page-2" class="flagged"' in page and '<a href="#page-1" class="covered"' in page
+    assert '<a href="#page-2" class="flagged shown"' in page and '<a href="#page-1" class="covered shown"' in page
     assert 'class="review-page flagged" id="page-2"' in page and "Flagged: pages 2-3." in page
     assert "Missing Image on pages 2-3 (open)" in page
 
