@@ -15,6 +15,7 @@ from ninja.files import UploadedFile
 
 from core.api import RowId, unknown_parameters_message
 
+from . import job_evidence
 from .accounts import IdempotencyRecord
 from .intake import staging
 from .intake.validation import TooLarge
@@ -34,9 +35,19 @@ class ErrorOut(Schema):
     error: ErrorBody
 
 
+class AssetOut(Schema):
+    id: int
+    name: str
+    sha256: str
+    size: int
+    content_type: str
+    url: str
+
+
 class JobOut(Schema):
     id: int
     state: str
+    case_label: str
     provider: str
     correlation_id: str
     pages: int
@@ -48,6 +59,8 @@ class JobOut(Schema):
     error: ErrorBody | None
     status_url: str
     manifest_url: str | None
+    manifest_id: int | None
+    assets: list[AssetOut]
 
 
 class SubmissionOut(Schema):
@@ -229,14 +242,17 @@ def list_jobs(
     if enqueued_from:
         jobs = jobs.filter(enqueued_at__gte=enqueued_from)
     count = jobs.count()
-    page = jobs.annotate(
-        attempt_count=Count("attempts"), retry_count=Count("attempts", filter=Q(attempts__outcome="retry"))
-    )[offset : offset + limit]
+    page = list(
+        jobs.annotate(
+            attempt_count=Count("attempts"), retry_count=Count("attempts", filter=Q(attempts__outcome="retry"))
+        )[offset : offset + limit]
+    )
+    evidence = job_evidence.describe([job.pk for job in page])  # one batch for the page, not a query a row
     following = request.GET.copy()
     following["offset"] = offset + limit
     return {
         "count": count,
-        "items": [job_document(job) for job in page],
+        "items": [job_document(job, evidence[job.pk]) for job in page],
         "next": f"{request.path}?{following.urlencode()}" if offset + limit < count else None,
     }
 
@@ -247,7 +263,7 @@ def get_job(request, job_id: RowId):
     return job_document(get_object_or_404(Job.objects.visible_to(request.auth).select_related("bundle"), pk=job_id))
 
 
-def job_document(job: Job) -> dict:
+def job_document(job: Job, evidence: dict | None = None) -> dict:
     if hasattr(job, "attempt_count") and hasattr(job, "retry_count"):  # counted in the list's one query
         attempts, retries = job.attempt_count, job.retry_count
     else:
@@ -256,6 +272,7 @@ def job_document(job: Job) -> dict:
     return {
         "id": job.pk,
         "state": job.status,
+        "case_label": job.bundle.case_label,
         "provider": job.provider,
         "correlation_id": job.bundle.correlation_id,
         "pages": job.bundle.page_count,
@@ -267,6 +284,7 @@ def job_document(job: Job) -> dict:
         "error": {"code": job.error_code, "message": job.error_message} if job.error_code else None,
         "status_url": f"/api/v1/jobs/{job.pk}",
         "manifest_url": f"/api/v1/jobs/{job.pk}/manifest" if job.status == Job.Status.COMPLETED else None,
+        **(evidence if evidence is not None else job_evidence.describe([job.pk])[job.pk]),
     }
 
 

@@ -225,7 +225,10 @@ def test_the_openapi_document_describes_every_route_and_error(client):
         "/api/v1/jobs/{job_id}",
         "/api/v1/manifests/{manifest_id}",
         "/api/v1/jobs/{job_id}/manifest",
+        "/api/v1/assets/{asset_id}",
     } <= set(document["paths"])
+    job = document["components"]["schemas"]["JobOut"]["properties"]
+    assert {"manifest_id", "case_label", "assets"} <= set(job)
     submit = document["paths"]["/api/v1/bundles"]["post"]["responses"]
     assert {"202", "400", "401", "409", "413", "422", "429", "507"} <= set(submit)
 
