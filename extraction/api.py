@@ -8,6 +8,7 @@ from typing import Annotated
 
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Q
+from django.http import JsonResponse
 from django.shortcuts import get_object_or_404
 from django.utils.dateparse import parse_datetime
 from ninja import File, Query, Router, Schema, Status
@@ -85,7 +86,15 @@ def error(request, status: int, code: str, message: str) -> Status:
     return Status(status, {"error": {"code": code, "message": message}})
 
 
-@router.post("/bundles", response={202: SubmissionOut, **ERRORS}, summary="Submit a PDF bundle")
+RETRY_AFTER = {"Retry-After": {"description": "Seconds to wait before trying again.", "schema": {"type": "integer"}}}
+
+
+@router.post(
+    "/bundles",
+    response={202: SubmissionOut, **ERRORS},
+    summary="Submit a PDF bundle",
+    openapi_extra={"responses": {409: {"headers": RETRY_AFTER}}},
+)
 # The schema is made from the annotation: `| None` would publish the file part as nullable, so the default says it.
 def submit(request, file: File[UploadedFile] = None, case_label: str = ""):  # type: ignore[assignment]
     """A multipart `file` part, or the raw PDF as the body with `Content-Type: application/pdf`.
@@ -198,11 +207,23 @@ def _idempotent(request, key: str, staged, handle):
     return answer
 
 
+IN_PROGRESS_RETRY_SECONDS = 1  # staging a body takes about as long as sending it: most first requests end soon
+
+
+def in_progress() -> JsonResponse:
+    answer = JsonResponse(
+        {"error": {"code": "in_progress", "message": "The first request with this Idempotency-Key is still running."}},
+        status=409,
+    )
+    answer["Retry-After"] = str(IN_PROGRESS_RETRY_SECONDS)
+    return answer
+
+
 def _answered_before(request, record, staged):
     if record.request_sha256 != staged.sha256:
         return error(request, 422, "idempotency_conflict", "This Idempotency-Key was used for another payload.")
     if record.response_status is None:
-        return error(request, 409, "in_progress", "The first request with this Idempotency-Key is still running.")
+        return in_progress()
     if record.submission_id:  # the same submission, as it is now
         submission = Submission.objects.select_related("job__bundle").get(pk=record.submission_id)
         return Status(record.response_status, submission_document(submission))

@@ -63,6 +63,7 @@ def test_another_account_gets_the_same_404_for_each_as_for_nothing(client, token
         f"/api/v1/jobs/{job['id']}",
         f"/api/v1/jobs/{job['id']}/manifest",
         f"/api/v1/manifests/{job['manifest_id']}",
+        f"/api/v1/manifests/{job['manifest_id']}/inclusion-proof",
         *(asset["url"] for asset in job["assets"]),
     ]
     missing = client.get("/api/v1/assets/999999", **other)

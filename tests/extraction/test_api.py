@@ -114,6 +114,7 @@ def test_an_idempotency_key_still_being_handled_is_409(client, token, tmp_path):
     )
     response = post_pdf(client, token, data, key="req-1")
     assert response.status_code == 409 and response.json()["error"]["code"] == "in_progress"
+    assert response["Retry-After"] == "1"
 
 
 @pytest.mark.parametrize(
@@ -231,6 +232,9 @@ def test_the_openapi_document_describes_every_route_and_error(client):
     assert {"manifest_id", "case_label", "assets"} <= set(job)
     submit = document["paths"]["/api/v1/bundles"]["post"]["responses"]
     assert {"202", "400", "401", "409", "413", "422", "429", "507"} <= set(submit)
+    assert "Retry-After" in submit["409"]["headers"]
+    proof = document["paths"]["/api/v1/manifests/{manifest_id}/inclusion-proof"]["get"]["responses"]
+    assert "Retry-After" in proof["409"]["headers"]
 
 
 def test_an_admin_creates_a_service_account_and_sees_its_token_once(admin_client):
