@@ -1,6 +1,7 @@
 """The upstream services' API at /api/v1/: token auth, rate limits, JSON errors, a generated OpenAPI document."""
 
 import logging
+import math
 
 from django.conf import settings
 from django.http import Http404, JsonResponse
@@ -93,7 +94,10 @@ def not_found(request, exc):
 @api.exception_handler(HttpError)
 def http_error(request, exc):
     if exc.status_code == 429:
-        return error(request, 429, "rate_limited", "Too many requests for this service account; slow down.")
+        answer = error(request, 429, "rate_limited", "Too many requests for this service account; slow down.")
+        wait = getattr(exc, "wait", None)  # ninja's Throttled: when the oldest counted request leaves the window
+        answer["Retry-After"] = str(max(1, math.ceil(wait))) if wait else "1"
+        return answer
     return error(request, exc.status_code, "bad_request", str(exc))
 
 

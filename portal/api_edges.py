@@ -85,16 +85,20 @@ WWW_AUTHENTICATE = {
     **HEADER,
 }
 
+RETRY_AFTER = {"description": "Seconds until this account may send again.", "schema": {"type": "integer"}}
+
 
 def declare_edges(document: dict) -> dict:
-    """What ApiEdgesMiddleware adds to every answer, in the document: the request id, WWW-Authenticate on 401,
-    and a HEAD operation beside each GET (its headers, no body)."""
+    """What every answer carries, in the document: the request id, WWW-Authenticate on 401, Retry-After on 429
+    (portal/api.py), and a HEAD operation beside each GET (its headers, no body)."""
     for methods in document.get("paths", {}).values():
         for operation in methods.values():
             for status, response in operation.get("responses", {}).items():
                 response.setdefault("headers", {})["X-Request-Id"] = REQUEST_ID_HEADER
                 if str(status) == "401":
                     response["headers"]["WWW-Authenticate"] = WWW_AUTHENTICATE
+                if str(status) == "429":
+                    response["headers"]["Retry-After"] = RETRY_AFTER
         if "get" in methods:
             methods["head"] = head_of(methods["get"])
     return document

@@ -120,4 +120,5 @@ def test_the_openapi_document_declares_the_edges(client):
     assert {"ETag", "Last-Modified", "X-Request-Id"} <= set(manifest["get"]["responses"]["200"]["headers"])
     assert "304" in manifest["get"]["responses"] and "304" in paths["/api/v1/assets/{asset_id}"]["get"]["responses"]
     assert "WWW-Authenticate" in paths["/api/v1/jobs"]["get"]["responses"]["401"]["headers"]
+    assert "Retry-After" in paths["/api/v1/jobs"]["get"]["responses"]["429"]["headers"]
     assert "X-Request-Id" in paths["/api/v1/bundles"]["post"]["responses"]["202"]["headers"]
