@@ -129,6 +129,7 @@ def review_page(request, manifest_id: int):
             **admin.site.each_context(request),
             "title": f"Review manifest {manifest.sequence}",
             "manifest": manifest,
+            "file_name": manifest.job.bundle.file_name,  # the thumbnails' alt text: a name, not the stored path
             "pages": pages,
             "covered": sum(1 for page in pages if page.assets),
             "form": form,

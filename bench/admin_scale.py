@@ -5,6 +5,7 @@
 Loads synthetic evidence once into a database of its own (bench/admin_load.py; the embedded SQLite
 profile under --data, or DATABASE_URL's database when that is set), then renders as a superuser:
 every admin changelist of the extraction and audit apps, page 2 and a search of the Job and Asset
+changelists, a search by file name and a case label with a date range on the Job, Manifest and Asset
 changelists, the change pages of a job, a manifest and an asset, the review page of a completed
 job and the operations dashboard. Per page it reports the queries of one render and the median
 and max of --renders timed renders.
@@ -74,6 +75,8 @@ def logged_in_client():
 
 def pages() -> list[tuple[str, str | None]]:
     """(name, url) of every page measured; url None for a page whose admin is not registered."""
+    from urllib.parse import quote
+
     from django.contrib import admin
     from django.db.models import Model
     from django.urls import reverse
@@ -109,6 +112,17 @@ def pages() -> list[tuple[str, str | None]]:
         ]
     # An export streams every row of the filtered list: its queries must not grow with them either.
     found.append(("export csv extraction.job", admin_url(Job, "export", "csv")))
+    # As people search and filter: part of a file name, and a case label within a date range of their own.
+    file_name = quote(manifest.job.bundle.original_filename[:-4])
+    searched: list[tuple[type[Model], str]] = [(Job, "enqueued_at"), (Manifest, "created_at"), (Asset, "created_at")]
+    for listed, since in searched:
+        found += [
+            (f"search by name {listed._meta.label_lower}", admin_url(listed, "changelist", query=f"?q={file_name}")),
+            (
+                f"case label and dates {listed._meta.label_lower}",
+                admin_url(listed, "changelist", query=f"?case_label={quote(SHOWCASE)}&{since}__from=2000-01-01"),
+            ),
+        ]
     showcase_asset = manifest.assets.order_by("page", "index_on_page").first()
     assert showcase_asset is not None, "a manifest of the load has assets"
     shown: list[tuple[type[Model], Model]] = [(Job, manifest.job), (Manifest, manifest), (Asset, showcase_asset)]

@@ -59,6 +59,12 @@ def short_id(value: str) -> str:
     return format_html('<code class="short-id" title="{}">{}</code>', value, value[:SHORT_ID])
 
 
+def named(shown: str, value: str) -> str:
+    """A name a person reads, with the id or stored name it stands for on hover and in the copy buffer (a click, as
+    short_id): `claim.pdf, page 3 (index 0)` for `64c5bc…/p00003-000.jpg`."""
+    return format_html('<code class="short-id named" title="{}">{}</code>', value, shown) if value else shown
+
+
 def details(data) -> str:
     """An activity record's before/after dict as "key: value; key: value" (not a Python repr)."""
     if not data:

@@ -3,7 +3,6 @@
 from django import forms
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
-from django.db.models import Q
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
@@ -11,6 +10,7 @@ from django.utils.html import format_html
 
 from core import display
 from core.admin_base import ReadOnlyAdmin, ReadOnlyInline
+from core.admin_filters import DateRangeFilter
 
 from .admin_accounts import BundleAccessInline  # and registers service accounts and their tokens
 from .intake import admin as intake_admin  # noqa: F401  (registers submissions and the page an upload lands on)
@@ -19,6 +19,7 @@ from .intake.validation import TooLarge
 from .kill_switch import set_submissions
 from .models import Attempt, Bundle, Job, Rejection, SubmissionSwitch, WorkerVersions
 from .reconciler import replay_unknown
+from .search import NamedSearch, case_label_filter
 from .uploads import too_large
 from .visibility import bundles as visible_bundles
 from .visibility import jobs as visible_jobs
@@ -41,7 +42,7 @@ class JobInline(ReadOnlyInline):
 
 
 @admin.register(Bundle)
-class BundleAdmin(admin.ModelAdmin):
+class BundleAdmin(NamedSearch):
     list_display = (
         "original_filename",
         "case_label",
@@ -52,8 +53,9 @@ class BundleAdmin(admin.ModelAdmin):
         "created_at",
         "input_deleted_at",
     )
-    list_filter = ("created_at", "mime")
-    search_fields = ("=correlation_id", "original_filename", "case_label")
+    list_filter = (case_label_filter(""), ("created_at", DateRangeFilter), "mime")
+    bundle_paths = ("",)
+    search_fields = ("original_filename", "case_label", "submitted_by", "^correlation_id")  # as NamedSearch reads them
     readonly_fields = [f.name if f.name != "size" else "size_shown" for f in Bundle._meta.fields] + ["input_download"]
     inlines = [JobInline, BundleAccessInline]
 
@@ -163,7 +165,7 @@ class AttemptInline(ReadOnlyInline):
     classes = ["collapse"]
 
 
-class JobAdmin(ReadOnlyAdmin):
+class JobAdmin(NamedSearch, ReadOnlyAdmin):
     """Jobs by file name and case label. Not registered here: the page adds a story from the evidence app, and the
     project registers that page (portal/admin.py)."""
 
@@ -180,9 +182,21 @@ class JobAdmin(ReadOnlyAdmin):
         "extraction_time_shown",
         "error_code",
     )
-    list_filter = ("status", "provider", "extractor_version", "enqueued_at")
+    list_filter = (
+        "status",
+        "provider",
+        case_label_filter("bundle"),
+        "extractor_version",
+        ("enqueued_at", DateRangeFilter),
+    )
     list_select_related = ("bundle",)
-    search_fields = ("=bundle__correlation_id", "=idempotency_key", "=provider_job_id")
+    search_fields = (
+        "bundle__original_filename",
+        "bundle__case_label",
+        "bundle__submitted_by",
+        "^bundle__correlation_id",
+    )
+    exact_fields = ("idempotency_key", "provider_job_id")
     # What never changes; the state, its times and errors are the story above the fields (audit.admin.jobs),
     # which the page keeps current. Not the claim token, its holder or its lease: the workers' business.
     readonly_fields = (
@@ -232,21 +246,13 @@ class JobAdmin(ReadOnlyAdmin):
     def short_correlation_id(self, job):
         return display.short_id(job.bundle.correlation_id)
 
-    def get_search_results(self, request, queryset, search_term):
-        """The same exact matches as search_fields, as index lookups: Django's OR across the join to
-        Bundle makes the database scan every job."""
-        term = search_term.strip()
-        if not term:
-            return queryset, False
-        bundles = Bundle.objects.filter(correlation_id=term).values("pk")
-        return queryset.filter(Q(idempotency_key=term) | Q(provider_job_id=term) | Q(bundle__in=bundles)), False
-
 
 @admin.register(Rejection)
-class RejectionAdmin(ReadOnlyAdmin):
+class RejectionAdmin(NamedSearch, ReadOnlyAdmin):
     list_display = ("created_at", "code", "original_filename", "size_shown", "submitted_by")
-    list_filter = ("code", "created_at")
-    search_fields = ("=sha256", "original_filename", "submitted_by")
+    list_filter = ("code", ("created_at", DateRangeFilter))
+    search_fields = ("original_filename", "submitted_by", "^sha256")
+    own_names = {"label": "", "digest": "sha256"}  # refused before any bundle: the row names the file itself
 
     def get_queryset(self, request):
         return visible_rejections(request.user, super().get_queryset(request))

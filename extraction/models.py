@@ -64,6 +64,11 @@ class Bundle(models.Model):
         """Its name in the private input store: derived from its correlation id, as every name of its bytes is."""
         return input_storage_name(self.correlation_id)
 
+    @property
+    def file_name(self) -> str:
+        """What a person calls the bundle: the name it was uploaded under (the hash only when it had none)."""
+        return self.original_filename or f"unnamed bundle {self.correlation_id[:12]}"
+
     def mark_input_deleted(self, at=None) -> bool:
         """The input's bytes were deleted under its retention policy (the first deletion's time stands)."""
         return update_if(self, Q(input_deleted_at__isnull=True), input_deleted_at=at or timezone.now())

@@ -33,7 +33,8 @@ def download_input(request, bundle_id: int):
             kind="input_changed",
             key=f"input-changed-{bundle.pk}",
             link=reverse("admin:extraction_bundle_change", args=[bundle.pk]),
-            message=f"The stored input of bundle {bundle.correlation_id[:16]} no longer matches its hash.",
+            message=f"The stored input of {bundle.file_name} (bundle {bundle.correlation_id[:16]}) no longer matches "
+            "its hash.",
         )
         return HttpResponse(
             CHANGED.format(correlation_id=bundle.correlation_id), status=409, content_type="text/plain; charset=utf-8"

@@ -73,7 +73,7 @@ def test_an_uploader_follows_an_upload_to_its_completed_job_and_its_evidence(bro
         page.click("#job-links >> text=download the input PDF")
     assert download.value.suggested_filename.endswith(".pdf")
     for label, lands_on, shows in (
-        (manifest, "**/admin/audit/manifest/*/change/", "p00001-000.jpg"),
+        (manifest, "**/admin/audit/manifest/*/change/", "page 1 (index 0)"),  # the stored name on hover
         ("review page", "**/review/*/", "5 of 5 pages"),
         ("6 asset(s)", "**/admin/audit/asset/?manifest__id__exact=*", "6 assets"),
     ):

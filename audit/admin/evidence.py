@@ -5,7 +5,7 @@ from functools import partial
 
 from django.contrib import admin
 from django.db import transaction
-from django.db.models import Count, Exists, IntegerField, OuterRef, Q, Subquery
+from django.db.models import Count, Exists, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.urls import reverse
 from django.utils.html import format_html
@@ -19,7 +19,9 @@ from audit.verification import verify  # noqa: F401  (it registers its pages)
 from audit.views import REVIEW_PAGE_PERMISSIONS
 from core import display
 from core.admin_base import ReadOnlyAdmin, ReadOnlyInline
+from core.admin_filters import DateRangeFilter
 from extraction.models import Bundle
+from extraction.search import NamedSearch, case_label_filter
 from extraction.visibility import through_jobs
 
 
@@ -34,8 +36,8 @@ class RetentionEventInline(ReadOnlyInline):
 class AssetInline(ReadOnlyInline):
     model = Asset
     fields = (
-        "name",
-        "sha256",
+        "stored_as",
+        "short_sha256",
         "size_shown",
         "content_type",
         "width",
@@ -47,7 +49,16 @@ class AssetInline(ReadOnlyInline):
     readonly_fields = fields
 
     def get_queryset(self, request):
-        return super().get_queryset(request).prefetch_related("placements")
+        # Each row is headed by the asset's name, which is its bundle's file name: one join, not three queries a row.
+        return super().get_queryset(request).select_related("manifest__job__bundle").prefetch_related("placements")
+
+    @admin.display(description="image")
+    def stored_as(self, asset):
+        return display.named(f"page {asset.page} (index {asset.index_on_page})", asset.name)
+
+    @admin.display(description="sha256")
+    def short_sha256(self, asset):
+        return display.short_id(asset.sha256)
 
     @admin.display(description="file")
     def download(self, asset):
@@ -63,11 +74,11 @@ class AssetInline(ReadOnlyInline):
 
 
 @admin.register(Asset)
-class AssetAdmin(ReadOnlyAdmin):
-    """Every stored image, newest first; found by its exact sha256 or its bundle's correlation id."""
+class AssetAdmin(NamedSearch, ReadOnlyAdmin):
+    """Every stored image, newest first, by its bundle's file name; found by its bundle's names or its exact sha256."""
 
     list_display = (
-        "name",
+        "image",
         "manifest",
         "page",
         "index_on_page",
@@ -77,8 +88,10 @@ class AssetAdmin(ReadOnlyAdmin):
         "size_shown",
         "created_at",
     )
-    list_select_related = ("manifest",)
-    search_fields = ("=sha256", "=manifest__correlation_id")
+    list_select_related = ("manifest__job__bundle",)
+    list_filter = (case_label_filter("manifest__job__bundle"), ("created_at", DateRangeFilter))
+    bundle_paths, exact_fields = ("manifest__job__bundle",), ("sha256",)
+    search_fields = ("manifest__job__bundle__original_filename", "manifest__job__bundle__case_label", "=sha256")
     ordering = ("-id",)  # the primary key's index: the model's ordering would sort a million rows
     show_full_result_count = False
     readonly_fields = [f.name for f in Asset._meta.fields] + ["download"]
@@ -94,14 +107,9 @@ class AssetAdmin(ReadOnlyAdmin):
     def size_shown(self, asset):
         return display.size(asset.size)
 
-    def get_search_results(self, request, queryset, search_term):
-        """The same exact matches as search_fields, written as two index lookups: Django's OR across
-        the join to Manifest makes the database scan every asset."""
-        term = search_term.strip()
-        if not term:
-            return queryset, False
-        manifests = Manifest.objects.filter(correlation_id=term).values("pk")
-        return queryset.filter(Q(sha256=term) | Q(manifest__in=manifests)), False
+    @admin.display(description="image", ordering="name")
+    def image(self, asset):
+        return display.named(str(asset), asset.name)
 
 
 OPEN_FLAGS = (ReviewFlag.Status.OPEN, ReviewFlag.Status.REEXTRACTION_REQUESTED)
@@ -125,7 +133,7 @@ class NeedsReviewFilter(admin.SimpleListFilter):
 
 
 @admin.register(Manifest)
-class ManifestAdmin(ReadOnlyAdmin):
+class ManifestAdmin(NamedSearch, ReadOnlyAdmin):
     list_display = (
         "sequence",
         "file_name",
@@ -139,9 +147,17 @@ class ManifestAdmin(ReadOnlyAdmin):
         "review_link",
         "created_at",
     )
-    list_filter = (NeedsReviewFilter, "extractor", "extractor_version", "created_at")
+    list_filter = (
+        NeedsReviewFilter,
+        case_label_filter("job__bundle"),
+        "job__provider",
+        "extractor",
+        "extractor_version",
+        ("created_at", DateRangeFilter),
+    )
     list_select_related = ("job__bundle",)
-    search_fields = ("=correlation_id", "=sha256")
+    bundle_paths, exact_fields = ("job__bundle",), ("sha256",)
+    search_fields = ("job__bundle__original_filename", "job__bundle__case_label", "^correlation_id", "=sha256")
     readonly_fields = (
         "sequence",
         "job",
@@ -259,8 +275,7 @@ class ManifestAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Finding)
-class FindingAdmin(ExportableList, ReadOnlyAdmin):
-    list_display = ("id", "run", "kind", "manifest_link", "asset_link", "job", "name", "detail")
+class FindingAdmin(NamedSearch, ExportableList, ReadOnlyAdmin):
     export_fields = (
         "id",
         "run",
@@ -273,9 +288,16 @@ class FindingAdmin(ExportableList, ReadOnlyAdmin):
         "detail",
         "created_at",
     )
-    list_filter = ("kind", "run")
-    list_select_related = ("run", "manifest", "asset", "job")
-    search_fields = ("name", "=manifest__correlation_id")
+    list_display = ("id", "run", "kind", "asset_link", "manifest_link", "job", "detail")
+    list_filter = (
+        "kind",
+        case_label_filter("manifest__job__bundle", "job__bundle"),
+        "run",
+        ("created_at", DateRangeFilter),
+    )
+    list_select_related = ("run", "manifest__job__bundle", "asset", "job__bundle")
+    bundle_paths, also_containing = ("manifest__job__bundle", "job__bundle"), ("name",)
+    search_fields = ("manifest__job__bundle__original_filename", "job__bundle__case_label", "name")
 
     @admin.display(description="manifest")
     def manifest_link(self, finding):
@@ -284,21 +306,26 @@ class FindingAdmin(ExportableList, ReadOnlyAdmin):
         url = reverse("admin:audit_manifest_change", args=[finding.manifest_id])
         return format_html('<a href="{}">manifest {}</a>', url, finding.manifest.sequence)
 
-    @admin.display(description="asset")
+    @admin.display(description="file")
     def asset_link(self, finding):
-        if not finding.asset_id:
-            return "-"
-        return format_html(
-            '<a href="{}">{}</a>',
-            reverse("download-asset", args=[finding.asset_id]),
-            finding.asset.name.rsplit("/", 1)[-1],
-        )
+        """The file by its name (the bundle's, and the image's page), its stored name on hover."""
+        bundle = finding.manifest.job.bundle if finding.manifest_id else finding.job.bundle if finding.job_id else None
+        if not finding.asset_id or bundle is None:
+            shown = bundle.file_name if bundle else finding.name.rsplit("/", 1)[-1]
+            return display.named(shown, finding.name) if shown else "-"
+        # A plain link: a click downloads the image (the stored name is copied from the finding's own page).
+        url = reverse("download-asset", args=[finding.asset_id])
+        return format_html('<a href="{}" title="{}">{}</a>', url, finding.name, finding.asset.shown_in(bundle))
 
 
 @admin.register(Checkpoint)
 class CheckpointAdmin(ReadOnlyAdmin):
-    list_display = ("chain_length", "head_sha256", "key_id", "created_at")
+    list_display = ("chain_length", "short_head", "key_id", "created_at")
     readonly_fields = ("chain_length", "head_sha256", "body", "signature", "key_id", "storage_name", "created_at")
+
+    @admin.display(description="head sha256", ordering="head_sha256")
+    def short_head(self, checkpoint):
+        return display.short_id(checkpoint.head_sha256)
 
 
 @admin.register(SigningKey)

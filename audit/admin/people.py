@@ -13,7 +13,9 @@ from audit.models import ActivityEvent, Alert, Case, CaseMap, RetentionEvent, Re
 from audit.review import flags as review
 from core import display
 from core.admin_base import ReadOnlyAdmin, ReadOnlyInline
+from core.admin_filters import DateRangeFilter
 from extraction.intake.rounds import InputGone
+from extraction.search import NamedSearch, case_label_filter
 
 
 def activity_of(obj):
@@ -34,7 +36,7 @@ def activity_of(obj):
 
 
 @admin.register(ReviewFlag)
-class ReviewFlagAdmin(ExportableList, ReadOnlyAdmin):
+class ReviewFlagAdmin(NamedSearch, ExportableList, ReadOnlyAdmin):
     """The review queue: open flags and flags waiting for a re-extraction, oldest first."""
 
     list_display = (
@@ -48,7 +50,7 @@ class ReviewFlagAdmin(ExportableList, ReadOnlyAdmin):
         "raised_by",
         "note",
     )
-    list_filter = ("status", "kind")
+    list_filter = ("status", "kind", case_label_filter("manifest__job__bundle"), ("raised_at", DateRangeFilter))
     list_select_related = ("manifest__job__bundle",)
     export_fields = (
         "id",
@@ -67,6 +69,8 @@ class ReviewFlagAdmin(ExportableList, ReadOnlyAdmin):
         "closed_by",
         "closed_at",
     )
+    bundle_paths, also_containing = ("manifest__job__bundle",), ("raised_by",)
+    search_fields = ("manifest__job__bundle__original_filename", "manifest__job__bundle__case_label", "raised_by")
     ordering = ["raised_at"]
     readonly_fields = (
         "manifest",
@@ -91,7 +95,7 @@ class ReviewFlagAdmin(ExportableList, ReadOnlyAdmin):
         queryset = super().get_queryset(request)
         return (
             queryset
-            if request.GET.get("status__exact")
+            if request.GET.get("status__exact") or request.GET.get("q")  # a search looks for closed flags too
             else queryset.filter(status__in=[ReviewFlag.Status.OPEN, ReviewFlag.Status.REEXTRACTION_REQUESTED])
         )
 
@@ -169,7 +173,7 @@ class ReviewFlagAdmin(ExportableList, ReadOnlyAdmin):
 
 
 @admin.register(RetentionEvent)
-class RetentionEventAdmin(ExportableList, ReadOnlyAdmin):
+class RetentionEventAdmin(NamedSearch, ExportableList, ReadOnlyAdmin):
     list_display = ("at", "what", "outcome", "bundle", "manifest", "policy", "files", "freed")
     export_fields = (
         "id",
@@ -185,8 +189,9 @@ class RetentionEventAdmin(ExportableList, ReadOnlyAdmin):
         "files",
         "bytes_freed",
     )
-    list_filter = ("what", "outcome", "at")
-    list_select_related = ("bundle", "manifest", "policy")
+    list_filter = ("what", "outcome", case_label_filter("bundle"), ("at", DateRangeFilter))
+    list_select_related = ("bundle", "manifest__job__bundle", "policy")
+    search_fields = ("bundle__original_filename", "bundle__case_label", "^bundle__correlation_id")
 
     @admin.display(description="freed", ordering="bytes_freed")
     def freed(self, event):
@@ -197,8 +202,9 @@ class RetentionEventAdmin(ExportableList, ReadOnlyAdmin):
 class ActivityEventAdmin(ExportableList, ReadOnlyAdmin):
     list_display = ("at", "actor", "action", "object_type", "object_id", "details")
     export_fields = ("id", "at", "actor", "action", "object_type", "object_id", "before", "after", "sha256")
-    list_filter = ("action", "object_type")
+    list_filter = ("action", "object_type", ("at", DateRangeFilter))
     search_fields = ("actor", "=object_id")
+    search_help_text = "Finds an actor by any part of the name, or the object of the exact id given."
     fields = (
         "at",
         "actor",
@@ -234,8 +240,13 @@ class CaseInline(ReadOnlyInline):
 
 @admin.register(CaseMap)
 class CaseMapAdmin(ReadOnlyAdmin):
-    list_display = ("id", "manifest", "sha256", "created_by", "created_at")
-    list_select_related = ("manifest",)
+    list_display = ("id", "manifest", "short_sha256", "created_by", "created_at")
+    list_select_related = ("manifest__job__bundle",)
+
+    @admin.display(description="sha256", ordering="sha256")
+    def short_sha256(self, case_map):
+        return display.short_id(case_map.sha256)
+
     readonly_fields = (
         "manifest",
         "manifest_sha256",
@@ -250,13 +261,14 @@ class CaseMapAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Case)
-class CaseAdmin(ReadOnlyAdmin):
+class CaseAdmin(NamedSearch, ReadOnlyAdmin):
     """Each case has its own review status, set by reviewers."""
 
     list_display = ("name", "pages", "review_status", "reviewed_by", "file_name", "review_link")
     list_filter = ("review_status",)
     list_select_related = ("case_map__manifest__job__bundle",)
-    search_fields = ("name",)
+    bundle_paths, also_containing = ("case_map__manifest__job__bundle",), ("name",)
+    search_fields = ("name", "case_map__manifest__job__bundle__original_filename")
     actions = ["mark_reviewed", "mark_needs_attention", export_case_evidence_action]
 
     def has_export_evidence_permission(self, request):
@@ -306,7 +318,9 @@ class AlertAdmin(ReadOnlyAdmin):
     """Open alerts first; acknowledging one lets the same problem alert again later."""
 
     list_display = ("last_seen", "status", "kind", "message", "occurrences", "where", "acknowledged_by")
-    list_filter = ("status", "kind")
+    list_filter = ("status", "kind", ("last_seen", DateRangeFilter))
+    search_fields = ("message",)
+    search_help_text = "Finds any words of an alert's message: a file name, a case, a job or run number."
     readonly_fields = (
         "kind",
         "key",

@@ -15,15 +15,17 @@ from audit.models import VerificationRun
 from audit.verification import verify
 from core import display
 from core.admin_base import ReadOnlyAdmin
+from core.admin_filters import DateRangeFilter
+from extraction.search import NamedSearch, case_label_filter
 
 
 @admin.register(VerificationRun)
-class VerificationRunAdmin(ExportableList, ReadOnlyAdmin):
+class VerificationRunAdmin(NamedSearch, ExportableList, ReadOnlyAdmin):
     """A run's page: every figure on it (title included) is one element of the same polled state, so the
     page never says "queued, 0 findings" beside a finished run's result (static/portal/live.js)."""
 
     list_display = ("id", "status", "scope", "progress", "findings_link", "started_by", "created_at", "finished_at")
-    list_filter = ("status", "created_at")
+    list_filter = ("status", case_label_filter("scope_bundle"), ("created_at", DateRangeFilter))
     list_select_related = ("scope_bundle",)
     export_fields = (
         "id",
@@ -44,6 +46,9 @@ class VerificationRunAdmin(ExportableList, ReadOnlyAdmin):
         "started_at",
         "finished_at",
     )
+    # A run of one bundle is found by the bundle's names; a run of everything by who started it.
+    bundle_paths, also_containing = ("scope_bundle",), ("started_by",)
+    search_fields = ("scope_bundle__original_filename", "scope_bundle__case_label", "started_by")
     readonly_fields = (
         "live_status",
         "scope",

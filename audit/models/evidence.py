@@ -61,7 +61,7 @@ class Manifest(WriteOnceModel):
         permissions = [("export_evidence", "Can export evidence packages")]
 
     def __str__(self):
-        return f"manifest {self.sequence} ({self.correlation_id[:12]})"
+        return f"manifest {self.sequence} of {self.job.bundle.file_name}"
 
     @staticmethod
     def files_named_by(manifests: "models.QuerySet[Manifest]") -> set[str]:
@@ -91,7 +91,12 @@ class Asset(WriteOnceModel):
         indexes = [models.Index(fields=["sha256"])]  # "where else does this image appear?"
 
     def __str__(self):
-        return self.name
+        return self.shown_in(self.manifest.job.bundle)
+
+    def shown_in(self, bundle) -> str:
+        """The image by the names people know (file, page, place on it); `name`, made of hashes, is its storage
+        name, shown beside this one hover away."""
+        return f"{bundle.file_name}, page {self.page} (index {self.index_on_page})"
 
 
 class Placement(WriteOnceModel):
@@ -173,7 +178,12 @@ class Finding(WriteOnceModel):
         ordering = ["run_id", "pk"]
 
     def __str__(self):
-        return f"{self.kind}: {self.name or self.detail[:60]}"
+        return f"{self.get_kind_display()}: {self.concerns}"
+
+    @property
+    def concerns(self) -> str:
+        """What it is about, by name: the image, else the manifest, the job, the stored file's last part."""
+        return str(self.asset or self.manifest or self.job or self.name.rsplit("/", 1)[-1] or self.detail[:60])
 
     def as_dict(self) -> dict:
         return {

@@ -296,8 +296,8 @@ def _record_once(bundle, manifest, policy, what, outcome, files, now, kept) -> b
             "retention_blocked",
             f"legal-hold-{policy.name}",
             link="/admin/audit/retentionevent/",
-            message=f"Retention of {what} of bundle {bundle.correlation_id[:16]} is blocked by the legal "
-            f"hold on {policy.name}.",
+            message=f"Retention of {what} of {bundle.file_name} (bundle {bundle.correlation_id[:16]}) is blocked by "
+            f"the legal hold on {policy.name}.",
         )
     return True
 

@@ -124,6 +124,7 @@ def _alert_unlocked(manifest) -> None:
         Alert.Kind.OBJECT_LOCK_FAILED,
         f"manifest-lock-{manifest.sequence}",
         link=f"/admin/audit/manifest/{manifest.pk}/change/",
-        message=f"Manifest {manifest.sequence} ({manifest.storage_name}) is stored but S3 Object Lock could not be "
-        "set on it: until it is locked by hand (put-object-retention), its file can be deleted or overwritten.",
+        message=f"Manifest {manifest.sequence} of {manifest.job.bundle.file_name} (stored as {manifest.storage_name}) "
+        "is stored but S3 Object Lock could not be set on it: until it is locked by hand (put-object-retention), its "
+        "file can be deleted or overwritten.",
     )

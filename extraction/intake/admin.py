@@ -10,8 +10,10 @@ from django.utils.html import format_html
 
 from core import display
 from core.admin_base import ReadOnlyAdmin
+from core.admin_filters import DateRangeFilter
 
 from ..models import SubmissionSwitch
+from ..search import NamedSearch
 from .submission import Submission
 
 
@@ -60,7 +62,7 @@ SHOWN_OTHERWISE = ("retryable", "size")
 
 
 @admin.register(Submission)
-class SubmissionAdmin(ReadOnlyAdmin):
+class SubmissionAdmin(NamedSearch, ReadOnlyAdmin):
     list_display = (
         "id",
         "state",
@@ -72,8 +74,9 @@ class SubmissionAdmin(ReadOnlyAdmin):
         "created_at",
         "decided_at",
     )
-    list_filter = ("state", "error_code", "created_at")
-    search_fields = ("=sha256", "original_filename", "submitted_by")
+    list_filter = ("state", "error_code", ("created_at", DateRangeFilter))
+    search_fields = ("original_filename", "case_label", "submitted_by", "^sha256")
+    own_names = {"digest": "sha256"}  # pending or refused: no bundle yet, the submission names the file itself
     # "retryable" reads as a word of ours: said in a sentence instead, and only of a refusal; the size for a person.
     exclude = SHOWN_OTHERWISE
     readonly_fields = [*(f.name for f in Submission._meta.fields if f.name not in SHOWN_OTHERWISE), "size_shown"]

@@ -53,7 +53,10 @@ def _round_for_account(bundle: Bundle, account_id: int, provider, at) -> tuple[J
 def request_reextraction(bundle: Bundle, at=None) -> Job:
     """A new job for the same bundle (same correlation id, next round, its own key and outputs)."""
     if bundle.input_deleted_at:
-        raise InputGone(f"The input of bundle {bundle.correlation_id[:16]} was deleted under its retention policy.")
+        raise InputGone(
+            f"The input of {bundle.file_name} (bundle {bundle.correlation_id[:16]}) was deleted under its retention "
+            "policy."
+        )
     at, provider = at or timezone.now(), get_provider(settings.PAGETRAIL_PROVIDER)
     with transaction.atomic():
         job = _new_round(bundle, provider, at)

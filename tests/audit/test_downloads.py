@@ -43,7 +43,7 @@ def test_it_sends_anonymous_visitors_to_the_login_page(completed, client):
 
 
 def test_it_serves_each_file_to_staff_with_the_matching_permission(completed, client):
-    staff(client, "view_asset", "view_manifest", "download_input")
+    staff(client, "view_asset", "view_manifest", "download_input", "view_all_bundles")  # not a Submitter's own
     assert [client.get(url).status_code for url in urls()] == [200, 200, 200]
 
 

@@ -94,7 +94,8 @@ def test_the_polled_state_is_final_once_the_job_is_completed(admin_client, job):
 
 def test_the_input_download_link_shows_only_to_those_who_may_download(client, job):
     viewer = User.objects.create_user("viewer", password="pw", is_staff=True)
-    viewer.user_permissions.set(Permission.objects.filter(codename__in=["view_bundle", "view_job"]))
+    seeing = ["view_bundle", "view_job", "view_all_bundles"]  # every bundle, not only their own (Submitters)
+    viewer.user_permissions.set(Permission.objects.filter(codename__in=seeing))
     client.force_login(viewer)
     bundle_page = reverse("admin:extraction_bundle_change", args=[job.bundle_id])
     assert 'id="input-download"' not in client.get(bundle_page).content.decode()

@@ -231,6 +231,7 @@ def test_the_preview_view_refuses_staff_without_the_asset_view_permission(client
     url = reverse("page-preview", args=[previewed(pdfs.mixed(tmp_path)).previews.first().pk])
     assert client.get(url).status_code == 302  # anonymous: to the login page
     client.force_login(account := user("staff"))
+    account.user_permissions.add(Permission.objects.get(codename="view_all_bundles"))  # not only their own work
     assert client.get(url).status_code == 403
     account.user_permissions.add(Permission.objects.get(codename="view_asset"))
     assert client.get(url).status_code == 200

@@ -23,7 +23,7 @@ class Command(BaseCommand):
             if bundle is None:
                 raise CommandError(f"No bundle has correlation id {options['bundle']}.")
         run = verify.execute(verify.start_run("verify_manifests", bundle=bundle).pk)
-        findings = list(run.findings.select_related("manifest"))
+        findings = list(run.findings.select_related("manifest__job__bundle", "asset__manifest__job__bundle", "job"))
         if options["json"]:
             self.stdout.write(
                 json.dumps(
@@ -40,7 +40,8 @@ class Command(BaseCommand):
             )
         else:
             for f in findings:
-                self.stdout.write(f"{f.kind}: {f.name or f'job {f.job_id}'}: {f.detail}")
+                stored = f" (stored as {f.name})" if f.name else ""  # the name first, the hashes after
+                self.stdout.write(f"{f.kind}: {f.concerns}{stored}: {f.detail}")
             self.stdout.write(
                 f"run {run.pk}: checked {run.manifests_done} manifests, {run.assets_done} assets "
                 f"({run.bytes_done} bytes): {len(findings)} problem(s)"
