@@ -244,13 +244,16 @@ def list_jobs(
     request,
     state: Job.Status | None = None,
     correlation_id: str = "",
+    case_label: str = "",
     since: str = "",
     limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = 50,
     offset: Annotated[int, Query(ge=0)] = 0,
 ):
-    """Only jobs of bundles this service account submitted; filter by `state`, `correlation_id` and
-    `since` (enqueued at or after, ISO 8601); `next` is the URL of the following page, or null."""
-    if unknown := unknown_parameters(request, {"state", "correlation_id", "since", "limit", "offset"}):
+    """Only jobs of bundles this service account submitted; filter by `state`, `correlation_id`, `case_label`
+    (exactly as submitted) and `since` (enqueued at or after, ISO 8601); `next` is the URL of the following page,
+    or null."""
+    known = {"state", "correlation_id", "case_label", "since", "limit", "offset"}
+    if unknown := unknown_parameters(request, known):
         return unknown
     enqueued_from = parse_datetime(since) if since else None
     if since and enqueued_from is None:
@@ -260,6 +263,8 @@ def list_jobs(
         jobs = jobs.filter(status=state)
     if correlation_id:
         jobs = jobs.filter(bundle__correlation_id=correlation_id)
+    if case_label:
+        jobs = jobs.filter(bundle__case_label=case_label)
     if enqueued_from:
         jobs = jobs.filter(enqueued_at__gte=enqueued_from)
     count = jobs.count()

@@ -80,3 +80,10 @@ def test_an_asset_retention_deleted_is_410_removed(client, token, job):  # noqa:
     assert not stores.outputs().exists(asset.name)
     response = client.get(job["assets"][0]["url"], **auth(token))
     assert response.status_code == 410 and response.json()["error"]["code"] == "removed"
+
+
+def test_the_job_list_filters_by_case_label(client, token, job, tmp_path):  # noqa: F811
+    submitted(client, token, pdfs.jpeg_rgb(tmp_path).read_bytes(), QUERY_STRING="case_label=claim-7")
+    found = client.get("/api/v1/jobs?case_label=claim-1042", **auth(token)).json()
+    assert (found["count"], [j["id"] for j in found["items"]]) == (1, [job["id"]])
+    assert client.get("/api/v1/jobs?case_label=claim-10", **auth(token)).json()["count"] == 0  # exact, not a prefix
