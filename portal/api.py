@@ -141,14 +141,10 @@ for kind in REFUSED:
 @api.exception_handler(Exception)
 def internal(request, exc):
     """Our own bug: logged with its traceback (scrubbed), answered as JSON without one."""
-    log.exception("API request %s %s failed (request id %s)", request.method, request.path, _request_id(request))
+    log.exception("API request %s %s failed", request.method, request.path)  # its line names the request id
     return error(request, 500, "internal_error", "Pagetrail failed to handle this request; it has been logged.")
 
 
 def unknown_route(request, rest=""):
     """Everything under /api/ answers JSON, also paths no operation has."""
     return JsonResponse({"error": {"code": "not_found", "message": f"No API operation at {request.path}."}}, status=404)
-
-
-def _request_id(request) -> str:
-    return getattr(request, "request_id", "")

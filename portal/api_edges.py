@@ -2,14 +2,16 @@
 refusals Django or django-ninja make in their own format (405 with an Allow header, 304's siblings, 412).
 
 A request's `X-Request-Id` (letters, digits and `._:-`, at most 200) is echoed; any other, or none, is replaced by
-a new one, so a client and the logs can name the same request.
+a new one, so a client and the logs (every line written while it is handled says `req=<id>`) name the same request.
 """
 
 import re
 import uuid
 
+from django.core.signals import request_finished
 from django.http import HttpResponse, HttpResponseBase, StreamingHttpResponse
 
+from core.logs import begin_request, end_request
 from portal.errors import api_error, is_api
 
 REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,200}")
@@ -32,6 +34,7 @@ class ApiEdgesMiddleware:
 
     def __init__(self, get_response):
         self.get_response = get_response
+        request_finished.connect(end_request, dispatch_uid="pagetrail-end-request-log-context")
 
     def __call__(self, request):
         if not is_api(request):
@@ -40,6 +43,7 @@ class ApiEdgesMiddleware:
         head = request.method == "HEAD"
         if head:
             request.method = "GET"  # the same answer as GET, without its body
+        begin_request(request.request_id)
         response = as_json(self.get_response(request))
         response["X-Request-Id"] = request.request_id
         return without_body(response) if head else response

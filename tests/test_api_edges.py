@@ -1,6 +1,8 @@
 """What every answer under /api/ shares: JSON for a method a route does not take, HEAD where GET is, a request id,
 WWW-Authenticate saying why a token is refused, and ETag, Last-Modified and 304 on immutable bytes."""
 
+import io
+import logging
 import re
 from datetime import timedelta
 
@@ -8,6 +10,7 @@ import pytest
 from django.utils import timezone
 
 from audit.models import Manifest
+from core.logs import ContextFilter
 from extraction.accounts import ServiceAccount, ServiceAccountToken
 from tests.audit.test_api import job  # noqa: F401 (a fixture)
 from tests.extraction.test_api import auth, token  # noqa: F401 (a fixture)
@@ -51,6 +54,27 @@ def test_head_of_something_missing_is_the_same_404(client, token):  # noqa: F811
 def test_a_request_id_is_echoed_on_every_answer(client, token, path):  # noqa: F811
     response = client.get(path, HTTP_X_REQUEST_ID="batch-7:item-3.try_1", **auth(token))
     assert response["X-Request-Id"] == "batch-7:item-3.try_1"
+
+
+@pytest.fixture
+def plain_lines(settings):
+    """The settings' plain format and the context filter on a handler we can read."""
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(ContextFilter())
+    handler.setFormatter(logging.Formatter(settings.LOGGING["formatters"]["plain"]["format"]))
+    logging.getLogger().addHandler(handler)
+    yield lambda: stream.getvalue().splitlines()
+    logging.getLogger().removeHandler(handler)
+
+
+def test_the_log_lines_of_a_request_name_its_id(client, token, plain_lines):  # noqa: F811
+    client.get("/api/v1/jobs/999", HTTP_X_REQUEST_ID="find-me-7", **auth(token))
+    client.get("/api/v1/jobs/998", **auth(token))
+    logging.getLogger("pagetrail.test").warning("outside any request")
+    lines = [line for line in plain_lines() if "Not Found: /api/v1/jobs/99" in line or "outside any" in line]
+    assert "job=None] outside any request" in lines[2]
+    assert len(lines) == 3 and "req=find-me-7]" in lines[0] and re.search(r"req=[0-9a-f]{32}\]", lines[1])
 
 
 @pytest.mark.parametrize("sent", [None, "", "has space", "x" * 201, "ü"])
