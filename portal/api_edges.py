@@ -1,5 +1,5 @@
 """What every answer under /api/ shares, whatever answered it: a request id, HEAD where GET is, and JSON for the
-refusals Django or django-ninja make in their own format (405 with an Allow header, 304's siblings, 412).
+refusals Django or django-ninja make in their own format (an empty 405 with an Allow header, a 412).
 
 A request's `X-Request-Id` (letters, digits and `._:-`, at most 200) is echoed; any other, or none, is replaced by
 a new one, so a client and the logs (every line written while it is handled says `req=<id>`) name the same request.
@@ -65,15 +65,11 @@ def as_json(response: HttpResponseBase) -> HttpResponseBase:
 
 def without_body(response: HttpResponseBase) -> HttpResponseBase:
     """HEAD: the headers GET would send (its Content-Length included), no body."""
-    if isinstance(
-        response, StreamingHttpResponse
-    ):  # its file stays open until the server closes the response, as for GET
-        response.streaming_content = iter(())
-        return response
-    assert isinstance(response, HttpResponse)
-    length = len(response.content)
-    response.content = b""
-    response["Content-Length"] = str(length)
+    if isinstance(response, StreamingHttpResponse):
+        response.streaming_content = iter(())  # its file stays open until the server closes the answer, as for GET
+    elif isinstance(response, HttpResponse):
+        response["Content-Length"] = str(len(response.content))
+        response.content = b""
     return response
 
 
