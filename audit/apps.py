@@ -11,13 +11,13 @@ class AuditConfig(AppConfig):
         from django.db.models.signals import m2m_changed, post_migrate, post_save
         from django_q.signals import post_spawn
 
-        from audit import schedules
+        from audit import api, schedules
         from audit.ledger import activity_records, signing
         from audit.ledger.manifest_writing import record_completion
         from audit.models.keys import key_published
         from audit.operations import access_activity
         from audit.operations.roles import ensure_roles_after_migrate
-        from extraction import completion
+        from extraction import completion, job_evidence
         from extraction.signals import activity, alert
 
         activity.connect(record_activity, dispatch_uid="audit-activity")
@@ -31,6 +31,7 @@ class AuditConfig(AppConfig):
         for through in (User.groups.through, User.user_permissions.through, Group.permissions.through):
             m2m_changed.connect(access_activity.record_membership, sender=through, dispatch_uid=f"audit-{through}")
         completion.register(record_completion)  # extraction calls it once per completed job, never imports audit
+        job_evidence.register(api.job_evidence)  # what a job's API answer names of its evidence
 
 
 def witness_at_worker_start(proc_name=None, **kwargs):

@@ -1,8 +1,12 @@
 """What every app's API shares: the row ids a path takes, and the refusal of a query parameter an operation does
 not take."""
 
+from datetime import datetime
 from typing import Annotated
 
+from django.http import HttpResponse, HttpResponseBase
+from django.utils.cache import get_conditional_response
+from django.utils.http import http_date
 from ninja import Path
 
 # An id the database can hold: a larger number is a bad request, not a database overflow (500).
@@ -14,3 +18,34 @@ def unknown_parameters_message(request, known: set[str]) -> str:
     unknown = sorted(set(request.GET) - known)
     takes = ", ".join(sorted(known)) or "none"
     return f"Unknown query parameter(s): {', '.join(unknown)[:200]}; this operation takes {takes}." if unknown else ""
+
+
+IF_NONE_MATCH = {
+    "name": "If-None-Match",
+    "in": "header",
+    "required": False,
+    "description": "The ETag a client holds: 304 with no body when it is still the resource's.",
+    "schema": {"type": "string"},
+}
+VALIDATORS = {
+    "ETag": {"description": "The sha256 of the bytes, quoted.", "schema": {"type": "string"}},
+    "Last-Modified": {"description": "When the bytes were written (HTTP date).", "schema": {"type": "string"}},
+}
+NOT_MODIFIED = {"description": "Not modified: the If-None-Match ETag is still the resource's.", "headers": VALIDATORS}
+
+
+def not_modified(request, sha256: str, written: datetime) -> HttpResponseBase | None:
+    """304 when the client's copy of these immutable bytes (named by their sha256) is current, checked before the
+    bytes are read; None to send them, with `validated(...)`'s headers."""
+    headers = HttpResponse()
+    validated(headers, sha256, written)
+    answer = get_conditional_response(
+        request, etag=headers["ETag"], last_modified=int(written.timestamp()), response=headers
+    )
+    return None if answer is headers else answer
+
+
+def validated(response: HttpResponseBase, sha256: str, written: datetime) -> HttpResponseBase:
+    response["ETag"], response["Last-Modified"] = f'"{sha256}"', http_date(written.timestamp())
+    response["Cache-Control"] = "private, no-cache"  # kept, but asked again: a retention run may delete an asset
+    return response

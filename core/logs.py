@@ -37,6 +37,19 @@ def job_context(correlation_id: str = "", job_id: int | None = None):
         _context.reset(token)
 
 
+def begin_request(request_id: str) -> None:
+    """Log lines from now until end_request name this request id (its answer's X-Request-Id): Django's own
+    line about the answer (django.request) is written after every middleware has returned, so a context
+    manager around them would end too early."""
+    _context.set(MappingProxyType({**_context.get(), "request_id": request_id}))
+
+
+def end_request(**kwargs) -> None:
+    """Connected to request_finished (the server closing the answer)."""
+    if "request_id" in _context.get():
+        _context.set(MappingProxyType({k: v for k, v in _context.get().items() if k != "request_id"}))
+
+
 def scrub(text: str) -> str:
     for pattern in SECRETS:
         text = pattern.sub(lambda m: (m.group(1) if m.groups() else "") + "[redacted]", text)
@@ -63,12 +76,15 @@ class RefusalWithoutTraceback(logging.Filter):
 
 
 class ContextFilter(logging.Filter):
-    """Adds correlation_id and job_id to each record and scrubs its message (for every handler)."""
+    """Adds correlation_id, job_id and request_id to each record and scrubs its message (for every handler)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         context = _context.get()
         record.correlation_id = context.get("correlation_id", "")
         record.job_id = context.get("job_id")
+        request_id = context.get("request_id", "")
+        record.request_id = request_id
+        record.request_tag = f" req={request_id}" if request_id else ""  # the plain format's
         record.msg, record.args = scrub(record.getMessage()), ()
         for name in record.__dict__.keys() - STANDARD_FIELDS:
             setattr(record, name, scrubbed_field(name, getattr(record, name)))

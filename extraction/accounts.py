@@ -71,6 +71,16 @@ class ServiceAccount(models.Model):
         )
         return found.account if found else None
 
+    @classmethod
+    def token_refusal(cls, token: str, at=None) -> str:
+        """Why `for_token` found no account: "expired", "revoked" (the token or its account) or "unknown"."""
+        found = ServiceAccountToken.objects.filter(token_sha256=token_hash(token)).select_related("account").first()
+        if found is None:
+            return "unknown"
+        if found.revoked_at is not None or found.account.revoked_at is not None:
+            return "revoked"
+        return "expired" if found.expires_at <= (at or timezone.now()) else "unknown"
+
 
 class TokenQuerySet(models.QuerySet):
     def valid(self, at=None):

@@ -8,6 +8,7 @@ from typing import Annotated
 
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Q
+from django.http import JsonResponse
 from django.shortcuts import get_object_or_404
 from django.utils.dateparse import parse_datetime
 from ninja import File, Query, Router, Schema, Status
@@ -15,6 +16,7 @@ from ninja.files import UploadedFile
 
 from core.api import RowId, unknown_parameters_message
 
+from . import job_evidence
 from .accounts import IdempotencyRecord
 from .intake import staging
 from .intake.validation import TooLarge
@@ -34,9 +36,19 @@ class ErrorOut(Schema):
     error: ErrorBody
 
 
+class AssetOut(Schema):
+    id: int
+    name: str
+    sha256: str
+    size: int
+    content_type: str
+    url: str
+
+
 class JobOut(Schema):
     id: int
     state: str
+    case_label: str
     provider: str
     correlation_id: str
     pages: int
@@ -48,6 +60,8 @@ class JobOut(Schema):
     error: ErrorBody | None
     status_url: str
     manifest_url: str | None
+    manifest_id: int | None
+    assets: list[AssetOut]
 
 
 class SubmissionOut(Schema):
@@ -72,7 +86,15 @@ def error(request, status: int, code: str, message: str) -> Status:
     return Status(status, {"error": {"code": code, "message": message}})
 
 
-@router.post("/bundles", response={202: SubmissionOut, **ERRORS}, summary="Submit a PDF bundle")
+RETRY_AFTER = {"Retry-After": {"description": "Seconds to wait before trying again.", "schema": {"type": "integer"}}}
+
+
+@router.post(
+    "/bundles",
+    response={202: SubmissionOut, **ERRORS},
+    summary="Submit a PDF bundle",
+    openapi_extra={"responses": {409: {"headers": RETRY_AFTER}}},
+)
 # The schema is made from the annotation: `| None` would publish the file part as nullable, so the default says it.
 def submit(request, file: File[UploadedFile] = None, case_label: str = ""):  # type: ignore[assignment]
     """A multipart `file` part, or the raw PDF as the body with `Content-Type: application/pdf`.
@@ -185,11 +207,23 @@ def _idempotent(request, key: str, staged, handle):
     return answer
 
 
+IN_PROGRESS_RETRY_SECONDS = 1  # staging a body takes about as long as sending it: most first requests end soon
+
+
+def in_progress() -> JsonResponse:
+    answer = JsonResponse(
+        {"error": {"code": "in_progress", "message": "The first request with this Idempotency-Key is still running."}},
+        status=409,
+    )
+    answer["Retry-After"] = str(IN_PROGRESS_RETRY_SECONDS)
+    return answer
+
+
 def _answered_before(request, record, staged):
     if record.request_sha256 != staged.sha256:
         return error(request, 422, "idempotency_conflict", "This Idempotency-Key was used for another payload.")
     if record.response_status is None:
-        return error(request, 409, "in_progress", "The first request with this Idempotency-Key is still running.")
+        return in_progress()
     if record.submission_id:  # the same submission, as it is now
         submission = Submission.objects.select_related("job__bundle").get(pk=record.submission_id)
         return Status(record.response_status, submission_document(submission))
@@ -210,13 +244,16 @@ def list_jobs(
     request,
     state: Job.Status | None = None,
     correlation_id: str = "",
+    case_label: str = "",
     since: str = "",
     limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = 50,
     offset: Annotated[int, Query(ge=0)] = 0,
 ):
-    """Only jobs of bundles this service account submitted; filter by `state`, `correlation_id` and
-    `since` (enqueued at or after, ISO 8601); `next` is the URL of the following page, or null."""
-    if unknown := unknown_parameters(request, {"state", "correlation_id", "since", "limit", "offset"}):
+    """Only jobs of bundles this service account submitted; filter by `state`, `correlation_id`, `case_label`
+    (exactly as submitted) and `since` (enqueued at or after, ISO 8601); `next` is the URL of the following page,
+    or null."""
+    known = {"state", "correlation_id", "case_label", "since", "limit", "offset"}
+    if unknown := unknown_parameters(request, known):
         return unknown
     enqueued_from = parse_datetime(since) if since else None
     if since and enqueued_from is None:
@@ -226,17 +263,22 @@ def list_jobs(
         jobs = jobs.filter(status=state)
     if correlation_id:
         jobs = jobs.filter(bundle__correlation_id=correlation_id)
+    if case_label:
+        jobs = jobs.filter(bundle__case_label=case_label)
     if enqueued_from:
         jobs = jobs.filter(enqueued_at__gte=enqueued_from)
     count = jobs.count()
-    page = jobs.annotate(
-        attempt_count=Count("attempts"), retry_count=Count("attempts", filter=Q(attempts__outcome="retry"))
-    )[offset : offset + limit]
+    page = list(
+        jobs.annotate(
+            attempt_count=Count("attempts"), retry_count=Count("attempts", filter=Q(attempts__outcome="retry"))
+        )[offset : offset + limit]
+    )
+    evidence = job_evidence.describe([job.pk for job in page])  # one batch for the page, not a query a row
     following = request.GET.copy()
     following["offset"] = offset + limit
     return {
         "count": count,
-        "items": [job_document(job) for job in page],
+        "items": [job_document(job, evidence[job.pk]) for job in page],
         "next": f"{request.path}?{following.urlencode()}" if offset + limit < count else None,
     }
 
@@ -247,7 +289,7 @@ def get_job(request, job_id: RowId):
     return job_document(get_object_or_404(Job.objects.visible_to(request.auth).select_related("bundle"), pk=job_id))
 
 
-def job_document(job: Job) -> dict:
+def job_document(job: Job, evidence: dict | None = None) -> dict:
     if hasattr(job, "attempt_count") and hasattr(job, "retry_count"):  # counted in the list's one query
         attempts, retries = job.attempt_count, job.retry_count
     else:
@@ -256,6 +298,7 @@ def job_document(job: Job) -> dict:
     return {
         "id": job.pk,
         "state": job.status,
+        "case_label": job.bundle.case_label,
         "provider": job.provider,
         "correlation_id": job.bundle.correlation_id,
         "pages": job.bundle.page_count,
@@ -267,6 +310,7 @@ def job_document(job: Job) -> dict:
         "error": {"code": job.error_code, "message": job.error_message} if job.error_code else None,
         "status_url": f"/api/v1/jobs/{job.pk}",
         "manifest_url": f"/api/v1/jobs/{job.pk}/manifest" if job.status == Job.Status.COMPLETED else None,
+        **(evidence if evidence is not None else job_evidence.describe([job.pk])[job.pk]),
     }
 
 

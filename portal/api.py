@@ -1,6 +1,7 @@
 """The upstream services' API at /api/v1/: token auth, rate limits, JSON errors, a generated OpenAPI document."""
 
 import logging
+import math
 
 from django.conf import settings
 from django.http import Http404, JsonResponse
@@ -15,13 +16,22 @@ from audit.ledger.api import router as transparency_log
 from extraction.accounts import ServiceAccount
 from extraction.api import router as bundles
 from extraction.uploads import discard_part_written
+from portal.api_edges import declare_edges
 from portal.clients import client_address
 from portal.errors import REFUSED, refused
 
 
 class TokenAuth(HttpBearer):
     def authenticate(self, request, token):
-        return ServiceAccount.for_token(token)
+        account = ServiceAccount.for_token(token)
+        if account is None:  # for WWW-Authenticate: expired, revoked or unknown
+            request.token_refusal = ServiceAccount.token_refusal(token)
+        return account
+
+
+class PagetrailAPI(NinjaAPI):
+    def get_openapi_schema(self, **kwargs):
+        return declare_edges(super().get_openapi_schema(**kwargs))
 
 
 class ClientRateThrottle(AuthRateThrottle):
@@ -37,7 +47,7 @@ class ClientRateThrottle(AuthRateThrottle):
 
 log = logging.getLogger(__name__)
 THROTTLE = ClientRateThrottle(settings.PAGETRAIL_API_RATE)  # in Django's cache: shared by every process and host
-api = NinjaAPI(
+api = PagetrailAPI(
     title="Pagetrail API",
     version="1",
     urls_namespace="api",
@@ -54,9 +64,26 @@ def error(request, status: int, code: str, message: str):
     return api.create_response(request, {"error": {"code": code, "message": message}}, status=status)
 
 
+TOKEN_REFUSALS = {
+    "expired": "The token has expired: issue a new one for this service account in the admin.",
+    "revoked": "The token, or its service account, has been revoked.",
+    "unknown": "The token is not one Pagetrail issued.",
+}
+
+
 @api.exception_handler(AuthenticationError)
 def unauthenticated(request, exc):
-    return error(request, 401, "unauthenticated", "Send a valid service-account token as 'Authorization: Bearer ...'.")
+    """RFC 6750: without a token, only the scheme and realm; with a refused one, `invalid_token` and why."""
+    reason = getattr(request, "token_refusal", None)
+    if reason is None:
+        answer = error(request, 401, "unauthenticated", "Send a service-account token as 'Authorization: Bearer ...'.")
+        answer["WWW-Authenticate"] = 'Bearer realm="pagetrail"'
+        return answer
+    answer = error(request, 401, "unauthenticated", TOKEN_REFUSALS[reason])
+    answer["WWW-Authenticate"] = (
+        f'Bearer realm="pagetrail", error="invalid_token", error_description="The token is {reason}"'
+    )
+    return answer
 
 
 @api.exception_handler(Http404)
@@ -67,7 +94,10 @@ def not_found(request, exc):
 @api.exception_handler(HttpError)
 def http_error(request, exc):
     if exc.status_code == 429:
-        return error(request, 429, "rate_limited", "Too many requests for this service account; slow down.")
+        answer = error(request, 429, "rate_limited", "Too many requests for this service account; slow down.")
+        wait = getattr(exc, "wait", None)  # ninja's Throttled: when the oldest counted request leaves the window
+        answer["Retry-After"] = str(max(1, math.ceil(wait))) if wait else "1"
+        return answer
     return error(request, exc.status_code, "bad_request", str(exc))
 
 
@@ -111,7 +141,7 @@ for kind in REFUSED:
 @api.exception_handler(Exception)
 def internal(request, exc):
     """Our own bug: logged with its traceback (scrubbed), answered as JSON without one."""
-    log.exception("API request %s %s failed", request.method, request.path)
+    log.exception("API request %s %s failed", request.method, request.path)  # its line names the request id
     return error(request, 500, "internal_error", "Pagetrail failed to handle this request; it has been logged.")
 
 

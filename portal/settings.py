@@ -76,6 +76,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "portal.api_edges.ApiEdgesMiddleware",  # first: a request id, HEAD and JSON on every answer under /api/
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -447,10 +448,15 @@ LOGGING = {
         "refusal": {"()": "core.logs.RefusalWithoutTraceback"},
     },
     "formatters": {
-        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(correlation_id).16s job=%(job_id)s] %(message)s"},
+        "plain": {
+            "format": (
+                "%(asctime)s %(levelname)s %(name)s [%(correlation_id).16s job=%(job_id)s%(request_tag)s] %(message)s"
+            )
+        },
         "json": {
             "()": "pythonjsonlogger.json.JsonFormatter",
-            "fmt": "%(asctime)s %(levelname)s %(name)s %(correlation_id)s %(job_id)s %(message)s %(process)d",
+            "fmt": "%(asctime)s %(levelname)s %(name)s %(correlation_id)s %(job_id)s %(request_id)s %(message)s "
+            "%(process)d",
             "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
         },
     },

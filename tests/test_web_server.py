@@ -137,3 +137,21 @@ def test_a_lowercase_scheme_and_a_trailing_space_after_the_token_are_accepted(gu
     token = gunicorn.bearer().split()[-1]
     head = f"GET /api/v1/jobs HTTP/1.0\r\nHost: 127.0.0.1\r\nAuthorization: bearer {token} \r\n\r\n"
     assert request(gunicorn.port, head.encode()).status == 200
+
+
+def test_head_and_a_method_a_route_does_not_take_answer_through_gunicorn_as_the_api_says(gunicorn):
+    """HEAD: the headers GET sends, Content-Length included, and no body on the wire; PUT: a JSON 405."""
+    auth = f"Host: 127.0.0.1\r\n{gunicorn.bearer()}X-Request-Id: wire-1\r\n\r\n"
+    got = request(gunicorn.port, f"GET /api/v1/jobs HTTP/1.0\r\n{auth}".encode())
+    answered = request(gunicorn.port, f"HEAD /api/v1/jobs HTTP/1.0\r\n{auth}".encode())
+    length = int(got.response.split(b"\r\n\r\n")[0].lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+    assert (answered.status, answered.response.split(b"\r\n\r\n", 1)[1]) == (200, b""), answered.response
+    assert (
+        f"content-length: {length}".encode() in answered.response.lower()
+        and b"x-request-id: wire-1" in answered.response.lower()
+    )
+    refused = request(gunicorn.port, f"PUT /api/v1/bundles HTTP/1.0\r\nContent-Length: 0\r\n{auth}".encode())
+    assert (
+        refused.status == 405
+        and json.loads(refused.response.split(b"\r\n\r\n", 1)[1])["error"]["code"] == "method_not_allowed"
+    )

@@ -137,7 +137,13 @@ INCLUSION = {
     400: {"description": "The id or tree size is not a number.", **ERROR},
     401: {"description": "No valid service-account token.", **ERROR},
     404: {"description": "No such manifest, not one of this account's, or no checkpoint of that size.", **ERROR},
-    409: {"description": "No signed checkpoint holds the manifest yet (one is signed every hour).", **ERROR},
+    409: {
+        "description": "`not_checkpointed`: no signed checkpoint holds the manifest yet. Without `tree_size`, "
+        "asking signs one (at most one a minute): Retry-After says when to ask again. With a `tree_size` "
+        "whose checkpoint does not hold the manifest, ask without one.",
+        "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer"}}},
+        **ERROR,
+    },
     429: {"description": "Too many requests for this service account.", **ERROR},
 }
 
@@ -148,13 +154,28 @@ INCLUSION = {
     openapi_extra={"responses": INCLUSION},
 )
 def inclusion_proof(request, manifest_id: RowId, size: Query[TreeSize]):
+    """Without `tree_size`, in the newest checkpoint, which is signed now when none holds the manifest yet."""
     manifest = get_object_or_404(visible_to(request.auth).select_related("log_leaf"), pk=manifest_id)
-    found = LogCheckpoint.objects.order_by("-tree_size")
-    checkpoint = (found.filter(tree_size=size.tree_size) if size.tree_size else found).first()
-    if checkpoint is None:
-        return refused(404, "not_found", f"No log checkpoint of size {size.tree_size} exists.")
     leaf = getattr(manifest, "log_leaf", None)
-    proof = proofs.inclusion(leaf, checkpoint) if leaf is not None else None
+    if size.tree_size:
+        checkpoint = LogCheckpoint.objects.filter(tree_size=size.tree_size).first()
+        if checkpoint is None:
+            return refused(404, "not_found", f"No log checkpoint of size {size.tree_size} exists.")
+    elif leaf is not None and (wait := _checkpoint_holding(leaf.index)):
+        answer = refused(409, "not_checkpointed", f"No signed checkpoint holds this manifest yet; ask in {wait} s.")
+        answer["Retry-After"] = str(wait)
+        return answer
+    else:
+        checkpoint = log_checkpoints.latest()
+    proof = proofs.inclusion(leaf, checkpoint) if leaf is not None and checkpoint is not None else None
     if proof is None:
-        return refused(409, "not_checkpointed", "No signed checkpoint of that size holds this manifest yet.")
+        return refused(409, "not_checkpointed", "That checkpoint does not hold this manifest; ask without tree_size.")
     return {"manifest": manifest.pk, **proof}
+
+
+def _checkpoint_holding(index: int) -> int:
+    """0 once a checkpoint holds the leaf at `index` (signing one on demand), else the seconds to wait."""
+    newest = log_checkpoints.latest()
+    if newest is not None and newest.tree_size > index:
+        return 0
+    return log_checkpoints.sign_on_demand()

@@ -6,6 +6,7 @@ control keeps the ones it saw and checks that every later one extends them (docs
 """
 
 import logging
+import math
 
 import requests
 from django.conf import settings
@@ -19,6 +20,7 @@ from audit.retention import worm
 from audit.verifier import notes
 from core import stores
 
+ON_DEMAND_SECONDS = 60  # a client asking for a proof may have a checkpoint signed, at most one this often
 PREFIX = "tlog"
 NOTE, TOKEN = ".note", ".tsr"
 log = logging.getLogger(__name__)
@@ -70,6 +72,23 @@ def _timestamp(note: bytes) -> bytes:
     except (timestamps.TimestampError, OSError, requests.RequestException) as exc:
         log.warning("The TSA at %s gave no timestamp for a log checkpoint: %s", settings.PAGETRAIL_TSA_URL, exc)
         return b""
+
+
+def sign_on_demand(at=None) -> int:
+    """Sign the log's head for a client that asks for a proof now, unless a checkpoint (on demand or on schedule)
+    was signed in the last ON_DEMAND_SECONDS: 0 when the newest checkpoint holds the head now, else the seconds
+    until one may be signed. Clients cannot make the operator sign (and timestamp) a note per request."""
+    at = at or timezone.now()
+    with transaction.atomic():
+        tlog.lock()  # two requests at once: the second sees the first one's checkpoint and signs none
+        newest = LogCheckpoint.objects.order_by("-created_at").first()
+        if newest is not None and newest.tree_size == tlog.leaf_count():
+            return 0
+        wait = ON_DEMAND_SECONDS - (at - newest.created_at).total_seconds() if newest is not None else 0
+        if wait > 0:
+            return math.ceil(wait)
+        write_log_checkpoint(at)
+    return 0
 
 
 def latest() -> LogCheckpoint | None:

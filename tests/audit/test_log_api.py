@@ -7,7 +7,7 @@ from django.test import Client
 
 from audit.ledger import checkpoints as log_checkpoints
 from audit.ledger import signing
-from audit.models import LogLeaf, Manifest
+from audit.models import LogCheckpoint, LogLeaf, Manifest
 from audit.verifier import merkle, notes
 from extraction.accounts import ServiceAccount
 from extraction.models import Job
@@ -65,8 +65,39 @@ def test_it_says_when_no_checkpoint_holds_a_manifest_yet(token):
     log_checkpoints._signed(before, merkle.root(tlog.leaf_hashes(before)), timezone.now())  # just before the newest
     response = Client().get(f"/api/v1/manifests/{newest.pk}/inclusion-proof", **auth)
     assert response.status_code == 409 and response.json()["error"]["code"] == "not_checkpointed"
+    assert 0 < int(response["Retry-After"]) <= log_checkpoints.ON_DEMAND_SECONDS  # a checkpoint was signed just now
+    assert LogCheckpoint.objects.count() == 1
     unsigned = f"/api/v1/manifests/{newest.pk}/inclusion-proof?tree_size={before + 1}"
     assert Client().get(unsigned, **auth).status_code == 404
+
+
+def test_before_any_checkpoint_asking_for_a_proof_signs_one(token):
+    manifest = Manifest.objects.order_by("sequence").last()
+    assert not LogCheckpoint.objects.exists()
+    response = Client().get(f"/api/v1/manifests/{manifest.pk}/inclusion-proof", HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert response.status_code == 200, response.content
+    answer, signed = response.json(), head(log_checkpoints.latest().note)
+    assert head(answer["checkpoint"]) == signed and signed.size == LogLeaf.objects.count()
+    proof = [base64.b64decode(h) for h in answer["proof"]]
+    assert merkle.verify_inclusion(
+        merkle.leaf_hash(manifest.body.encode()), answer["leaf_index"], signed.size, proof, signed.root
+    )
+
+
+def test_a_minute_after_the_last_checkpoint_asking_signs_one_that_holds_the_manifest(token):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from audit.ledger import tlog
+
+    newest, auth = Manifest.objects.order_by("sequence").last(), {"HTTP_AUTHORIZATION": f"Bearer {token}"}
+    before = newest.log_leaf.index
+    a_minute_ago = timezone.now() - timedelta(seconds=log_checkpoints.ON_DEMAND_SECONDS + 1)
+    log_checkpoints._signed(before, merkle.root(tlog.leaf_hashes(before)), a_minute_ago)
+    response = Client().get(f"/api/v1/manifests/{newest.pk}/inclusion-proof", **auth)
+    assert response.status_code == 200 and response.json()["tree_size"] == LogLeaf.objects.count()
+    assert LogCheckpoint.objects.count() == 2
 
 
 def test_it_answers_another_accounts_manifest_as_missing(token):

@@ -114,6 +114,7 @@ def test_an_idempotency_key_still_being_handled_is_409(client, token, tmp_path):
     )
     response = post_pdf(client, token, data, key="req-1")
     assert response.status_code == 409 and response.json()["error"]["code"] == "in_progress"
+    assert response["Retry-After"] == "1"
 
 
 @pytest.mark.parametrize(
@@ -213,8 +214,8 @@ def test_a_service_account_is_rate_limited_with_429(client, token, monkeypatch):
 
     cache.clear()
     monkeypatch.setattr(THROTTLE, "num_requests", 2)
-    statuses = [client.get("/api/v1/jobs/999", HTTP_AUTHORIZATION=f"Bearer {token}").status_code for _ in range(3)]
-    assert statuses[-1] == 429
+    answers = [client.get("/api/v1/jobs/999", HTTP_AUTHORIZATION=f"Bearer {token}") for _ in range(3)]
+    assert answers[-1].status_code == 429 and 1 <= int(answers[-1]["Retry-After"]) <= 60
 
 
 def test_the_openapi_document_describes_every_route_and_error(client):
@@ -225,9 +226,15 @@ def test_the_openapi_document_describes_every_route_and_error(client):
         "/api/v1/jobs/{job_id}",
         "/api/v1/manifests/{manifest_id}",
         "/api/v1/jobs/{job_id}/manifest",
+        "/api/v1/assets/{asset_id}",
     } <= set(document["paths"])
+    job = document["components"]["schemas"]["JobOut"]["properties"]
+    assert {"manifest_id", "case_label", "assets"} <= set(job)
     submit = document["paths"]["/api/v1/bundles"]["post"]["responses"]
     assert {"202", "400", "401", "409", "413", "422", "429", "507"} <= set(submit)
+    assert "Retry-After" in submit["409"]["headers"]
+    proof = document["paths"]["/api/v1/manifests/{manifest_id}/inclusion-proof"]["get"]["responses"]
+    assert "Retry-After" in proof["409"]["headers"]
 
 
 def test_an_admin_creates_a_service_account_and_sees_its_token_once(admin_client):
