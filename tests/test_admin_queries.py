@@ -20,6 +20,8 @@ HOSTILE = [
     "p=-1",
     "q=%00",
     "id__contains=%00",
+    "case_label=a%00b",
+    "created_at__from=2026-01-01%00",
 ]
 LISTS = [f"admin:{model._meta.app_label}_{model._meta.model_name}_changelist" for model in admin.site._registry]
 
@@ -35,6 +37,11 @@ def test_a_refused_lookup_says_why_in_the_admins_style(admin_client):
     page = response.content.decode()
     assert response.status_code == 400 and 'data-code="admin_lookup_refused"' in page
     assert "use its search box" in page and 'id="site-name"' in page
+
+
+def test_a_nul_in_the_address_is_refused_in_words(admin_client):
+    response = admin_client.get(reverse("admin:audit_finding_changelist") + "?name__contains=a%00")
+    assert response.status_code == 400 and 'data-code="admin_query_nul"' in response.content.decode()
 
 
 def test_the_same_lookup_outside_the_admin_is_not_its_business(client):
