@@ -77,8 +77,24 @@ class AssetInline(ReadOnlyInline):
 
 
 @admin.register(Asset)
-class AssetAdmin(NamedSearch, ReadOnlyAdmin):
+class AssetAdmin(NamedSearch, ExportableList, ReadOnlyAdmin):
     """Every stored image, newest first, by its bundle's file name; found by its bundle's names or its exact sha256."""
+
+    export_fields = (
+        "id",
+        "manifest__sequence",
+        "manifest__job__bundle__original_filename",
+        "manifest__job__bundle__case_label",
+        "page",
+        "index_on_page",
+        "name",
+        "sha256",
+        "size",
+        "width",
+        "height",
+        "content_type",
+        "attempt_number",
+    )
 
     list_display = (
         "image",
@@ -136,7 +152,21 @@ class NeedsReviewFilter(admin.SimpleListFilter):
 
 
 @admin.register(Manifest)
-class ManifestAdmin(NamedSearch, VerifiedColumn, ReadOnlyAdmin):
+class ManifestAdmin(NamedSearch, VerifiedColumn, ExportableList, ReadOnlyAdmin):
+    export_fields = (
+        "id",
+        "sequence",
+        "job",
+        "job__bundle__original_filename",
+        "job__bundle__case_label",
+        "correlation_id",
+        "extractor",
+        "extractor_version",
+        "page_count",
+        "sha256",
+        "key_id",
+        "created_at",
+    )
     list_display = (
         "sequence",
         "file_name",

@@ -322,8 +322,21 @@ class WebhookDeliveryInline(ReadOnlyInline):
 
 
 @admin.register(Alert)
-class AlertAdmin(ReadOnlyAdmin):
+class AlertAdmin(ExportableList, ReadOnlyAdmin):
     """Open alerts first; acknowledging one lets the same problem alert again later."""
+
+    export_fields = (
+        "id",
+        "kind",
+        "status",
+        "message",
+        "occurrences",
+        "first_seen",
+        "last_seen",
+        "acknowledged_by",
+        "acknowledged_at",
+        "link",
+    )
 
     list_display = ("last_seen", "status", "kind", "message", "occurrences", "where", "acknowledged_by")
     list_filter = ("status", "kind", ("last_seen", DateRangeFilter))

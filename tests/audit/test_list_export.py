@@ -148,6 +148,9 @@ def test_a_bad_export_address_is_refused_with_a_stable_code(client, fmt, query, 
         ("retentionevent", "Retention admin"),
         ("retentionpolicy", "Retention approver"),
         ("verificationrun", "Compliance staff"),
+        ("manifest", "Compliance staff"),
+        ("asset", "Compliance staff"),
+        ("alert", "Compliance staff"),
     ],
 )
 def test_every_list_a_compliance_officer_reads_exports(client, model, role):
@@ -162,6 +165,21 @@ def test_the_job_list_exports_its_rows(client, completed):
     )
     rows = json.loads(b"".join(response.streaming_content))
     assert [(row["bundle__original_filename"], row["status"]) for row in rows] == [("x.pdf", "completed")]
+
+
+def test_the_manifest_and_asset_lists_export_their_rows_by_file_name(client, completed):
+    from audit.models import Asset, Manifest
+
+    reader = as_role(client, "Compliance staff")
+    manifests = json.loads(
+        b"".join(reader.get(reverse("admin:audit_manifest_export", args=["json"])).streaming_content)
+    )
+    assert [(row["job__bundle__original_filename"], row["sha256"]) for row in manifests] == [
+        ("x.pdf", Manifest.objects.get().sha256)
+    ]
+    assets = json.loads(b"".join(reader.get(reverse("admin:audit_asset_export", args=["json"])).streaming_content))
+    assert sorted(row["sha256"] for row in assets) == sorted(Asset.objects.values_list("sha256", flat=True))
+    assert {row["manifest__job__bundle__original_filename"] for row in assets} == {"x.pdf"}
 
 
 @pytest.mark.parametrize(
