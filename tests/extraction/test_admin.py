@@ -254,3 +254,9 @@ def test_an_upload_whose_pdf_child_cannot_start_is_refused_after_one_more_try(ad
     assert "Refused (validator_crashed): The file could not be checked: the PDF validator failed twice" in page
     assert "You may send it again later." in page
     assert Rejection.objects.get().code == "validator_crashed" and not Bundle.objects.exists()
+
+
+def test_the_upload_page_leads_back_through_its_breadcrumbs(admin_client):
+    page = admin_client.get(reverse("admin:extraction_bundle_add")).content.decode()
+    changelist = reverse("admin:extraction_bundle_changelist")
+    assert '<div class="breadcrumbs">' in page and f'<a href="{changelist}">Bundles</a>' in page
