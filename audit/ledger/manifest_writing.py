@@ -89,7 +89,6 @@ def _document(job, report, ordered, names, position: int, attempt_number, at) ->
         "schema_version": manifests.SCHEMA_VERSION,
         "sequence": position,  # the leaf it will be: the one counter of a record's place (tlog.append checks)
         "key_id": signing.current_key_id(),
-        "correlation_id": bundle.correlation_id,
         "input": {
             "sha256": bundle.correlation_id,
             "size": bundle.size,

@@ -15,7 +15,9 @@ __all__ = ["SCHEMA_VERSION", "asset_name", "canonical_bytes", "manifest_name", "
 #    where a record stands. Schemas 1-3 counted manifests in a hash chain (sequence 1, 2, ... and the previous
 #    manifest's hash); those chains keep verifying (verification/verify.py, integrity.check_chain_head), frozen at
 #    the upgrade.
-SCHEMA_VERSION = 4
+# 5: the correlation id is stated once, as input.sha256 (what it is); schema 4 also had a top-level
+#    correlation_id with the same value.
+SCHEMA_VERSION = 5
 CHAINED = 3  # the newest schema that counted manifests in the hash chain
 
 EXTENSIONS = {"image/jpeg": "jpg", "image/png": "png", "image/tiff": "tif", "image/jp2": "jp2"}
