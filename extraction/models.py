@@ -30,7 +30,13 @@ def input_storage_name(sha256: str) -> str:
 
 
 class Bundle(models.Model):
-    """An accepted input PDF; the sha256 of its bytes is its correlation id."""
+    """An accepted input PDF; the sha256 of its bytes is its correlation id.
+
+    Its file name, submitter and case label are those of the submission that first brought the bytes, kept
+    here on purpose rather than read through a link: a bundle outlives its submissions (they go with their
+    service account, and the same bytes come again as more submissions, each with its own name and label),
+    and the lists' searches and a Submitter's visibility filter on these columns through one index each.
+    """
 
     correlation_id = models.CharField(max_length=64, unique=True, help_text="sha256 of the input bytes")
     size = models.BigIntegerField()
