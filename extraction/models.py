@@ -240,6 +240,19 @@ class Job(Wakeable, models.Model):
     def past_deadline(self) -> bool:
         return Job.objects.filter(pk=self.pk, deadline__lt=Now()).exists()
 
+    def rekey(self, token, version: str, key: str, provider_job_id: str) -> bool:
+        """Run by another extractor version than the one it was keyed to (a rolling upgrade): it becomes that
+        version's job (runner._keyed_to_what_ran). Raises IntegrityError when that version's job of the same bytes
+        and round exists already."""
+        with transaction.atomic():  # a refused key leaves the connection usable (PostgreSQL)
+            return update_if(
+                self,
+                Q(claim_token=token),
+                extractor_version=version,
+                idempotency_key=key,
+                provider_job_id=provider_job_id,
+            )
+
     def mark_submitted(self, provider_job_id: str, at=None) -> bool:
         # From unknown too: a submit that timed out is retried with the same key.
         return update_if(

@@ -15,6 +15,7 @@ from datetime import timedelta
 from functools import partial
 
 from django.conf import settings
+from django.db import IntegrityError
 from django.utils import timezone
 from requests import RequestException
 
@@ -24,7 +25,7 @@ from core.retry import backoff_delay, next_wait
 
 from . import completion, worker_stop
 from .intake import queue
-from .models import Attempt, Job, SubmissionSwitch
+from .models import Attempt, Job, SubmissionSwitch, idempotency_key
 from .pdf import WorkerStopping
 from .providers import ProviderError, get_provider
 from .providers.base import load_report, save_report
@@ -177,6 +178,9 @@ def _finish(job: Job, provider, worker: str, report, work_dir) -> str:
             report.error_code or report.state,
             report.error_message or f"The provider reports the job as {report.state}.",
         )
+    # The child that wrote the files says which extractor it was: its code may be newer than this worker's.
+    if not provider.remote and (refused := _keyed_to_what_ran(job, provider, report.meta.get("extractor_version"))):
+        return refused
     finished_at = timezone.now()  # the provider's work ended here: downloads come after
     if provider.remote:  # a failed download is retried later: the provider's end is kept from this try
         job.mark_provider_finished(at=finished_at)
@@ -188,6 +192,31 @@ def _finish(job: Job, provider, worker: str, report, work_dir) -> str:
     completion.complete_job(job, report, files, attempt_number=job.attempts_so_far())
     stores.remove_job_work_dir(job.pk)
     return "completed"
+
+
+def _keyed_to_what_ran(job: Job, provider, version: str | None) -> str | None:
+    """A job keyed to one extractor version whose files another wrote (a rolling upgrade, or code upgraded under a
+    running worker) becomes the job of the version that wrote them, so its manifest and output names state what ran;
+    never mislabelled. When that version's job of the same bytes and round exists already, this one fails and names
+    it. None to go on; otherwise the outcome."""
+    if not version or version == job.extractor_version:
+        return None
+    keyed = job.extractor_version
+    key = idempotency_key(job.bundle.correlation_id, job.extractor, version, job.generation)
+    try:
+        moved = job.rekey(job.claim_token, version, key, provider.job_id(key) if job.provider_job_id else "")
+    except IntegrityError:
+        other = Job.objects.filter(idempotency_key=key).values_list("pk", flat=True).first()
+        return _fail(
+            job,
+            "extractor_upgraded",
+            f"This job was keyed to extractor {keyed}, and this worker runs {version}: job {other} is the {version} "
+            "extraction of the same bytes.",
+        )
+    if not moved:
+        return "not-claimed"  # its claim was lost: the worker holding it decides
+    log.warning("job %s: keyed to extractor %s, run by %s: re-keyed to %s", job.pk, keyed, version, version)
+    return None
 
 
 def _fetched(job: Job, provider, worker: str, asset, work_dir):

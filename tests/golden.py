@@ -18,7 +18,7 @@ import django
 
 GOLDEN = Path(__file__).resolve().parent / "extraction" / "golden_outputs.json"
 FIX = (
-    "bump EXTRACTOR_VERSION in extraction/providers/local.py and regenerate with "
+    "bump EXTRACTOR_VERSION in extraction/pdf/versions.py and regenerate with "
     "`python -m tests.golden` (then commit tests/extraction/golden_outputs.json)"
 )
 

@@ -13,7 +13,7 @@ from .limits import Limits
 from .protocol import PARTIAL
 from .results import Extraction, WrittenImage
 from .validate import opened, page_tree, unreadable
-from .versions import libraries
+from .versions import EXTRACTOR_VERSION, libraries
 
 # A hostile file can draw a broken image a million times; the report stays readable.
 MAX_WARNINGS = 1000
@@ -34,7 +34,14 @@ def extract(path: str | Path, out_dir: str | Path, limits: Limits) -> Extraction
         read = source.flags()  # after every page was read: qpdf may repair the file while reading objects
     if len(warnings) > MAX_WARNINGS:
         warnings[MAX_WARNINGS:] = [f"... and {len(warnings) - MAX_WARNINGS} more warnings."]
-    return Extraction(pages=len(pages), assets=store.assets(), warnings=warnings, libraries=libraries(), **read)
+    return Extraction(
+        pages=len(pages),
+        assets=store.assets(),
+        warnings=warnings,
+        libraries=libraries(),
+        extractor_version=EXTRACTOR_VERSION,
+        **read,
+    )
 
 
 class AssetStore:

@@ -51,3 +51,4 @@ class Extraction:
     leading_bytes: int = 0
     # The versions of the libraries that wrote the files (versions.libraries(), in the child).
     libraries: dict[str, str] = field(default_factory=dict)
+    extractor_version: str = ""  # versions.EXTRACTOR_VERSION of the code that wrote the files

@@ -16,6 +16,19 @@ import PIL
 from PIL import features
 from zlib_ng import zlib_ng
 
+# Bumped whenever the bytes written for the same input can change (3.0: CMYK and inverted JPEGs, 16-bit,
+# Separation/DeviceN/Lab, JBIG2, annotation/pattern/soft-mask/Type3 images; 3.1: JPEG 2000 decoded where a
+# standard decoder reads it otherwise, with its codestream's dimensions; decoded JPEGs keep the PDF's ICC
+# profile; 3.2: a JPEG 2000 inside other filters decoded from its codestream, not by Pillow), so that
+# idempotency keys change with it. (Files that were refused and now open, their page
+# tree or encryption entry read past damage, changed no bytes written for any input accepted before.)
+# That includes an upgrade of pikepdf, qpdf, Pillow, pypdfium2 or zlib-ng that changes any output of the
+# test corpus: tests/extraction/test_golden_outputs.py fails until this is bumped. The libraries' own
+# versions are recorded in each manifest, not here, so that a release that changes no bytes keeps the keys.
+EXTRACTOR_VERSION = "3.2"
+# It lives beside the libraries' versions, in the PDF child's package, because the child reports it with the
+# files it wrote (the manifest states what ran, not what the job was keyed to; extraction/runner.py re-keys).
+
 # Pillow's own codecs: zlib writes the PNGs and TIFFs, libtiff the CCITT TIFFs, libjpeg and OpenJPEG decode.
 PILLOW_CODECS = {
     "zlib": "zlib",

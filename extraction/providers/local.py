@@ -7,19 +7,10 @@ from core import stores
 from core.limits import configured_limits
 from extraction import pdf
 from extraction.pdf.protocol import plain
+from extraction.pdf.versions import EXTRACTOR_VERSION
 
 from .base import JobReport, Provider, ProviderError, ReportedImage
 
-# Bumped whenever the bytes written for the same input can change (3.0: CMYK and inverted JPEGs, 16-bit,
-# Separation/DeviceN/Lab, JBIG2, annotation/pattern/soft-mask/Type3 images; 3.1: JPEG 2000 decoded where a
-# standard decoder reads it otherwise, with its codestream's dimensions; decoded JPEGs keep the PDF's ICC
-# profile; 3.2: a JPEG 2000 inside other filters decoded from its codestream, not by Pillow), so that
-# idempotency keys change with it. (Files that were refused and now open, their page
-# tree or encryption entry read past damage, changed no bytes written for any input accepted before.)
-# That includes an upgrade of pikepdf, qpdf, Pillow, pypdfium2 or zlib-ng that changes any output of the
-# test corpus: tests/extraction/test_golden_outputs.py fails until this is bumped. The libraries' own
-# versions are recorded in each manifest, not here, so that a release that changes no bytes keeps the keys.
-EXTRACTOR_VERSION = "3.2"
 READ_FLAGS = {"encrypted": False, "repaired": False, "leading_bytes": 0}  # how the input was read
 REPAIRED = (
     "The input was damaged (its cross-reference table, page tree or encryption entry) and was read "
@@ -35,7 +26,12 @@ class LocalProvider(Provider):
     version = EXTRACTOR_VERSION
 
     def start(self, job) -> str:
-        return f"local-{job.idempotency_key[:24]}"
+        return self.job_id(job.idempotency_key)
+
+    @staticmethod
+    def job_id(key: str) -> str:
+        """Derived from the job's key: there is no remote job, and a re-keyed job's id follows its key."""
+        return f"local-{key[:24]}"
 
     def check(self, job, work_dir: Path) -> JobReport:
         """The whole extraction, once a try: the runner keeps the final report (providers.base.save_report), so a
@@ -53,7 +49,12 @@ class LocalProvider(Provider):
             pages=result["pages"],
             assets=assets,
             warnings=warnings,
-            meta={"input": read, "libraries": result.get("libraries", {})},
+            meta={
+                "input": read,
+                "libraries": result.get("libraries", {}),
+                # As the child that wrote the files says (its code may be newer than this worker's).
+                "extractor_version": result.get("extractor_version", ""),
+            },
         )
 
     def fetch(self, job, asset: ReportedImage, work_dir: Path) -> Path:
