@@ -14,7 +14,7 @@ from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from audit.ledger import signing, timestamps, tlog
+from audit.ledger import signing, store_witness, timestamps, tlog
 from audit.models import LogCheckpoint
 from audit.retention import worm
 from audit.verifier import notes
@@ -39,14 +39,35 @@ def write_log_checkpoint(at=None) -> LogCheckpoint | None:
     return _signed(size, tlog.root(size), at)
 
 
+class CheckpointDiverged(store_witness.LedgerRollback):
+    """The output store holds a checkpoint of this size with another root: the store outlived the database."""
+
+    def __init__(self, size: int):
+        super().__init__(size)
+        self.message = (
+            f"The output store already holds a checkpoint of {size} leaves with another root hash: the database was "
+            "restored or lost transactions. Nothing is signed again; appends and intake are stopped."
+        )
+
+
 def _signed(size: int, root: bytes, at) -> LogCheckpoint | None:
-    text = notes.checkpoint_text(settings.PAGETRAIL_LOG_ORIGIN, size, root)
-    signing.cover(at)  # the key is published before anything it signs
-    note = notes.sign(text, settings.PAGETRAIL_LOG_ORIGIN, signing.private_key())
-    name, token = storage_name(size), _timestamp(note.encode())
-    _store_once(name, note.encode(), at)
-    if token:
-        _store_once(name + TOKEN, token, at)
+    name, text = storage_name(size), notes.checkpoint_text(settings.PAGETRAIL_LOG_ORIGIN, size, root)
+    if (held := _held(name)) is not None:
+        # Written before (and locked): a restored database signing the same size again. The same head signed
+        # then stands as it is stored; another head at that size is a history the store has seen and this
+        # database has not.
+        if not _same_head(held, text):
+            diverged = CheckpointDiverged(size)
+            store_witness.stop_appends(diverged)
+            raise diverged
+        note, token = held.decode(), _held(name + TOKEN) or b""
+    else:
+        signing.cover(at)  # the key is published before anything it signs
+        note = notes.sign(text, settings.PAGETRAIL_LOG_ORIGIN, signing.private_key())
+        token = _timestamp(note.encode())
+        _store_once(name, note.encode(), at)
+        if token:
+            _store_once(name + TOKEN, token, at)
     try:
         with transaction.atomic():
             return LogCheckpoint.objects.create(
@@ -54,6 +75,20 @@ def _signed(size: int, root: bytes, at) -> LogCheckpoint | None:
             )
     except IntegrityError:  # another worker signed this size first: its note stands
         return None
+
+
+def _same_head(note: bytes, text: str) -> bool:
+    try:
+        return notes.split(note.decode())[0] == text
+    except (UnicodeDecodeError, notes.NoteError):  # not even a note: nothing this database signed
+        return False
+
+
+def _held(name: str) -> bytes | None:
+    if not stores.outputs().exists(name):
+        return None
+    with stores.outputs().open(name, "rb") as fh:
+        return fh.read()
 
 
 def _store_once(name: str, data: bytes, at) -> None:

@@ -4,14 +4,17 @@ lost the last transactions) cannot sign a log position again."""
 import json
 
 import pytest
+from django.conf import settings
+from django.core.management import CommandError, call_command
 from django.db import connection
 from django.urls import reverse
 
 from audit.ledger import checkpoints as log_checkpoints
 from audit.ledger import recovery as ledger_recovery
-from audit.ledger import store_witness
-from audit.models import Alert, CaseMap, LogLeaf, Manifest, RecoveredRecord
+from audit.ledger import signing, store_witness
+from audit.models import Alert, CaseMap, LogCheckpoint, LogLeaf, Manifest, RecoveredRecord
 from audit.verification.verify import verify_all
+from audit.verifier import notes
 from core.stores import outputs
 from extraction.intake.staging import submit_bundle
 from extraction.kill_switch import set_submissions
@@ -166,3 +169,31 @@ def test_a_lost_record_that_does_not_check_out_is_not_re_imported(witnessed, tam
     with pytest.raises(ledger_recovery.RecoveryRefused):
         ledger_recovery.recover("ops", apply=True)
     assert not RecoveredRecord.objects.exists()
+
+
+def test_a_restored_database_signing_a_stored_checkpoint_again_keeps_the_stored_note(witnessed):
+    signed = log_checkpoints.write_log_checkpoint()
+    LogCheckpoint.objects.all().delete()  # restored from a dump taken before the checkpoint was recorded
+
+    again = log_checkpoints.write_log_checkpoint()
+
+    assert (again.tree_size, again.note) == (signed.tree_size, signed.note)
+    assert read_stored("outputs", again.storage_name) == signed.note.encode()
+    assert not Alert.objects.filter(kind=store_witness.KIND).exists()
+
+
+def test_a_stored_checkpoint_of_another_head_at_the_same_size_stops_signing_and_intake(witnessed):
+    size = LogLeaf.objects.count()
+    other = notes.checkpoint_text(settings.PAGETRAIL_LOG_ORIGIN, size, bytes(32))  # a history this database lacks
+    write_stored(
+        "outputs",
+        log_checkpoints.storage_name(size),
+        notes.sign(other, settings.PAGETRAIL_LOG_ORIGIN, signing.private_key()).encode(),
+    )
+
+    with pytest.raises(CommandError, match="another root hash"):
+        call_command("log_checkpoint")
+
+    assert not LogCheckpoint.objects.filter(tree_size=size).exists()
+    assert Alert.objects.filter(kind=store_witness.KIND).exists()
+    assert not SubmissionSwitch.submissions_open()

@@ -1,8 +1,8 @@
 from django.conf import settings
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from audit.ledger import checkpoints as log_checkpoints
-from audit.ledger import signing
+from audit.ledger import signing, store_witness
 from audit.verifier import notes
 
 
@@ -12,7 +12,10 @@ class Command(BaseCommand):
     )
 
     def handle(self, *args, **options):
-        checkpoint = log_checkpoints.write_log_checkpoint()
+        try:
+            checkpoint = log_checkpoints.write_log_checkpoint()
+        except store_witness.LedgerRollback as exc:  # a restored database: recover first (docs/operations.md)
+            raise CommandError(exc.message) from exc
         latest = checkpoint or log_checkpoints.latest()
         if latest is None:
             self.stdout.write("The log is empty: nothing to sign.")
