@@ -1,8 +1,13 @@
 """django-q2 entry points of the audit app (thin)."""
 
+import logging
+
 from audit.ledger import checkpoints as log_checkpoints
 from audit.retention import output_sweep
 from audit.verification import verify
+from core.logs import job_context
+
+log = logging.getLogger(__name__)
 
 
 def sweep_outputs() -> dict:
@@ -44,6 +49,12 @@ def deliver_webhook(alert_id: int, attempt: int) -> bool:
 
 
 def generate_previews(manifest_id: int) -> dict:
+    from audit.models import Manifest
     from audit.review.previews import generate_previews as generate
 
-    return generate(manifest_id)
+    # Its lines name the bundle and the job, as every other process's lines about them do.
+    ids = Manifest.objects.filter(pk=manifest_id).values_list("correlation_id", "job_id").first() or ("", None)
+    with job_context(*ids):
+        result = generate(manifest_id)
+        log.info("previews of manifest %s: %s", manifest_id, result)
+        return result

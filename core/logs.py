@@ -1,8 +1,9 @@
-"""Every log line written while handling a bundle or a job carries its correlation id and job id;
-secrets, tokens and presigned query strings never reach a log line."""
+"""Every log line written while handling a bundle or a job carries its correlation id and job id, every line its
+host; secrets, tokens and presigned query strings never reach a log line."""
 
 import logging
 import re
+import socket
 from collections.abc import Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -10,6 +11,10 @@ from types import MappingProxyType
 
 # Read-only default: a job's context is set whole, never changed in place.
 _context: ContextVar[Mapping] = ContextVar("pagetrail_log_context", default=MappingProxyType({}))
+
+HOST = socket.gethostname()  # several hosts write to one log store: each line says whose it is
+# What a request adds to the context (begin_request, carry) and end_request takes away again.
+REQUEST_FIELDS = ("request_id", "correlation_id", "job_id")
 
 SECRETS = [
     re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+"),
@@ -44,10 +49,16 @@ def begin_request(request_id: str) -> None:
     _context.set(MappingProxyType({**_context.get(), "request_id": request_id}))
 
 
+def carry(correlation_id: str, job_id: int | None = None) -> None:
+    """The rest of this request's lines name the bundle it turned out to be about (an upload, once hashed), the
+    web server's access line included: a request's ids last until end_request."""
+    _context.set(MappingProxyType({**_context.get(), "correlation_id": correlation_id, "job_id": job_id}))
+
+
 def end_request(**kwargs) -> None:
-    """Connected to request_finished (the server closing the answer)."""
-    if "request_id" in _context.get():
-        _context.set(MappingProxyType({k: v for k, v in _context.get().items() if k != "request_id"}))
+    """Connected to request_finished (the server closing the answer, after gunicorn wrote its access line)."""
+    if _context.get().keys() & set(REQUEST_FIELDS):
+        _context.set(MappingProxyType({k: v for k, v in _context.get().items() if k not in REQUEST_FIELDS}))
 
 
 def scrub(text: str) -> str:
@@ -76,10 +87,11 @@ class RefusalWithoutTraceback(logging.Filter):
 
 
 class ContextFilter(logging.Filter):
-    """Adds correlation_id, job_id and request_id to each record and scrubs its message (for every handler)."""
+    """Adds host, correlation_id, job_id and request_id to each record and scrubs its message (for every handler)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         context = _context.get()
+        record.host = HOST
         record.correlation_id = context.get("correlation_id", "")
         record.job_id = context.get("job_id")
         request_id = context.get("request_id", "")

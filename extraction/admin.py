@@ -11,6 +11,7 @@ from django.utils.html import format_html
 from core import display
 from core.admin_base import ReadOnlyAdmin, ReadOnlyInline
 from core.admin_filters import DateRangeFilter
+from core.logs import carry
 
 from .admin_accounts import BundleAccessInline  # and registers service accounts and their tokens
 from .intake import admin as intake_admin  # noqa: F401  (registers submissions and the page an upload lands on)
@@ -130,6 +131,7 @@ class BundleAdmin(NamedSearch):
         except TooLarge as refusal:  # recorded as it was cut off
             form.add_error("file", f"Refused ({refusal.code}): {refusal.message}")
             return None
+        carry(staged.sha256)  # this request's later lines, the access line included, name the upload
         submission = staging.receive(
             staged, filename=upload.name, submitted_by=who, case_label=form.cleaned_data["case_label"]
         )

@@ -15,6 +15,7 @@ from ninja import File, Query, Router, Schema, Status
 from ninja.files import UploadedFile
 
 from core.api import RowId, unknown_parameters_message
+from core.logs import carry
 
 from . import job_evidence
 from .accounts import IdempotencyRecord
@@ -115,6 +116,7 @@ def submit(request, file: File[UploadedFile] = None, case_label: str = ""):  # t
         staged = staging.stage(file or request, filename=getattr(file, "name", "body"), submitted_by=_who(request))
     except TooLarge as refusal:  # recorded as it was cut off
         return _refused(request, refusal.code, refusal.message)
+    carry(staged.sha256)  # this request's later lines, the access line included, name the upload
     key = request.headers.get("Idempotency-Key")
     if not key:
         return _received(request, staged, file, case_label)

@@ -1,14 +1,19 @@
 """Re-driving jobs and pending submissions from database state: the queue is only a wake-up call."""
 
+import logging
 from datetime import timedelta
 
 from django.conf import settings
 from django.utils import timezone
 
+from core.logs import job_context
+
 from .intake import decision
 from .intake.queue import enqueue_job
 from .models import Attempt, Job, SubmissionSwitch
 from .signals import alert_about
+
+log = logging.getLogger(__name__)
 
 
 def reconcile(at=None) -> dict:
@@ -38,10 +43,12 @@ def _alert_newly_late(at=None) -> None:
 def wake(jobs, at=None) -> int:
     """Enqueue one wake-up call per job (guarded, so concurrent reconcilers do not double up)."""
     woken = 0
-    for job in jobs.distinct():
+    for job in jobs.select_related("bundle").distinct():
         if job.mark_woken(at):
             enqueue_job(job.pk)
             woken += 1
+            with job_context(job.bundle.correlation_id, job.pk):
+                log.info("re-drove job %s (%s)", job.pk, job.status)
     return woken
 
 

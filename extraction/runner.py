@@ -80,6 +80,7 @@ def _run(job: Job, worker: str, sleep, rng) -> str:
     token = job.claim(worker)
     if token is None:
         return "not-claimed"
+    log.info("job %s: claimed by %s (%s)", job.pk, worker, job.status)
     with worker_stop.holding(partial(_wake_later, job, token, 0.0, HANDED_BACK)):
         return _drive(job, worker, token, sleep, rng)
 

@@ -450,13 +450,14 @@ LOGGING = {
     "formatters": {
         "plain": {
             "format": (
-                "%(asctime)s %(levelname)s %(name)s [%(correlation_id).16s job=%(job_id)s%(request_tag)s] %(message)s"
+                "%(asctime)s %(host)s %(levelname)s %(name)s [%(correlation_id).16s job=%(job_id)s%(request_tag)s] "
+                "%(message)s"
             )
         },
         "json": {
             "()": "pythonjsonlogger.json.JsonFormatter",
             "fmt": "%(asctime)s %(levelname)s %(name)s %(correlation_id)s %(job_id)s %(request_id)s %(message)s "
-            "%(process)d",
+            "%(host)s %(process)d",
             "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
         },
     },

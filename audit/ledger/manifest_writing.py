@@ -1,6 +1,7 @@
 """Writing the evidence of a completed job: assets first, then the manifest and its rows in extraction's commit."""
 
 import hashlib
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,6 +16,8 @@ from audit.review.flags import flag_provider_warnings
 from core import stores
 from extraction.models import Job
 from extraction.providers import JobReport, ProviderError, ReportedImage
+
+log = logging.getLogger(__name__)
 
 
 @contextmanager
@@ -69,6 +72,9 @@ class Evidence:
         signing.cover(at)  # a key published now is a leaf of its own, before this manifest's
         document = _document(job, self.report, self.ordered, self.names, tlog.leaf_count(), self.attempt_number, at)
         manifest = _write(job, document, self.ordered, self.names, self.attempt_number, at, self.written)
+        transaction.on_commit(
+            lambda: log.info("job %s: manifest %s durable, ledger leaf %s", job.pk, manifest.pk, manifest.sequence)
+        )
         transaction.on_commit(lambda: previews.enqueue(manifest.pk))  # rendered by a worker, never the request
         flag_provider_warnings(manifest, self.report.warnings)
 

@@ -150,7 +150,8 @@ def accept(accepted: validation.Accepted, submission: Submission, at) -> None:
         bundle = _bundle_of(accepted, submission, at)
         job, created = rounds.job_for(bundle, submission.account_id, at)
         submission.mark_accepted(job, created, at)
-    log.info("accepted %s as job %s (new: %s)", bundle.correlation_id, job.pk, created)
+    with job_context(bundle.correlation_id, job.pk):
+        log.info("submission %s accepted as job %s (new: %s)", submission.pk, job.pk, created)
 
 
 def _bundle_of(accepted: validation.Accepted, submission: Submission, at) -> Bundle:
@@ -225,4 +226,6 @@ def redrive(at=None) -> int:
         if submission.mark_woken(at):
             queue.enqueue_decision(submission)
             woken += 1
+            with job_context(submission.sha256):
+                log.info("re-drove submission %s (its worker died or its task was lost)", submission.pk)
     return woken
