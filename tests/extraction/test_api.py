@@ -199,7 +199,7 @@ def test_it_reports_a_job_and_serves_its_manifest_bytes_with_their_hash(client, 
     response = client.get(job["manifest_url"], **auth)
     manifest = Manifest.objects.get()
     assert response.content == manifest.body.encode() and response["X-Manifest-SHA256"] == manifest.sha256
-    assert json.loads(response.content)["correlation_id"] == job["correlation_id"]
+    assert json.loads(response.content)["input"]["sha256"] == job["correlation_id"]
 
 
 def test_an_unknown_job_is_a_json_404(client, token):
