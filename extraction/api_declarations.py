@@ -23,7 +23,9 @@ SUBMIT = {
     "requestBody": {
         "required": True,
         "content": {
-            "multipart/form-data": {"schema": {"required": ["file"], "properties": {"file": PDF}}},
+            "multipart/form-data": {
+                "schema": {"title": "BundleUpload", "required": ["file"], "properties": {"file": PDF}}
+            },
             "application/pdf": {"schema": PDF},
         },
     },
