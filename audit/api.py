@@ -4,42 +4,60 @@ from django.http import HttpResponse, HttpResponseBase, JsonResponse
 from django.shortcuts import get_object_or_404
 from ninja import Router
 
+from audit.ledger.manifest_schema import MANIFEST, SHA256
 from audit.models import Asset, Manifest
 from core import stores
 from core.api import IF_NONE_MATCH, NOT_MODIFIED, VALIDATORS, RowId, not_modified, validated
 from extraction.models import Job
 
 router = Router(tags=["manifests"])
-BYTES = {
-    "description": "The canonical manifest bytes. Headers: X-Manifest-SHA256 (their sha256), "
-    "X-Manifest-Signature (hex Ed25519; 64 digits: HMAC-SHA256, early manifests), X-Manifest-Key-Id; "
-    "ETag (the sha256) and Last-Modified.",
-    "content": {"application/json": {"schema": {"type": "object"}}},
-    "headers": VALIDATORS,
+HEX = {"type": "string", "pattern": "^[0-9a-f]+$"}
+SIGNED = {
+    "X-Manifest-SHA256": {"description": "The sha256 of the body's bytes.", "required": True, "schema": SHA256},
+    "X-Manifest-Signature": {
+        "description": "Ed25519 signature of the body's exact bytes, hex (128 digits), by the key X-Manifest-Key-Id "
+        "names; its public key is published at /signing-keys.json. 64 digits: an HMAC-SHA256 of a manifest signed "
+        "before the move to Ed25519 (its secret is the operator's: an auditor checks it with the offline verifier).",
+        "required": True,
+        "schema": {**HEX, "minLength": 64, "maxLength": 128},
+    },
+    "X-Manifest-Key-Id": {"description": "The signing key's id.", "required": True, "schema": {"type": "string"}},
 }
 ERROR = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}}}
+PRECONDITION = {"description": "`precondition_failed`: an If-Match the bytes' ETag does not match.", **ERROR}
 RESPONSES = {
-    200: BYTES,
+    200: {
+        "description": "The canonical manifest bytes (sorted keys, no whitespace, ASCII): verify the Ed25519 "
+        "X-Manifest-Signature over them exactly as received, before parsing.",
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Manifest"}}},
+        "headers": {**SIGNED, **VALIDATORS},
+    },
     304: NOT_MODIFIED,
-    400: {"description": "The id is not a number.", **ERROR},
-    401: {"description": "No valid service-account token.", **ERROR},
     404: {"description": "No such manifest (yet), or not one of this account's.", **ERROR},
-    429: {"description": "Too many requests for this service account.", **ERROR},
+    412: PRECONDITION,
 }
 ASSET_RESPONSES = {
     200: {
-        "description": "The stored image's bytes, as extracted. Header: X-Asset-SHA256 (their sha256, as the job's "
-        "`assets` and its manifest name it).",
+        "description": "The stored image's bytes, as extracted, as an attachment.",
         "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}},
-        "headers": VALIDATORS,
+        "headers": {
+            "X-Asset-SHA256": {
+                "description": "Their sha256, as the job's `assets` and its manifest name it.",
+                "required": True,
+                "schema": SHA256,
+            },
+            "Content-Disposition": {"description": "attachment, with the file's name.", "schema": {"type": "string"}},
+            "X-Content-Type-Options": {"description": "nosniff.", "schema": {"type": "string"}},
+            **VALIDATORS,
+        },
     },
     304: NOT_MODIFIED,
-    400: RESPONSES[400],
-    401: RESPONSES[401],
     404: {"description": "No such asset, or not one of a job this account may read.", **ERROR},
     410: {"description": "`removed`: retention has deleted the stored image; its record stays.", **ERROR},
-    429: RESPONSES[429],
+    412: PRECONDITION,
 }
+# The body's schema, for the document's components (portal/api.py).
+SCHEMAS = {"Manifest": MANIFEST}
 
 
 def manifest_response(request, manifest: Manifest) -> HttpResponseBase:
@@ -57,6 +75,8 @@ def manifest_response(request, manifest: Manifest) -> HttpResponseBase:
     openapi_extra={"parameters": [IF_NONE_MATCH], "responses": RESPONSES},
 )
 def get_manifest(request, manifest_id: RowId):
+    """The manifest's exact signed bytes: X-Manifest-Signature is an Ed25519 signature over them by the key
+    X-Manifest-Key-Id names, published at /signing-keys.json."""
     return manifest_response(request, get_object_or_404(visible_to(request.auth), pk=manifest_id))
 
 
@@ -66,6 +86,7 @@ def get_manifest(request, manifest_id: RowId):
     openapi_extra={"parameters": [IF_NONE_MATCH], "responses": RESPONSES},
 )
 def get_job_manifest(request, job_id: RowId):
+    """As `get_manifest`, found by its job: 404 until the job is completed."""
     return manifest_response(request, get_object_or_404(visible_to(request.auth), job_id=job_id))
 
 

@@ -28,8 +28,21 @@ IF_NONE_MATCH = {
     "schema": {"type": "string"},
 }
 VALIDATORS = {
-    "ETag": {"description": "The sha256 of the bytes, quoted.", "schema": {"type": "string"}},
-    "Last-Modified": {"description": "When the bytes were written (HTTP date).", "schema": {"type": "string"}},
+    "ETag": {
+        "description": "The sha256 of the bytes, quoted.",
+        "required": True,
+        "schema": {"type": "string", "pattern": '^"[0-9a-f]{64}"$'},
+    },
+    "Last-Modified": {
+        "description": "When the bytes were written (HTTP date).",
+        "required": True,
+        "schema": {"type": "string"},
+    },
+    "Cache-Control": {
+        "description": "private, no-cache: keep the bytes, ask again before using them (retention may delete them).",
+        "required": True,
+        "schema": {"type": "string"},
+    },
 }
 NOT_MODIFIED = {"description": "Not modified: the If-None-Match ETag is still the resource's.", "headers": VALIDATORS}
 

@@ -4,6 +4,7 @@ Intake is exactly the admin's: the request stages the bytes and answers 202 with
 worker decides; errors are JSON `{"error": {"code", "message"}}` with a stable code.
 """
 
+from enum import StrEnum
 from typing import Annotated
 
 from django.db import IntegrityError, transaction
@@ -17,7 +18,7 @@ from ninja.files import UploadedFile
 from core.api import RowId, unknown_parameters_message
 from core.logs import carry
 
-from . import job_evidence
+from . import api_declarations, job_evidence
 from .accounts import IdempotencyRecord
 from .intake import staging
 from .intake.validation import TooLarge
@@ -26,6 +27,12 @@ from .uploads import too_large
 
 REFUSAL_STATUS = {"too_large": 413}  # the refusals the web tier decides itself; the rest are the worker's
 router = Router(tags=["bundles and jobs"])
+# The models' states under names of their own, so that a generated client gets `JobState` and `SubmissionState`
+# enums (the models' classes would both be published as a bare `Status` and `State`).
+JobState = StrEnum("JobState", {s.name: s.value for s in Job.Status})  # type: ignore[misc]
+SubmissionState = StrEnum("SubmissionState", {s.name: s.value for s in Submission.State})  # type: ignore[misc]
+# A longer label is a 400, never a database error (PostgreSQL refuses what SQLite would have kept).
+CaseLabel = Annotated[str, Query(max_length=Submission._meta.get_field("case_label").max_length)]
 
 
 class ErrorBody(Schema):
@@ -48,7 +55,7 @@ class AssetOut(Schema):
 
 class JobOut(Schema):
     id: int
-    state: str
+    state: JobState
     case_label: str
     provider: str
     correlation_id: str
@@ -67,7 +74,7 @@ class JobOut(Schema):
 
 class SubmissionOut(Schema):
     id: int
-    state: str
+    state: SubmissionState
     status_url: str
     correlation_id: str
     size: int
@@ -79,25 +86,23 @@ class SubmissionOut(Schema):
     retryable: bool
 
 
-# 507: the upload could not be stored (a full or read-only temp); nothing was kept, the same request may pass later.
-ERRORS = {code: ErrorOut for code in (400, 401, 404, 409, 411, 413, 422, 429, 507)}
+def errors(*codes: int) -> dict:
+    """The error answers an operation declares beyond those every operation shares (portal/api_edges.py)."""
+    return {code: ErrorOut for code in codes}
 
 
 def error(request, status: int, code: str, message: str) -> Status:
     return Status(status, {"error": {"code": code, "message": message}})
 
 
-RETRY_AFTER = {"Retry-After": {"description": "Seconds to wait before trying again.", "schema": {"type": "integer"}}}
-
-
 @router.post(
     "/bundles",
-    response={202: SubmissionOut, **ERRORS},
+    response={202: SubmissionOut, **errors(400, 409, 411, 413, 422, 507)},
     summary="Submit a PDF bundle",
-    openapi_extra={"responses": {409: {"headers": RETRY_AFTER}}},
+    openapi_extra=api_declarations.SUBMIT,
 )
 # The schema is made from the annotation: `| None` would publish the file part as nullable, so the default says it.
-def submit(request, file: File[UploadedFile] = None, case_label: str = ""):  # type: ignore[assignment]
+def submit(request, file: File[UploadedFile] = None, case_label: CaseLabel = ""):  # type: ignore[assignment]
     """A multipart `file` part, or the raw PDF as the body with `Content-Type: application/pdf`.
     Answers 202 with a submission that an intake worker validates: poll its `status_url` until it is
     `accepted` (with its job) or `refused` (with a code). The same bytes again from this account are given its
@@ -133,7 +138,7 @@ def submit(request, file: File[UploadedFile] = None, case_label: str = ""):  # t
 
 @router.get(
     "/submissions/{submission_id}",
-    response={200: SubmissionOut, **ERRORS},
+    response={200: SubmissionOut, **errors(404)},
     summary="A submission's state: pending, accepted (with its job) or refused",
 )
 def get_submission(request, submission_id: RowId):
@@ -239,17 +244,18 @@ class JobPage(Schema):
 
 
 PAGE_MAX = 200
+OFFSET_MAX = 2**63 - 1 - PAGE_MAX  # the database counts rows in 64 bits: past that a page is a 400, not a 500
 
 
-@router.get("/jobs", response={200: JobPage, **ERRORS}, summary="The caller's jobs, newest first")
+@router.get("/jobs", response={200: JobPage, **errors(400)}, summary="The caller's jobs, newest first")
 def list_jobs(
     request,
-    state: Job.Status | None = None,
+    state: JobState | None = None,
     correlation_id: str = "",
-    case_label: str = "",
+    case_label: CaseLabel = "",
     since: str = "",
     limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = 50,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=OFFSET_MAX)] = 0,
 ):
     """Only jobs of bundles this service account submitted; filter by `state`, `correlation_id`, `case_label`
     (exactly as submitted) and `since` (enqueued at or after, ISO 8601); `next` is the URL of the following page,
@@ -285,7 +291,7 @@ def list_jobs(
     }
 
 
-@router.get("/jobs/{job_id}", response={200: JobOut, **ERRORS}, summary="A job's state and timings")
+@router.get("/jobs/{job_id}", response={200: JobOut, **errors(404)}, summary="A job's state and timings")
 def get_job(request, job_id: RowId):
     """404 also for another account's job: whether it exists is not the caller's to know."""
     return job_document(get_object_or_404(Job.objects.visible_to(request.auth).select_related("bundle"), pk=job_id))

@@ -11,6 +11,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
 from ninja.throttling import AuthRateThrottle
 
+from audit.api import SCHEMAS as MANIFEST_SCHEMAS
 from audit.api import router as manifests
 from audit.ledger.api import router as transparency_log
 from extraction.accounts import ServiceAccount
@@ -31,7 +32,13 @@ class TokenAuth(HttpBearer):
 
 class PagetrailAPI(NinjaAPI):
     def get_openapi_schema(self, **kwargs):
-        return declare_edges(super().get_openapi_schema(**kwargs))
+        document = declare_edges(super().get_openapi_schema(**kwargs))
+        document["components"]["schemas"].update(MANIFEST_SCHEMAS)  # declared as JSON Schema, not a pydantic model
+        return document
+
+    def get_openapi_operation_id(self, operation) -> str:
+        """The view's own name (`submit`, `get_job`): a generated client's functions are named after it."""
+        return operation.view_func.__name__
 
 
 class ClientRateThrottle(AuthRateThrottle):

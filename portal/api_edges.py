@@ -5,8 +5,10 @@ A request's `X-Request-Id` (letters, digits and `._:-`, at most 200) is echoed; 
 a new one, so a client and the logs (every line written while it is handled says `req=<id>`) name the same request.
 """
 
+import copy
 import re
 import uuid
+from http import HTTPStatus
 
 from django.core.signals import request_finished
 from django.http import HttpResponse, HttpResponseBase, StreamingHttpResponse
@@ -77,31 +79,68 @@ HEADER = {"schema": {"type": "string"}}
 # Not declared as a request header: schemathesis would then send "invalid" ones, which are replaced, not refused.
 REQUEST_ID_HEADER = {
     "description": "The request's own X-Request-Id (letters, digits and ._:- up to 200), else a new one.",
-    **HEADER,
+    "required": True,
+    "schema": {"type": "string", "pattern": REQUEST_ID.pattern.join("^$")},
 }
 WWW_AUTHENTICATE = {
     "description": 'Bearer realm="pagetrail", and for a refused token error="invalid_token" with '
     "error_description saying it is expired, revoked or unknown.",
+    "required": True,
     **HEADER,
 }
-
-RETRY_AFTER = {"description": "Seconds until this account may send again.", "schema": {"type": "integer"}}
+RETRY_AFTER = {
+    "description": "Seconds until this account may send again.",
+    "required": True,
+    "schema": {"type": "integer", "minimum": 1},
+}
+# draft-ietf-httpapi-ratelimit-headers: the quota left and the policies, on the answers of throttled operations.
+RATE_LIMIT = {
+    "RateLimit": {"description": 'The quota left in each policy\'s window, e.g. `"default";r=50;t=30`.', **HEADER},
+    "RateLimit-Policy": {"description": 'The policies in force, e.g. `"default";q=100;w=60`.', **HEADER},
+}
+ALLOW = {"description": "The methods this route takes (HEAD wherever GET is).", "required": True, **HEADER}
+ERROR = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}}}
+# What any operation may answer, whatever it is: a Host or request this server refuses, a method the route does not
+# take, too many requests, our own bug.
+EVERY_OPERATION = {
+    "400": "`bad_request` (a malformed request), `bad_host` (a Host this server does not answer for).",
+    "405": "`method_not_allowed`: a method this route does not take.",
+    "429": "`rate_limited`: too many requests; Retry-After says when to send again.",
+    "500": "`internal_error`: Pagetrail failed to handle the request; it has been logged (no traceback here).",
+}
+UNAUTHENTICATED = "`unauthenticated`: no service-account token, or an expired, revoked or unknown one."
+HEADERS_BY_STATUS = {
+    "401": {"WWW-Authenticate": WWW_AUTHENTICATE},
+    "405": {"Allow": ALLOW},
+    "429": {"Retry-After": RETRY_AFTER},
+}
 
 
 def declare_edges(document: dict) -> dict:
-    """What every answer carries, in the document: the request id, WWW-Authenticate on 401, Retry-After on 429
+    """What every answer carries, in the document: the refusals any operation may answer (and 401 where a token is
+    asked for), the request id and rate-limit headers, WWW-Authenticate on 401, Allow on 405, Retry-After on 429
     (portal/api.py), and a HEAD operation beside each GET (its headers, no body)."""
+    document = copy.deepcopy(document)  # the operations' declarations are module constants, shared between them
     for methods in document.get("paths", {}).values():
         for operation in methods.values():
-            for status, response in operation.get("responses", {}).items():
-                response.setdefault("headers", {})["X-Request-Id"] = REQUEST_ID_HEADER
-                if str(status) == "401":
-                    response["headers"]["WWW-Authenticate"] = WWW_AUTHENTICATE
-                if str(status) == "429":
-                    response["headers"]["Retry-After"] = RETRY_AFTER
+            declare_refusals(operation)
+            for status, response in operation["responses"].items():
+                headers = response.setdefault("headers", {})
+                headers.update({"X-Request-Id": REQUEST_ID_HEADER, **RATE_LIMIT, **HEADERS_BY_STATUS.get(status, {})})
         if "get" in methods:
             methods["head"] = head_of(methods["get"])
     return document
+
+
+def declare_refusals(operation: dict) -> None:
+    responses = operation.setdefault("responses", {})
+    for status in list(responses):
+        responses[str(status)] = responses.pop(status)
+    every = {**EVERY_OPERATION, **({"401": UNAUTHENTICATED} if operation.get("security") else {})}
+    for status, description in every.items():
+        response = responses.setdefault(status, {"description": description, **ERROR})
+        if response.get("description") == HTTPStatus(int(status)).phrase:  # django-ninja's word for it: ours says more
+            response["description"] = description
 
 
 def head_of(get: dict) -> dict:

@@ -22,6 +22,7 @@ from core.api import RowId, unknown_parameters_message
 
 router = Router(tags=["transparency log"])
 ERROR = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}}}
+RETRY = {"type": "integer", "minimum": 1}
 PROOF_HASHES = {"type": "array", "items": {"type": "string", "format": "byte"}}
 DECIMAL = re.compile(r"[1-9][0-9]{0,18}")
 
@@ -141,10 +142,11 @@ INCLUSION = {
         "description": "`not_checkpointed`: no signed checkpoint holds the manifest yet. Without `tree_size`, "
         "asking signs one (at most one a minute): Retry-After says when to ask again. With a `tree_size` "
         "whose checkpoint does not hold the manifest, ask without one.",
-        "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer"}}},
+        "headers": {"Retry-After": {"description": "Seconds to wait (asked without `tree_size`).", "schema": RETRY}},
         **ERROR,
     },
     429: {"description": "Too many requests for this service account.", **ERROR},
+    507: {"description": "`storage_unavailable`: the checkpoint signed on demand could not be stored.", **ERROR},
 }
 
 

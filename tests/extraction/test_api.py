@@ -335,6 +335,17 @@ def test_a_misspelt_filter_is_a_400_naming_it(client, token):
     assert response.status_code == 400 and "status" in response.json()["error"]["message"]
 
 
+def test_a_page_past_what_the_database_counts_is_a_400_not_a_500(client, token):
+    response = client.get(f"/api/v1/jobs?offset={2**79}", HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert response.status_code == 400 and "offset" in response.json()["error"]["message"]
+
+
+def test_a_case_label_longer_than_its_column_is_a_400_before_anything_is_kept(client, token, tmp_path):
+    response = post_pdf(client, token, pdfs.mixed(tmp_path).read_bytes(), QUERY_STRING="case_label=" + "c" * 201)
+    assert response.status_code == 400 and "case_label" in response.json()["error"]["message"]
+    assert not Submission.objects.exists()
+
+
 # ---------- each account sees only its own submissions ----------
 
 
