@@ -1,6 +1,7 @@
 """The manifest body as a JSON Schema (2020-12, as OpenAPI 3.1 reads it): what the API declares a manifest to be.
 
-It describes every schema version a deployment may still serve (1-3 name `previous_sha256`; 4 on do not), and
+It describes every schema version a deployment may still serve (1-3 name `previous_sha256`; 4 on do not; 1-4 repeat
+the correlation id as a top-level `correlation_id`, 5 on state it once as `input.sha256`), and
 nothing more: a field the writer (manifest_writing.py) adds without adding it here fails the test that validates
 the pipeline's real manifests against the served document.
 """
@@ -45,8 +46,7 @@ ASSET = closed(
 )
 
 MANIFEST = closed(
-    ["schema_version", "sequence", "key_id", "correlation_id", "input", "extractor", "job", "assets", "warnings"]
-    + ["created_at"],
+    ["schema_version", "sequence", "key_id", "input", "extractor", "job", "assets", "warnings", "created_at"],
     {
         "schema_version": {"type": "integer", "minimum": 1},
         "sequence": {
@@ -57,7 +57,7 @@ MANIFEST = closed(
         },
         "previous_sha256": {**SHA256, "description": "Schemas 1-3 only: the sha256 of the manifest before it."},
         "key_id": {"type": "string", "description": "The key that signed it (X-Manifest-Key-Id)."},
-        "correlation_id": SHA256,
+        "correlation_id": {**SHA256, "description": "Schemas 1-4 only: input.sha256 again."},
         "input": closed(
             ["sha256", "size", "page_count"],
             {

@@ -190,7 +190,7 @@ def test_each_manifest_is_signed_with_a_published_ed25519_key_and_matches_the_de
         signature = bytes.fromhex(headers["X-Manifest-Signature"])
         Ed25519PublicKey.from_public_bytes(public[headers["X-Manifest-Key-Id"]]).verify(signature, body)  # or raises
         assert isinstance(answer.parsed, integrator.models.Manifest)
-        assert answer.parsed.correlation_id == job.correlation_id and list(declared.iter_errors(json.loads(body))) == []
+        assert answer.parsed.input_.sha256 == job.correlation_id and list(declared.iter_errors(json.loads(body))) == []
 
 
 def test_each_asset_has_the_sha256_its_job_names_and_is_not_sent_twice(run):
