@@ -1,7 +1,6 @@
 """The upstream services' API at /api/v1/: token auth, rate limits, JSON errors, a generated OpenAPI document."""
 
 import logging
-import math
 
 from django.conf import settings
 from django.http import Http404, JsonResponse
@@ -9,7 +8,6 @@ from django.http.multipartparser import MultiPartParserError
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
-from ninja.throttling import AuthRateThrottle
 
 from audit.api import router as manifests
 from audit.ledger.api import router as transparency_log
@@ -17,8 +15,8 @@ from extraction.accounts import ServiceAccount
 from extraction.api import router as bundles
 from extraction.uploads import discard_part_written
 from portal.api_edges import declare_edges
-from portal.clients import client_address
 from portal.errors import REFUSED, refused
+from portal.rate_limits import ClientRateThrottle, retry_after
 
 
 class TokenAuth(HttpBearer):
@@ -34,19 +32,9 @@ class PagetrailAPI(NinjaAPI):
         return declare_edges(super().get_openapi_schema(**kwargs))
 
 
-class ClientRateThrottle(AuthRateThrottle):
-    """Per service account; a caller without one (the public log endpoints) per client address.
-
-    django-ninja's own address would be the raw X-Forwarded-For, which the caller writes: a new header on each
-    request would make each one a new caller.
-    """
-
-    def get_ident(self, request) -> str:
-        return client_address(request)
-
-
 log = logging.getLogger(__name__)
-THROTTLE = ClientRateThrottle(settings.PAGETRAIL_API_RATE)  # in Django's cache: shared by every process and host
+# In Django's cache: shared by every process and host.
+THROTTLE = ClientRateThrottle(submissions=settings.PAGETRAIL_API_RATE, reads=settings.PAGETRAIL_API_READ_RATE)
 api = PagetrailAPI(
     title="Pagetrail API",
     version="1",
@@ -95,8 +83,7 @@ def not_found(request, exc):
 def http_error(request, exc):
     if exc.status_code == 429:
         answer = error(request, 429, "rate_limited", "Too many requests for this service account; slow down.")
-        wait = getattr(exc, "wait", None)  # ninja's Throttled: when the oldest counted request leaves the window
-        answer["Retry-After"] = str(max(1, math.ceil(wait))) if wait else "1"
+        answer["Retry-After"] = str(retry_after(request))
         return answer
     return error(request, exc.status_code, "bad_request", str(exc))
 

@@ -169,7 +169,9 @@ def inclusion_proof(request, manifest_id: RowId, size: Query[TreeSize]):
         checkpoint = log_checkpoints.latest()
     proof = proofs.inclusion(leaf, checkpoint) if leaf is not None and checkpoint is not None else None
     if proof is None:
-        return refused(409, "not_checkpointed", "That checkpoint does not hold this manifest; ask without tree_size.")
+        answer = refused(409, "not_checkpointed", "That checkpoint does not hold this manifest; ask without tree_size.")
+        answer["Retry-After"] = str(log_checkpoints.ON_DEMAND_SECONDS)  # a newer checkpoint may hold it by then
+        return answer
     return {"manifest": manifest.pk, **proof}
 
 
