@@ -11,6 +11,7 @@ from ninja.security import HttpBearer
 
 from audit.api import router as manifests
 from audit.ledger.api import router as transparency_log
+from core.api import error_body
 from extraction.accounts import ServiceAccount
 from extraction.api import router as bundles
 from extraction.uploads import discard_part_written
@@ -90,9 +91,33 @@ def http_error(request, exc):
 
 @api.exception_handler(ValidationError)
 def invalid(request, exc):
-    """Where and what, for each problem ("query first: ..."); never the input itself, which may be anything."""
-    problems = "; ".join(f"{' '.join(map(str, e.get('loc', ())))}: {e.get('msg', '')}" for e in exc.errors)
-    return error(request, 400, "bad_request", f"The request is not well-formed: {problems}"[:500])
+    """The first problem as a sentence naming its field, and the field itself (`parameter`, or a `pointer` into a
+    JSON body); never the input, which may be anything."""
+    problem = exc.errors[0] if exc.errors else {}
+    place, *path = [str(part) for part in problem.get("loc", ())] or ["request"]
+    where = {"pointer": json_pointer(path[1:])} if place == "body" else {"parameter": ".".join(path)}
+    name = ".".join(path) or place
+    message = f"The {PLACES.get(place, place)} '{name[:100]}' {problem_said(problem)}."
+    if len(exc.errors) > 1:
+        message += f" ({len(exc.errors) - 1} more problem(s) in this request.)"
+    return api.create_response(request, error_body("bad_request", message, **where), status=400)
+
+
+PLACES = {"query": "query parameter", "path": "path parameter", "header": "header", "body": "body field"}
+PLACES |= {"form": "form field", "file": "multipart part", "cookie": "cookie"}
+
+
+def problem_said(problem: dict) -> str:
+    """pydantic's words for a problem ("Input should be a valid integer", "Value error, ..."), as a predicate."""
+    if problem.get("type") == "missing":
+        return "is required"
+    said = str(problem.get("msg", "is not valid")).removeprefix("Value error, ").rstrip(".")
+    return f"is not valid: {said[:1].lower()}{said[1:]}"[:300]
+
+
+def json_pointer(path: list[str]) -> str:
+    """RFC 6901: each step with ~ written ~0 and / written ~1 (the body's own parameter name is left off)."""
+    return "".join("/" + step.replace("~", "~0").replace("/", "~1") for step in path)
 
 
 @api.exception_handler(MultiPartParserError)

@@ -140,7 +140,8 @@ def test_a_tree_size_not_written_in_decimal_digits_alone_is_refused(completed, s
     log_checkpoints.write_log_checkpoint()
     response = Client().get("/api/v1/log/consistency", {"first": size, "second": "2"})
     assert response.status_code == 400 and response.json()["error"]["code"] == "bad_request"
-    assert response.json()["error"]["message"].startswith("The request is not well-formed: query first: ")
+    assert response.json()["error"]["message"].startswith("The query parameter 'first' is not valid: a tree size ")
+    assert response.json()["error"]["parameter"] == "first"
 
 
 @pytest.mark.parametrize("path", ["/api/v1/log/checkpoint?since=1", "/api/v1/log/consistency?first=1&second=2&frist=1"])
