@@ -115,12 +115,14 @@ RETRY_AFTER = {"Retry-After": {"description": "Seconds to wait before trying aga
 )
 # The schema is made from the annotation: `| None` would publish the file part as nullable, so the default says it.
 def submit(request, file: File[UploadedFile] = None, case_label: str = ""):  # type: ignore[assignment]
-    """A multipart `file` part, or the raw PDF as the body with `Content-Type: application/pdf`.
+    """A multipart body of one `file` part (any other part is 400 naming it), or the raw PDF as the body with
+    `Content-Type: application/pdf`; `case_label` is a query parameter.
     Answers 202 with a submission that an intake worker validates: poll its `status_url` until it is
     `accepted` (with its job) or `refused` (with a code). The same bytes again from this account are given its
     existing job (`created: false`); from another account they are a new submission of that account, which
-    then sees the job too. With an `Idempotency-Key`, the same key and payload return the same submission,
-    another payload is 422, and 409 while the first request is in progress."""
+    then sees the job too, keeping its first case label (`case_label_ignored` says when this one differed). With
+    an `Idempotency-Key`, the same key and payload (bytes and case label) return the same submission, another
+    payload is 422, and 409 while the first request is in progress."""
     if unknown := unknown_parameters(request, {"case_label"}) or unknown_parts(request):
         return unknown
     if cut_off := too_large(request):
