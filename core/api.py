@@ -1,5 +1,5 @@
-"""What every app's API shares: the row ids a path takes, and the refusal of a query parameter an operation does
-not take."""
+"""What every app's API shares: the row ids a path takes, the one error shape, the refusal of a query parameter an
+operation does not take, and the fields that say a parameter is deprecated."""
 
 from datetime import datetime
 from typing import Annotated
@@ -11,6 +11,27 @@ from ninja import Path
 
 # An id the database can hold: a larger number is a bad request, not a database overflow (500).
 RowId = Annotated[int, Path(ge=1, le=2**63 - 1)]
+
+
+def error_body(code: str, message: str, *, parameter: str = "", pointer: str = "") -> dict:
+    """`{"error": {"code", "message"}}`, naming the one field at fault when there is one: `parameter` (a query
+    parameter, path parameter or header) or `pointer` (RFC 6901 into a JSON body, or a multipart part's name)."""
+    where = {"parameter": parameter} if parameter else {"pointer": pointer} if pointer else {}
+    return {"error": {"code": code, "message": message, **where}}
+
+
+def unknown_parameters_refusal(request, known: set[str]) -> dict | None:
+    """The error body refusing the request's query parameters not in `known` (naming the first), or None."""
+    if message := unknown_parameters_message(request, known):
+        return error_body("bad_request", message, parameter=min(set(request.GET) - known))
+    return None
+
+
+def deprecated(response: HttpResponseBase, since: datetime, sunset: datetime) -> None:
+    """An answer that used something on its way out says so: `Deprecation` (RFC 9745, since when) and `Sunset`
+    (RFC 8594, when it stops working); docs/api.md#versioning-and-deprecation."""
+    response["Deprecation"] = f"@{int(since.timestamp())}"
+    response["Sunset"] = http_date(sunset.timestamp())
 
 
 def unknown_parameters_message(request, known: set[str]) -> str:

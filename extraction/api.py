@@ -1,21 +1,25 @@
 """Bundles, submissions and jobs in the HTTP API for upstream services (mounted in portal/api.py).
 
 Intake is exactly the admin's: the request stages the bytes and answers 202 with a submission that an intake
-worker decides; errors are JSON `{"error": {"code", "message"}}` with a stable code.
+worker decides; errors are JSON `{"error": {"code", "message"}}` with a stable code (core.api.error_body).
 """
 
+import hashlib
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated
 
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Q
-from django.http import JsonResponse
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.utils.dateparse import parse_datetime
 from ninja import File, Query, Router, Schema, Status
 from ninja.files import UploadedFile
+from pydantic import Field
 
-from core.api import RowId, unknown_parameters_message
+from core import pages
+from core.api import RowId, deprecated, error_body, unknown_parameters_refusal
 from core.logs import carry
 
 from . import api_declarations, job_evidence
@@ -40,8 +44,20 @@ class ErrorBody(Schema):
     message: str
 
 
+def _absent(value) -> bool:
+    return value is None
+
+
+class RequestError(ErrorBody):
+    """Why a request was refused; when one field is at fault, `parameter` names it (a query or path parameter, or a
+    header) or `pointer` does (RFC 6901 into a JSON body, or a multipart part's name). Absent otherwise."""
+
+    parameter: str | None = Field(default=None, exclude_if=_absent)
+    pointer: str | None = Field(default=None, exclude_if=_absent)
+
+
 class ErrorOut(Schema):
-    error: ErrorBody
+    error: RequestError
 
 
 class AssetOut(Schema):
@@ -75,6 +91,8 @@ class JobOut(Schema):
 class SubmissionOut(Schema):
     id: int
     state: SubmissionState
+    case_label: str
+    case_label_ignored: bool
     status_url: str
     correlation_id: str
     size: int
@@ -91,8 +109,8 @@ def errors(*codes: int) -> dict:
     return {code: ErrorOut for code in codes}
 
 
-def error(request, status: int, code: str, message: str) -> Status:
-    return Status(status, {"error": {"code": code, "message": message}})
+def error(request, status: int, code: str, message: str, *, parameter: str = "", pointer: str = "") -> Status:
+    return Status(status, error_body(code, message, parameter=parameter, pointer=pointer))
 
 
 @router.post(
@@ -103,13 +121,15 @@ def error(request, status: int, code: str, message: str) -> Status:
 )
 # The schema is made from the annotation: `| None` would publish the file part as nullable, so the default says it.
 def submit(request, file: File[UploadedFile] = None, case_label: CaseLabel = ""):  # type: ignore[assignment]
-    """A multipart `file` part, or the raw PDF as the body with `Content-Type: application/pdf`.
+    """A multipart body of one `file` part (any other part is 400 naming it), or the raw PDF as the body with
+    `Content-Type: application/pdf`; `case_label` is a query parameter.
     Answers 202 with a submission that an intake worker validates: poll its `status_url` until it is
     `accepted` (with its job) or `refused` (with a code). The same bytes again from this account are given its
     existing job (`created: false`); from another account they are a new submission of that account, which
-    then sees the job too. With an `Idempotency-Key`, the same key and payload return the same submission,
-    another payload is 422, and 409 while the first request is in progress."""
-    if unknown := unknown_parameters(request, {"case_label"}):
+    then sees the job too, keeping its first case label (`case_label_ignored` says when this one differed). With
+    an `Idempotency-Key`, the same key and payload (bytes and case label) return the same submission, another
+    payload is 422, and 409 while the first request is in progress."""
+    if unknown := unknown_parameters(request, {"case_label"}) or unknown_parts(request):
         return unknown
     if cut_off := too_large(request):
         refusal = staging.refuse_cut_off(*cut_off, submitted_by=_who(request))
@@ -127,13 +147,31 @@ def submit(request, file: File[UploadedFile] = None, case_label: CaseLabel = "")
         return _received(request, staged, file, case_label)
     if len(key) > IdempotencyRecord.KEY_MAX:
         staged.path.unlink(missing_ok=True)
-        return error(
-            request,
-            400,
-            "bad_idempotency_key",
-            f"An Idempotency-Key holds at most {IdempotencyRecord.KEY_MAX} characters; it is never cut.",
-        )
-    return _idempotent(request, key, staged, lambda: _received(request, staged, file, case_label))
+        message = f"An Idempotency-Key holds at most {IdempotencyRecord.KEY_MAX} characters; it is never cut."
+        return error(request, 400, "bad_idempotency_key", message, parameter="Idempotency-Key")
+    fingerprint = payload_fingerprint(staged.sha256, case_label)
+    return _idempotent(request, key, fingerprint, staged, lambda: _received(request, staged, file, case_label))
+
+
+def payload_fingerprint(sha256: str, case_label: str) -> str:
+    """What an Idempotency-Key is bound to: the bytes and the case label (the bytes' sha256 alone without a label,
+    so keys recorded before labels counted still replay)."""
+    return hashlib.sha256(f"{sha256}\n{case_label}".encode()).hexdigest() if case_label else sha256
+
+
+def unknown_parts(request) -> Status | None:
+    """A multipart body holds one part, `file`: another part (a misspelt name, `case_label`, which is a query
+    parameter) or a second file is refused naming it, never silently dropped."""
+    if not request.content_type.startswith("multipart/"):
+        return None
+    for name in sorted(set(request.POST) | set(request.FILES)):
+        if name != "file":
+            message = f"Unknown multipart part '{name[:100]}'; send one part named 'file'"
+            hint = " (case_label is a query parameter: ?case_label=...)." if name == "case_label" else "."
+            return error(request, 400, "bad_request", message + hint, pointer=name[:100])
+    if "file" in request.POST or len(request.FILES.getlist("file")) > 1:
+        return error(request, 400, "bad_request", "Send exactly one 'file' part, as a file.", pointer="file")
+    return None
 
 
 @router.get(
@@ -149,16 +187,20 @@ def get_submission(request, submission_id: RowId):
 
 def submission_document(submission: Submission) -> dict:
     refused = submission.state == Submission.State.REFUSED
+    job = submission.job
     return {
         "id": submission.pk,
         "state": submission.state,
+        "case_label": submission.case_label,
+        # The label belongs to the bundle: bytes sent before keep theirs, and the job shows it.
+        "case_label_ignored": job is not None and job.bundle.case_label != submission.case_label,
         "status_url": f"/api/v1/submissions/{submission.pk}",
         "correlation_id": submission.sha256,
         "size": submission.size,
         "received_at": submission.created_at.isoformat(),
         "decided_at": submission.decided_at.isoformat() if submission.decided_at else None,
         "created": submission.created if submission.job_id else None,
-        "job": job_document(submission.job) if submission.job is not None else None,
+        "job": job_document(job) if job is not None else None,
         "error": {"code": submission.error_code, "message": submission.error_message} if refused else None,
         "retryable": submission.retryable,
     }
@@ -166,8 +208,8 @@ def submission_document(submission: Submission) -> dict:
 
 def unknown_parameters(request, known: set[str]) -> Status | None:
     """A misspelt filter is a 400 naming it, never silently ignored (which would list everything)."""
-    if message := unknown_parameters_message(request, known):
-        return error(request, 400, "bad_request", message)
+    if refusal := unknown_parameters_refusal(request, known):
+        return Status(400, refusal)
     return None
 
 
@@ -192,16 +234,16 @@ def _refused(request, code: str, message: str):
     return error(request, REFUSAL_STATUS.get(code, 422), code, message)
 
 
-def _idempotent(request, key: str, staged, handle):
+def _idempotent(request, key: str, fingerprint: str, staged, handle):
     try:
         with transaction.atomic():
-            record = IdempotencyRecord.objects.create(account=request.auth, key=key, request_sha256=staged.sha256)
+            record = IdempotencyRecord.objects.create(account=request.auth, key=key, request_sha256=fingerprint)
     except IntegrityError:
         record = IdempotencyRecord.objects.get(account=request.auth, key=key)
         # A request that died (a killed web server) never answers: its lease runs out and this one takes over.
-        if not record.take_over_if_abandoned(staged.sha256):
+        if not record.take_over_if_abandoned(fingerprint):
             staged.path.unlink(missing_ok=True)
-            return _answered_before(request, record, staged)
+            return _answered_before(request, record, fingerprint)
     try:
         answer = handle()
     except BaseException:
@@ -226,9 +268,10 @@ def in_progress() -> JsonResponse:
     return answer
 
 
-def _answered_before(request, record, staged):
-    if record.request_sha256 != staged.sha256:
-        return error(request, 422, "idempotency_conflict", "This Idempotency-Key was used for another payload.")
+def _answered_before(request, record, fingerprint: str):
+    if record.request_sha256 != fingerprint:
+        message = "This Idempotency-Key was used for another payload (other bytes, or another case_label)."
+        return error(request, 422, "idempotency_conflict", message)
     if record.response_status is None:
         return in_progress()
     if record.submission_id:  # the same submission, as it is now
@@ -244,28 +287,35 @@ class JobPage(Schema):
 
 
 PAGE_MAX = 200
-OFFSET_MAX = 2**63 - 1 - PAGE_MAX  # the database counts rows in 64 bits: past that a page is a 400, not a 500
+# `offset` pages shift when jobs arrive between two requests (a job repeats, or one is skipped): `cursor` replaced it.
+OFFSET_DEPRECATED, OFFSET_SUNSET = datetime(2026, 12, 4, tzinfo=UTC), datetime(2027, 6, 4, tzinfo=UTC)
 
 
 @router.get("/jobs", response={200: JobPage, **errors(400)}, summary="The caller's jobs, newest first")
 def list_jobs(
     request,
+    response: HttpResponse,
     state: JobState | None = None,
     correlation_id: str = "",
     case_label: CaseLabel = "",
     since: str = "",
     limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = 50,
-    offset: Annotated[int, Query(ge=0, le=OFFSET_MAX)] = 0,
+    cursor: str = "",
+    offset: Annotated[int, Query(ge=0, le=2**62, deprecated=True)] = 0,  # larger: a database overflow (500)
 ):
     """Only jobs of bundles this service account submitted; filter by `state`, `correlation_id`, `case_label`
-    (exactly as submitted) and `since` (enqueued at or after, ISO 8601); `next` is the URL of the following page,
-    or null."""
-    known = {"state", "correlation_id", "case_label", "since", "limit", "offset"}
+    (exactly as submitted) and `since` (enqueued at or after, ISO 8601); `next` is the URL of the following page
+    (its opaque `cursor`), or null. `offset` is deprecated (Deprecation and Sunset headers): use `next`."""
+    known = {"state", "correlation_id", "case_label", "since", "limit", "cursor", "offset"}
     if unknown := unknown_parameters(request, known):
         return unknown
     enqueued_from = parse_datetime(since) if since else None
     if since and enqueued_from is None:
-        return error(request, 400, "bad_request", "`since` must be an ISO 8601 date and time, e.g. 2026-11-30T12:00Z.")
+        message = "`since` must be an ISO 8601 date and time, e.g. 2026-11-30T12:00Z."
+        return error(request, 400, "bad_request", message, parameter="since")
+    if cursor and offset:
+        message = "Send `cursor` (from `next`) or the deprecated `offset`, not both."
+        return error(request, 400, "bad_request", message, parameter="offset")
     jobs = Job.objects.visible_to(request.auth).select_related("bundle").order_by("-pk")
     if state:
         jobs = jobs.filter(status=state)
@@ -275,19 +325,24 @@ def list_jobs(
         jobs = jobs.filter(bundle__case_label=case_label)
     if enqueued_from:
         jobs = jobs.filter(enqueued_at__gte=enqueued_from)
-    count = jobs.count()
-    page = list(
-        jobs.annotate(
-            attempt_count=Count("attempts"), retry_count=Count("attempts", filter=Q(attempts__outcome="retry"))
-        )[offset : offset + limit]
+    counted = jobs.annotate(
+        attempt_count=Count("attempts"), retry_count=Count("attempts", filter=Q(attempts__outcome="retry"))
     )
+    try:
+        page, after = pages.newest_first(counted, limit, cursor=cursor, offset=offset)
+    except pages.BadCursor:
+        message = "The cursor is not one this list wrote: follow `next` as it was given, unchanged."
+        return error(request, 400, "bad_cursor", message, parameter="cursor")
+    if offset:
+        deprecated(response, OFFSET_DEPRECATED, OFFSET_SUNSET)
     evidence = job_evidence.describe([job.pk for job in page])  # one batch for the page, not a query a row
     following = request.GET.copy()
-    following["offset"] = offset + limit
+    following.pop("offset", None)
+    following["cursor"] = after
     return {
-        "count": count,
+        "count": jobs.count(),
         "items": [job_document(job, evidence[job.pk]) for job in page],
-        "next": f"{request.path}?{following.urlencode()}" if offset + limit < count else None,
+        "next": f"{request.path}?{following.urlencode()}" if after else None,
     }
 
 

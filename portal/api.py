@@ -1,7 +1,6 @@
 """The upstream services' API at /api/v1/: token auth, rate limits, JSON errors, a generated OpenAPI document."""
 
 import logging
-import math
 
 from django.conf import settings
 from django.http import Http404, JsonResponse
@@ -9,17 +8,17 @@ from django.http.multipartparser import MultiPartParserError
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
-from ninja.throttling import AuthRateThrottle
 
 from audit.api import SCHEMAS as MANIFEST_SCHEMAS
 from audit.api import router as manifests
 from audit.ledger.api import router as transparency_log
+from core.api import error_body
 from extraction.accounts import ServiceAccount
 from extraction.api import router as bundles
 from extraction.uploads import discard_part_written
 from portal.api_edges import declare_edges
-from portal.clients import client_address
 from portal.errors import REFUSED, refused
+from portal.rate_limits import ClientRateThrottle, retry_after
 
 
 class TokenAuth(HttpBearer):
@@ -41,19 +40,9 @@ class PagetrailAPI(NinjaAPI):
         return operation.view_func.__name__
 
 
-class ClientRateThrottle(AuthRateThrottle):
-    """Per service account; a caller without one (the public log endpoints) per client address.
-
-    django-ninja's own address would be the raw X-Forwarded-For, which the caller writes: a new header on each
-    request would make each one a new caller.
-    """
-
-    def get_ident(self, request) -> str:
-        return client_address(request)
-
-
 log = logging.getLogger(__name__)
-THROTTLE = ClientRateThrottle(settings.PAGETRAIL_API_RATE)  # in Django's cache: shared by every process and host
+# In Django's cache: shared by every process and host.
+THROTTLE = ClientRateThrottle(submissions=settings.PAGETRAIL_API_RATE, reads=settings.PAGETRAIL_API_READ_RATE)
 api = PagetrailAPI(
     title="Pagetrail API",
     version="1",
@@ -102,17 +91,40 @@ def not_found(request, exc):
 def http_error(request, exc):
     if exc.status_code == 429:
         answer = error(request, 429, "rate_limited", "Too many requests for this service account; slow down.")
-        wait = getattr(exc, "wait", None)  # ninja's Throttled: when the oldest counted request leaves the window
-        answer["Retry-After"] = str(max(1, math.ceil(wait))) if wait else "1"
+        answer["Retry-After"] = str(retry_after(request))
         return answer
     return error(request, exc.status_code, "bad_request", str(exc))
 
 
 @api.exception_handler(ValidationError)
 def invalid(request, exc):
-    """Where and what, for each problem ("query first: ..."); never the input itself, which may be anything."""
-    problems = "; ".join(f"{' '.join(map(str, e.get('loc', ())))}: {e.get('msg', '')}" for e in exc.errors)
-    return error(request, 400, "bad_request", f"The request is not well-formed: {problems}"[:500])
+    """The first problem as a sentence naming its field, and the field itself (`parameter`, or a `pointer` into a
+    JSON body); never the input, which may be anything."""
+    problem = exc.errors[0] if exc.errors else {}
+    place, *path = [str(part) for part in problem.get("loc", ())] or ["request"]
+    where = {"pointer": json_pointer(path[1:])} if place == "body" else {"parameter": ".".join(path)}
+    name = ".".join(path) or place
+    message = f"The {PLACES.get(place, place)} '{name[:100]}' {problem_said(problem)}."
+    if len(exc.errors) > 1:
+        message += f" ({len(exc.errors) - 1} more problem(s) in this request.)"
+    return api.create_response(request, error_body("bad_request", message, **where), status=400)
+
+
+PLACES = {"query": "query parameter", "path": "path parameter", "header": "header", "body": "body field"}
+PLACES |= {"form": "form field", "file": "multipart part", "cookie": "cookie"}
+
+
+def problem_said(problem: dict) -> str:
+    """pydantic's words for a problem ("Input should be a valid integer", "Value error, ..."), as a predicate."""
+    if problem.get("type") == "missing":
+        return "is required"
+    said = str(problem.get("msg", "is not valid")).removeprefix("Value error, ").rstrip(".")
+    return f"is not valid: {said[:1].lower()}{said[1:]}"[:300]
+
+
+def json_pointer(path: list[str]) -> str:
+    """RFC 6901: each step with ~ written ~0 and / written ~1 (the body's own parameter name is left off)."""
+    return "".join("/" + step.replace("~", "~0").replace("/", "~1") for step in path)
 
 
 @api.exception_handler(MultiPartParserError)

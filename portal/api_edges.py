@@ -15,6 +15,7 @@ from django.http import HttpResponse, HttpResponseBase, StreamingHttpResponse
 
 from core.logs import begin_request, end_request
 from portal.errors import api_error, is_api
+from portal.rate_limits import declare_standing
 
 REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,200}")
 CODES = {
@@ -48,6 +49,7 @@ class ApiEdgesMiddleware:
         begin_request(request.request_id)
         response = as_json(self.get_response(request))
         response["X-Request-Id"] = request.request_id
+        declare_standing(request, response)
         return without_body(response) if head else response
 
 

@@ -324,8 +324,10 @@ PAGETRAIL_RETENTION_EVERY_MINUTES = env.int("PAGETRAIL_RETENTION_EVERY_MINUTES",
 # A first retention policy with a window shorter than this shows what it would delete before it can be approved.
 PAGETRAIL_RETENTION_MIN_DAYS = env.int("PAGETRAIL_RETENTION_MIN_DAYS", default=30)
 
-# --- The upstream API: requests per service account (django-ninja throttling, e.g. "120/m"). ---
+# --- The upstream API: requests per service account (django-ninja throttling, e.g. "120/m"): submissions, and the
+# reads that poll them, each in a budget of its own so polling never uses up the room to submit. ---
 PAGETRAIL_API_RATE = env.str("PAGETRAIL_API_RATE", default="120/m")
+PAGETRAIL_API_READ_RATE = env.str("PAGETRAIL_API_READ_RATE", default="600/m")
 PAGETRAIL_METRICS_TOKEN = env.str("PAGETRAIL_METRICS_TOKEN", default="")  # /metrics answers 401 without it
 
 # --- The managed provider (Infrai). The key is a secret: it only ever goes into one request header. ---

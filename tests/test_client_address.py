@@ -9,7 +9,7 @@ from tests.webserver import WebServer, request
 
 pytestmark = pytest.mark.slow
 
-RATE = 20  # requests a minute per caller on the API (PAGETRAIL_API_RATE)
+RATE = 20  # requests a minute per caller on the API (PAGETRAIL_API_RATE, PAGETRAIL_API_READ_RATE)
 
 
 @pytest.fixture(scope="module")
@@ -17,7 +17,16 @@ def two_hosts(tmp_path_factory):
     """Two gunicorn servers of one worker each on one deployment's data dir: two hosts behind no proxy."""
     data_dir = tmp_path_factory.mktemp("two-hosts")
     hosts = [
-        WebServer("gunicorn", data_dir, "-w", "1", log_name=f"host-{n}", PAGETRAIL_API_RATE=f"{RATE}/m") for n in (1, 2)
+        WebServer(
+            "gunicorn",
+            data_dir,
+            "-w",
+            "1",
+            log_name=f"host-{n}",
+            PAGETRAIL_API_RATE=f"{RATE}/m",
+            PAGETRAIL_API_READ_RATE=f"{RATE}/m",
+        )
+        for n in (1, 2)
     ]
     yield hosts
     for host in hosts:
@@ -33,7 +42,11 @@ def hosts(two_hosts):
 @pytest.fixture(scope="module")
 def behind_a_proxy(tmp_path_factory):
     web = WebServer(
-        "gunicorn", tmp_path_factory.mktemp("proxied"), PAGETRAIL_PROXY_COUNT=1, PAGETRAIL_API_RATE=f"{RATE}/m"
+        "gunicorn",
+        tmp_path_factory.mktemp("proxied"),
+        PAGETRAIL_PROXY_COUNT=1,
+        PAGETRAIL_API_RATE=f"{RATE}/m",
+        PAGETRAIL_API_READ_RATE=f"{RATE}/m",
     )
     yield web
     web.stop()

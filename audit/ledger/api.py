@@ -18,7 +18,7 @@ from audit.ledger import checkpoints as log_checkpoints
 from audit.ledger import proofs, tlog
 from audit.ledger.proofs import b64
 from audit.models import LogCheckpoint
-from core.api import RowId, unknown_parameters_message
+from core.api import RowId, error_body, unknown_parameters_refusal
 
 router = Router(tags=["transparency log"])
 ERROR = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}}}
@@ -38,8 +38,8 @@ def decimal_only(value):
 Size = Annotated[int, BeforeValidator(decimal_only), Field(ge=1, le=2**63 - 1)]
 
 
-def refused(status: int, code: str, message: str) -> JsonResponse:
-    return JsonResponse({"error": {"code": code, "message": message}}, status=status)
+def refused(status: int, code: str, message: str, parameter: str = "") -> JsonResponse:
+    return JsonResponse(error_body(code, message, parameter=parameter), status=status)
 
 
 CHECKPOINT = {
@@ -58,8 +58,8 @@ CHECKPOINT = {
     "/log/checkpoint", auth=None, summary="The log's latest signed checkpoint", openapi_extra={"responses": CHECKPOINT}
 )
 def latest_checkpoint(request):
-    if unknown := unknown_parameters_message(request, set()):
-        return refused(400, "bad_request", unknown)
+    if unknown := unknown_parameters_refusal(request, set()):
+        return JsonResponse(unknown, status=400)
     checkpoint = log_checkpoints.latest()
     if checkpoint is None:
         return refused(404, "not_found", "No log checkpoint has been signed yet.")
@@ -100,12 +100,13 @@ CONSISTENCY = {
     openapi_extra={"responses": CONSISTENCY},
 )
 def consistency(request, sizes: Query[Sizes]):
-    if unknown := unknown_parameters_message(request, {"first", "second"}):
-        return refused(400, "bad_request", unknown)
+    if unknown := unknown_parameters_refusal(request, {"first", "second"}):
+        return JsonResponse(unknown, status=400)
     newest = log_checkpoints.latest()
     if newest is None or not sizes.first <= sizes.second <= newest.tree_size:
         limit = newest.tree_size if newest else 0
-        return refused(400, "bad_request", f"Ask for 1 <= first <= second <= {limit} (the latest checkpoint's size).")
+        message = f"Ask for 1 <= first <= second <= {limit} (the latest checkpoint's size)."
+        return refused(400, "bad_request", message, "second" if sizes.second > limit else "first")
     proof = tlog.tree(sizes.second, firsts=[sizes.first]).consistency_proof(sizes.first)
     return {"first": sizes.first, "second": sizes.second, "proof": b64(proof)}
 
@@ -162,7 +163,7 @@ def inclusion_proof(request, manifest_id: RowId, size: Query[TreeSize]):
     if size.tree_size:
         checkpoint = LogCheckpoint.objects.filter(tree_size=size.tree_size).first()
         if checkpoint is None:
-            return refused(404, "not_found", f"No log checkpoint of size {size.tree_size} exists.")
+            return refused(404, "not_found", f"No log checkpoint of size {size.tree_size} exists.", "tree_size")
     elif leaf is not None and (wait := _checkpoint_holding(leaf.index)):
         answer = refused(409, "not_checkpointed", f"No signed checkpoint holds this manifest yet; ask in {wait} s.")
         answer["Retry-After"] = str(wait)
@@ -171,7 +172,10 @@ def inclusion_proof(request, manifest_id: RowId, size: Query[TreeSize]):
         checkpoint = log_checkpoints.latest()
     proof = proofs.inclusion(leaf, checkpoint) if leaf is not None and checkpoint is not None else None
     if proof is None:
-        return refused(409, "not_checkpointed", "That checkpoint does not hold this manifest; ask without tree_size.")
+        message = "That checkpoint does not hold this manifest; ask without tree_size."
+        answer = refused(409, "not_checkpointed", message, "tree_size" if size.tree_size else "")
+        answer["Retry-After"] = str(log_checkpoints.ON_DEMAND_SECONDS)  # a newer checkpoint may hold it by then
+        return answer
     return {"manifest": manifest.pk, **proof}
 
 

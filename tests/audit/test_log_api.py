@@ -71,6 +71,20 @@ def test_it_says_when_no_checkpoint_holds_a_manifest_yet(token):
     assert Client().get(unsigned, **auth).status_code == 404
 
 
+def test_a_checkpoint_that_does_not_hold_the_manifest_is_a_409_with_retry_after(token):
+    from django.utils import timezone
+
+    from audit.ledger import tlog
+
+    log_checkpoints._signed(1, merkle.root(tlog.leaf_hashes(1)), timezone.now())  # only the first leaf
+    newest = Manifest.objects.order_by("sequence").last()
+    path = f"/api/v1/manifests/{newest.pk}/inclusion-proof?tree_size=1"
+    response = Client().get(path, HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert newest.log_leaf.index >= 1 and response.status_code == 409
+    assert response.json()["error"]["code"] == "not_checkpointed"
+    assert response["Retry-After"] == str(log_checkpoints.ON_DEMAND_SECONDS)
+
+
 def test_before_any_checkpoint_asking_for_a_proof_signs_one(token):
     manifest = Manifest.objects.order_by("sequence").last()
     assert not LogCheckpoint.objects.exists()
@@ -126,7 +140,8 @@ def test_a_tree_size_not_written_in_decimal_digits_alone_is_refused(completed, s
     log_checkpoints.write_log_checkpoint()
     response = Client().get("/api/v1/log/consistency", {"first": size, "second": "2"})
     assert response.status_code == 400 and response.json()["error"]["code"] == "bad_request"
-    assert response.json()["error"]["message"].startswith("The request is not well-formed: query first: ")
+    assert response.json()["error"]["message"].startswith("The query parameter 'first' is not valid: a tree size ")
+    assert response.json()["error"]["parameter"] == "first"
 
 
 @pytest.mark.parametrize("path", ["/api/v1/log/checkpoint?since=1", "/api/v1/log/consistency?first=1&second=2&frist=1"])

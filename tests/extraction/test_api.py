@@ -213,7 +213,7 @@ def test_a_service_account_is_rate_limited_with_429(client, token, monkeypatch):
     from portal.api import THROTTLE
 
     cache.clear()
-    monkeypatch.setattr(THROTTLE, "num_requests", 2)
+    monkeypatch.setattr(THROTTLE.reads, "num_requests", 2)
     answers = [client.get("/api/v1/jobs/999", HTTP_AUTHORIZATION=f"Bearer {token}") for _ in range(3)]
     assert answers[-1].status_code == 429 and 1 <= int(answers[-1]["Retry-After"]) <= 60
 
