@@ -20,7 +20,8 @@ from extraction.runner import run_job
 from extraction.webhooks import delivery, signing
 from extraction.webhooks.events import WebhookAttempt, WebhookEvent
 from tests import pdfs
-from tests.conftest import run_intake_tasks, write_stored
+from tests.conftest import PRODUCTION, run_intake_tasks, write_stored
+from tests.procs import Portal
 
 pytestmark = pytest.mark.django_db
 API_DOC = Path(__file__).resolve().parents[2] / "docs" / "api.md"
@@ -290,3 +291,50 @@ def test_the_signing_secret_is_shown_once_when_the_first_url_is_set(admin_client
     assert account.webhook_secret.startswith("whsec_") and account.webhook_secret in page.content.decode()
     again = admin_client.get(f"/admin/extraction/serviceaccount/{account.pk}/change/").content.decode()
     assert account.webhook_secret not in again and "issued (shown once" in again
+
+
+def test_of_two_accounts_that_sent_the_same_bytes_only_the_one_whose_job_it_is_is_told(client, account, tmp_path):
+    other = ServiceAccount.objects.create(name="contracts", webhook_url=Receiver.url)
+    other.issue_webhook_secret()
+    other.token = other.issue_token()
+    data = pdfs.jpeg_rgb(tmp_path).read_bytes()
+    mine, theirs = submit(client, account, data)["job"]["id"], submit(client, other, data)["job"]["id"]
+    assert mine != theirs  # a round of its own each: neither learns that the other sent the bytes
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        run_job(theirs)
+    assert list(WebhookEvent.objects.values_list("account__name", "job_id")) == [("contracts", theirs)]
+
+
+WORKER_SETUP = """
+from extraction.accounts import ServiceAccount
+from extraction.intake import decision, staging
+account = ServiceAccount.objects.create(name="claims", webhook_url={url!r})
+secret = account.issue_webhook_secret()
+with open({path!r}, "rb") as fh:
+    staged = staging.stage(fh, filename="claim.pdf", submitted_by="api:claims")
+submission = staging.receive(staged, filename="claim.pdf", submitted_by="api:claims", account=account, queued=False)
+decision.decide_here(submission)
+print(secret)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(PRODUCTION, reason="an embedded-profile deployment of its own")
+def test_a_real_worker_completes_the_job_and_delivers_its_signed_event(receiver, tmp_path):
+    Receiver.answers = [(503, {}, 0)]  # the first try fails: the worker's own retry delivers it
+    p = Portal(
+        tmp_path / "portal", PAGETRAIL_WEBHOOK_BACKOFF_BASE_SECONDS="0.01", PAGETRAIL_WEBHOOK_BACKOFF_CAP_SECONDS="0.01"
+    )
+    try:
+        p.manage("migrate", "--noinput")
+        setup = WORKER_SETUP.format(url=receiver.url, path=str(pdfs.jpeg_rgb(tmp_path)))
+        secret = p.manage("shell", "-c", setup).stdout.strip().splitlines()[-1]
+        p.start_worker()
+        # The retry is a one-off schedule: the cluster's scheduler enqueues it at its next tick (about 30 s).
+        p.wait_for("select count(*) = 1 from extraction_webhookevent where state = 'delivered'", timeout=180)
+    finally:
+        p.stop()
+    (first_headers, first_body), (headers, body) = Receiver.received
+    assert documented_verify()(secret, headers, body) and first_body == body
+    assert json.loads(body)["type"] == "job.completed" and first_headers["webhook-id"] == headers["webhook-id"]
+    assert p.query("select number, status_code from extraction_webhookattempt order by at") == [(1, 503), (2, 200)]
