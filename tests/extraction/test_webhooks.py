@@ -338,3 +338,19 @@ def test_a_real_worker_completes_the_job_and_delivers_its_signed_event(receiver,
     assert documented_verify()(secret, headers, body) and first_body == body
     assert json.loads(body)["type"] == "job.completed" and first_headers["webhook-id"] == headers["webhook-id"]
     assert p.query("select number, status_code from extraction_webhookattempt order by at") == [(1, 503), (2, 200)]
+
+
+def test_the_event_list_costs_the_same_queries_for_one_event_or_many(admin_client, account):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert admin_client.get("/admin/extraction/webhookevent/").status_code == 200
+        return len(captured.captured_queries)
+
+    an_event(account)
+    one = queries()
+    for _ in range(5):
+        an_event(ServiceAccount.objects.create(name=f"account-{_}"))
+    assert queries() == one
