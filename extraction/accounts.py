@@ -46,8 +46,10 @@ class ServiceAccount(models.Model):
         validators=[http_address],
         help_text="Where job.completed, job.failed and submission.refused events are POSTed (empty: none)",
     )
-    # Kept as it is, not hashed: every delivery is signed with it. Shown once, when issued.
+    # Kept as they are, not hashed: every delivery is signed with them. Shown once, when issued.
     webhook_secret = models.CharField(max_length=60, blank=True, editable=False)
+    webhook_previous_secret = models.CharField(max_length=60, blank=True, editable=False)
+    webhook_previous_until = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["name"]
@@ -73,13 +75,23 @@ class ServiceAccount(models.Model):
             _changed(by, "token_issued", issued, account=self.name, expires_at=issued.expires_at.isoformat())
         return token
 
-    def issue_webhook_secret(self, by: str = "") -> str:
-        """A new signing secret, returned once; deliveries from now on are signed with it alone."""
-        secret = signing.new_secret()
-        ServiceAccount.objects.filter(pk=self.pk).update(webhook_secret=secret)
-        self.webhook_secret = secret
+    def issue_webhook_secret(self, by: str = "", at=None) -> str:
+        """A new signing secret, returned once. The one it replaces still signs too (a second signature) for the
+        token overlap, so the receiver can switch without refusing a delivery."""
+        at = at or timezone.now()
+        secret, until = signing.new_secret(), at + timedelta(days=settings.PAGETRAIL_TOKEN_OVERLAP_DAYS)
+        previous = dict(webhook_previous_secret=self.webhook_secret, webhook_previous_until=until)
+        changes = {"webhook_secret": secret, **(previous if self.webhook_secret else {})}
+        ServiceAccount.objects.filter(pk=self.pk).update(**changes)
+        for name, value in changes.items():
+            setattr(self, name, value)
         _changed(by, "webhook_secret_issued", self, account=self.name)
         return secret
+
+    def webhook_secrets(self, at=None) -> list[str]:
+        """What a delivery is signed with now: the secret, and the one it replaced during the overlap."""
+        overlap = self.webhook_previous_until is not None and self.webhook_previous_until > (at or timezone.now())
+        return [self.webhook_secret] + ([self.webhook_previous_secret] if overlap else [])
 
     def revoke(self, at=None, by: str = "") -> bool:
         done = ServiceAccount.objects.filter(pk=self.pk, revoked_at__isnull=True).update(

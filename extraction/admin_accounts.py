@@ -81,7 +81,10 @@ class ServiceAccountAdmin(admin.ModelAdmin):
         for account in queryset.filter(revoked_at__isnull=True):
             show_once(request, account, account.issue_token(by=request.user.get_username()))
 
-    @admin.action(description="Issue a new webhook signing secret (the old one stops at once)", permissions=["change"])
+    @admin.action(
+        description="Issue a new webhook signing secret (the old one still signs beside it for the overlap)",
+        permissions=["change"],
+    )
     def issue_webhook_secret(self, request, queryset):
         for account in queryset.filter(revoked_at__isnull=True):
             show_secret_once(request, account, account.issue_webhook_secret(by=request.user.get_username()))

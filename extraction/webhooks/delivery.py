@@ -66,7 +66,7 @@ def deliver(event_pk: int, at=None, rng: random.Random | None = None) -> str:
 def _post(event: WebhookEvent, account, now) -> tuple[int | None, float | None, str]:
     body = event.body.encode()
     headers = {"Content-Type": "application/json", "User-Agent": "Pagetrail-Webhooks/1"}
-    headers |= signing.headers(account.webhook_secret, event.webhook_id, int(now.timestamp()), body)
+    headers |= signing.headers(account.webhook_secrets(now), event.webhook_id, int(now.timestamp()), body)
     timeout = settings.PAGETRAIL_WEBHOOK_TIMEOUT_SECONDS
     try:
         # Never redirected: the signed body goes to the registered address or nowhere.

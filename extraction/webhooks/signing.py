@@ -19,10 +19,11 @@ def sign(secret: str, webhook_id: str, timestamp: int, body: bytes) -> str:
     return "v1," + base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
 
 
-def headers(secret: str, webhook_id: str, timestamp: int, body: bytes) -> dict[str, str]:
-    """The three headers of one delivery; the timestamp is the try's, so a replay is signed anew."""
+def headers(secrets: list[str], webhook_id: str, timestamp: int, body: bytes) -> dict[str, str]:
+    """The three headers of one delivery; the timestamp is the try's, so a replay is signed anew. One signature
+    per secret, space-separated (while a replaced secret still signs beside the new one)."""
     return {
         "webhook-id": webhook_id,
         "webhook-timestamp": str(timestamp),
-        "webhook-signature": sign(secret, webhook_id, timestamp, body),
+        "webhook-signature": " ".join(sign(secret, webhook_id, timestamp, body) for secret in secrets),
     }

@@ -354,3 +354,17 @@ def test_the_event_list_costs_the_same_queries_for_one_event_or_many(admin_clien
     for _ in range(5):
         an_event(ServiceAccount.objects.create(name=f"account-{_}"))
     assert queries() == one
+
+
+def test_a_replaced_secret_still_signs_beside_the_new_one_for_the_overlap(account, settings):
+    settings.PAGETRAIL_TOKEN_OVERLAP_DAYS = 7
+    old = account.webhook_secret
+    new = account.issue_webhook_secret()
+    delivery.deliver(an_event(account).pk)
+    verify = documented_verify()
+    headers, body = Receiver.received[0]
+    assert verify(old, headers, body) and verify(new, headers, body)
+    later = timezone.now() + timedelta(days=8)
+    delivery.deliver(an_event(account, at=later).pk, at=later)
+    headers, body = Receiver.received[1]
+    assert headers["webhook-signature"] == signing.sign(new, headers["webhook-id"], int(later.timestamp()), body)
