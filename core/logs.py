@@ -20,6 +20,7 @@ SECRETS = [
     re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+"),
     re.compile(r"(?i)\b(basic\s+)[A-Za-z0-9+/]{8,}=*"),
     re.compile(r"\bpt_[A-Za-z0-9_-]{16,}"),  # service-account tokens
+    re.compile(r"\bwhsec_[A-Za-z0-9+/]{16,}=*"),  # webhook signing secrets
     re.compile(r"(?i)([?&](?:X-Amz-Signature|X-Amz-Credential|X-Amz-Security-Token|Signature|AWSAccessKeyId)=)[^&\s]+"),
     re.compile(r"(?i)((?:api[_-]?key|secret|password|passwd|token|sessionid)[\"']?\s*[:=]\s*[\"']?)[^\s\"',&;]+"),
     # Signed URLs and documents (`signature=...`, `"signature": "..."`), not prose ("bad signature: ...").

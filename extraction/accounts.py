@@ -6,14 +6,27 @@ import secrets
 from datetime import timedelta
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import URLValidator
 from django.db import models, transaction
 from django.utils import timezone
 
 from .signals import activity
+from .webhooks import signing
 
 
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+def http_address(value: str) -> None:
+    """A webhook is an HTTP POST: any other scheme (ftp:, file:, javascript:) is refused in words."""
+    if value.split(":", 1)[0].lower() not in ("http", "https"):
+        raise ValidationError(
+            "A webhook URL must start with http:// or https:// (the events are sent as HTTP POST requests).",
+            code="webhook_url_scheme",
+        )
+    URLValidator(schemes=["http", "https"], message="Enter a full web address, e.g. https://example.org/hooks.")(value)
 
 
 class ServiceAccount(models.Model):
@@ -27,6 +40,16 @@ class ServiceAccount(models.Model):
     created_by = models.CharField(max_length=150, blank=True, editable=False)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
+    webhook_url = models.CharField(
+        max_length=500,
+        blank=True,
+        validators=[http_address],
+        help_text="Where job.completed, job.failed and submission.refused events are POSTed (empty: none)",
+    )
+    # Kept as they are, not hashed: every delivery is signed with them. Shown once, when issued.
+    webhook_secret = models.CharField(max_length=60, blank=True, editable=False)
+    webhook_previous_secret = models.CharField(max_length=60, blank=True, editable=False)
+    webhook_previous_until = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["name"]
@@ -51,6 +74,24 @@ class ServiceAccount(models.Model):
             )
             _changed(by, "token_issued", issued, account=self.name, expires_at=issued.expires_at.isoformat())
         return token
+
+    def issue_webhook_secret(self, by: str = "", at=None) -> str:
+        """A new signing secret, returned once. The one it replaces still signs too (a second signature) for the
+        token overlap, so the receiver can switch without refusing a delivery."""
+        at = at or timezone.now()
+        secret, until = signing.new_secret(), at + timedelta(days=settings.PAGETRAIL_TOKEN_OVERLAP_DAYS)
+        previous = dict(webhook_previous_secret=self.webhook_secret, webhook_previous_until=until)
+        changes = {"webhook_secret": secret, **(previous if self.webhook_secret else {})}
+        ServiceAccount.objects.filter(pk=self.pk).update(**changes)
+        for name, value in changes.items():
+            setattr(self, name, value)
+        _changed(by, "webhook_secret_issued", self, account=self.name)
+        return secret
+
+    def webhook_secrets(self, at=None) -> list[str]:
+        """What a delivery is signed with now: the secret, and the one it replaced during the overlap."""
+        overlap = self.webhook_previous_until is not None and self.webhook_previous_until > (at or timezone.now())
+        return [self.webhook_secret] + ([self.webhook_previous_secret] if overlap else [])
 
     def revoke(self, at=None, by: str = "") -> bool:
         done = ServiceAccount.objects.filter(pk=self.pk, revoked_at__isnull=True).update(

@@ -25,6 +25,7 @@ from .uploads import too_large
 from .visibility import bundles as visible_bundles
 from .visibility import jobs as visible_jobs
 from .visibility import rejections as visible_rejections
+from .webhooks import admin as webhooks_admin  # noqa: F401  (registers webhook events)
 
 
 class UploadForm(forms.Form):

@@ -1,4 +1,5 @@
-"""Admin for service accounts: a token is shown once when issued, expires, is rotated with an overlap."""
+"""Admin for service accounts: a token is shown once when issued, expires, is rotated with an overlap; the webhook
+URL, and its signing secret shown once when issued."""
 
 from django.contrib import admin, messages
 from django.db.models import Count, Max, Q
@@ -13,6 +14,10 @@ VALID = Q(tokens__revoked_at__isnull=True, tokens__expires_at__gt=Now())
 
 def show_once(request, account: ServiceAccount, token: str) -> None:
     messages.warning(request, f"Token for {account.name} (shown once): {token} - store it now.")
+
+
+def show_secret_once(request, account: ServiceAccount, secret: str) -> None:
+    messages.warning(request, f"Webhook signing secret for {account.name} (shown once): {secret} - store it now.")
 
 
 class TokenInline(ReadOnlyInline):
@@ -36,9 +41,9 @@ class ServiceAccountAdmin(admin.ModelAdmin):
 
     list_display = ("name", "valid_tokens", "last_expiry", "created_by", "created_at", "revoked_at")
     list_filter = ("revoked_at",)
-    fields = ("name", "created_by", "created_at", "revoked_at")
-    readonly_fields = ("created_by", "created_at", "revoked_at")
-    actions = ["issue_new_token", "revoke"]
+    fields = ("name", "webhook_url", "webhook_signing", "created_by", "created_at", "revoked_at")
+    readonly_fields = ("webhook_signing", "created_by", "created_at", "revoked_at")
+    actions = ["issue_new_token", "issue_webhook_secret", "revoke"]
 
     def get_inlines(self, request, obj):
         return [TokenInline] if obj else []  # a new account's first token is issued when it is saved
@@ -58,17 +63,31 @@ class ServiceAccountAdmin(admin.ModelAdmin):
     def last_expiry(self, account):
         return account.valid_until
 
+    @admin.display(description="webhook signing secret")
+    def webhook_signing(self, account):
+        return "issued (shown once; issue a new one from the list's actions)" if account.webhook_secret else "none yet"
+
     def save_model(self, request, obj, form, change):
         if not change:
             obj.created_by = request.user.get_username()
         super().save_model(request, obj, form, change)
         if not change:
             show_once(request, obj, obj.issue_token(by=request.user.get_username()))
+        if obj.webhook_url and not obj.webhook_secret:  # the first URL: the receiver needs the secret to verify
+            show_secret_once(request, obj, obj.issue_webhook_secret(by=request.user.get_username()))
 
     @admin.action(description="Issue a new token (the older ones stay valid for the overlap)", permissions=["change"])
     def issue_new_token(self, request, queryset):
         for account in queryset.filter(revoked_at__isnull=True):
             show_once(request, account, account.issue_token(by=request.user.get_username()))
+
+    @admin.action(
+        description="Issue a new webhook signing secret (the old one still signs beside it for the overlap)",
+        permissions=["change"],
+    )
+    def issue_webhook_secret(self, request, queryset):
+        for account in queryset.filter(revoked_at__isnull=True):
+            show_secret_once(request, account, account.issue_webhook_secret(by=request.user.get_username()))
 
     @admin.action(description="Revoke the selected accounts (all their tokens)", permissions=["change"])
     def revoke(self, request, queryset):

@@ -24,6 +24,7 @@ from core.logs import carry
 
 from . import api_declarations, job_evidence
 from .accounts import IdempotencyRecord
+from .documents import job_document, submission_document
 from .intake import staging
 from .intake.validation import TooLarge
 from .models import Job, Submission
@@ -185,27 +186,6 @@ def get_submission(request, submission_id: RowId):
     return submission_document(get_object_or_404(submissions, pk=submission_id))
 
 
-def submission_document(submission: Submission) -> dict:
-    refused = submission.state == Submission.State.REFUSED
-    job = submission.job
-    return {
-        "id": submission.pk,
-        "state": submission.state,
-        "case_label": submission.case_label,
-        # The label belongs to the bundle: bytes sent before keep theirs, and the job shows it.
-        "case_label_ignored": job is not None and job.bundle.case_label != submission.case_label,
-        "status_url": f"/api/v1/submissions/{submission.pk}",
-        "correlation_id": submission.sha256,
-        "size": submission.size,
-        "received_at": submission.created_at.isoformat(),
-        "decided_at": submission.decided_at.isoformat() if submission.decided_at else None,
-        "created": submission.created if submission.job_id else None,
-        "job": job_document(job) if job is not None else None,
-        "error": {"code": submission.error_code, "message": submission.error_message} if refused else None,
-        "retryable": submission.retryable,
-    }
-
-
 def unknown_parameters(request, known: set[str]) -> Status | None:
     """A misspelt filter is a 400 naming it, never silently ignored (which would list everything)."""
     if refusal := unknown_parameters_refusal(request, known):
@@ -350,32 +330,3 @@ def list_jobs(
 def get_job(request, job_id: RowId):
     """404 also for another account's job: whether it exists is not the caller's to know."""
     return job_document(get_object_or_404(Job.objects.visible_to(request.auth).select_related("bundle"), pk=job_id))
-
-
-def job_document(job: Job, evidence: dict | None = None) -> dict:
-    if hasattr(job, "attempt_count") and hasattr(job, "retry_count"):  # counted in the list's one query
-        attempts, retries = job.attempt_count, job.retry_count
-    else:
-        outcomes = list(job.attempts.values_list("outcome", flat=True))
-        attempts, retries = len(outcomes), outcomes.count("retry")
-    return {
-        "id": job.pk,
-        "state": job.status,
-        "case_label": job.bundle.case_label,
-        "provider": job.provider,
-        "correlation_id": job.bundle.correlation_id,
-        "pages": job.bundle.page_count,
-        "enqueued_at": job.enqueued_at.isoformat(),
-        "queue_wait_s": _seconds(job.queue_wait),
-        "extraction_s": _seconds(job.extraction_time),
-        "attempts": attempts,
-        "retries": retries,
-        "error": {"code": job.error_code, "message": job.error_message} if job.error_code else None,
-        "status_url": f"/api/v1/jobs/{job.pk}",
-        "manifest_url": f"/api/v1/jobs/{job.pk}/manifest" if job.status == Job.Status.COMPLETED else None,
-        **(evidence if evidence is not None else job_evidence.describe([job.pk])[job.pk]),
-    }
-
-
-def _seconds(delta) -> float | None:
-    return round(delta.total_seconds(), 3) if delta is not None else None

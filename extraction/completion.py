@@ -18,6 +18,7 @@ from django.db import transaction
 
 from .models import Job
 from .providers import JobReport
+from .webhooks import recording as webhooks
 
 
 class Evidence(Protocol):
@@ -69,4 +70,5 @@ def complete_job(
             evidence.write(job)
             if not job.mark_completed(at):
                 raise RuntimeError(f"job {job.pk} left its active state while its evidence was written")
+            webhooks.job_finished(job, at)  # in this commit: a completed job always has its events
     return True

@@ -12,6 +12,7 @@ from .intake import decision
 from .intake.queue import enqueue_job
 from .models import Attempt, Job, SubmissionSwitch
 from .signals import alert_about
+from .webhooks import delivery as webhooks
 
 log = logging.getLogger(__name__)
 
@@ -20,7 +21,8 @@ def reconcile(at=None) -> dict:
     """Re-drive jobs from database state: the queue is only a wake-up call.
 
     Expired claims (a killed worker, a lost wake-up), queued jobs whose task was lost, and
-    `unknown` jobs (re-polled with the same provider job id; never resubmitted under a new key).
+    `unknown` jobs (re-polled with the same provider job id; never resubmitted under a new key);
+    and webhook events whose try is overdue.
     Times are the database's clock unless a test passes `at`.
     """
     quiet = timedelta(seconds=settings.PAGETRAIL_REQUEUE_AFTER_SECONDS)
@@ -29,7 +31,12 @@ def reconcile(at=None) -> dict:
     due = Job.objects.with_claim_expired(at) | Job.objects.unknown_and_quiet(quiet, at)
     if SubmissionSwitch.submissions_open():
         due = due | Job.objects.never_picked_up(quiet, at)
-    return {"woken": wake(due, at), "abandoned_attempts": abandoned, "submissions_woken": decision.redrive(at)}
+    return {
+        "woken": wake(due, at),
+        "abandoned_attempts": abandoned,
+        "submissions_woken": decision.redrive(at),
+        "webhooks_redriven": webhooks.redrive(at),
+    }
 
 
 def _alert_newly_late(at=None) -> None:

@@ -15,7 +15,7 @@ from datetime import timedelta
 from functools import partial
 
 from django.conf import settings
-from django.db import IntegrityError
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from requests import RequestException
 
@@ -30,6 +30,7 @@ from .pdf import WorkerStopping
 from .providers import ProviderError, get_provider
 from .providers.base import load_report, save_report
 from .signals import alert_about
+from .webhooks import recording as webhooks
 
 log = logging.getLogger(__name__)
 DAMAGED_DOWNLOAD = ("asset_mismatch", "download_failed")
@@ -303,6 +304,8 @@ def _mark_unknown(job: Job, code: str, message: str) -> None:
 
 
 def _fail(job: Job, code: str, message: str) -> str:
-    job.mark_failed(code, message)
+    with transaction.atomic():  # a failed job always has its events; a duplicate task's loss records none
+        if job.mark_failed(code, message):
+            webhooks.job_finished(job)
     stores.remove_job_work_dir(job.pk)
     return "failed"

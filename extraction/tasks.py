@@ -2,6 +2,7 @@
 
 from . import reconciler, runner, temp_sweep
 from .intake import decision, staging
+from .webhooks import delivery
 
 
 def run_job(job_id: int, waking: bool = False) -> str:
@@ -16,6 +17,10 @@ def decide_submission(submission_id: int) -> str:
     staging.sweep_staged()
     temp_sweep.sweep_request_files()
     return outcome
+
+
+def deliver_webhook(event_id: int) -> str:
+    return delivery.deliver(event_id)
 
 
 def reconcile() -> dict:

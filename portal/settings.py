@@ -379,6 +379,13 @@ if MISSING_SHARED_SECRETS:
     )
 PAGETRAIL_ALERT_WEBHOOK_TRIES = env.int("PAGETRAIL_ALERT_WEBHOOK_TRIES", default=5)
 
+# --- Service accounts' webhooks (job.completed, job.failed, submission.refused; docs/api.md#webhooks): tries per
+# event (or replay), full-jitter backoff between them, and one try's connect and read timeout. ---
+PAGETRAIL_WEBHOOK_TRIES = env.int("PAGETRAIL_WEBHOOK_TRIES", default=8)
+PAGETRAIL_WEBHOOK_BACKOFF_BASE_SECONDS = env.float("PAGETRAIL_WEBHOOK_BACKOFF_BASE_SECONDS", default=30.0)
+PAGETRAIL_WEBHOOK_BACKOFF_CAP_SECONDS = env.float("PAGETRAIL_WEBHOOK_BACKOFF_CAP_SECONDS", default=3600.0)
+PAGETRAIL_WEBHOOK_TIMEOUT_SECONDS = env.float("PAGETRAIL_WEBHOOK_TIMEOUT_SECONDS", default=10.0)
+
 REDIS_URL = env.str("REDIS_URL", default="")
 Q_CLUSTER = {
     # Deployments sharing one Redis need different names (the name is the queue's key).

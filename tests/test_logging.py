@@ -49,6 +49,7 @@ def test_lines_outside_a_job_have_empty_ids(json_lines):
         ("pt_AbCdEfGhIjKlMnOpQrStUv", "token pt_AbCdEfGhIjKlMnOpQrStUv was used"),
         ("c2lnbmF0dXJl", "GET https://bucket.s3/x.png?X-Amz-Signature=c2lnbmF0dXJl&X-Amz-Expires=300"),
         ("hunter2", "api_key=hunter2 in the config"),
+        ("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "new secret whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw for claims"),
     ],
 )
 def test_secrets_are_scrubbed_from_every_line(json_lines, secret, line):

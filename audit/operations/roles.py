@@ -39,6 +39,9 @@ ROLES = {
         "extraction.view_serviceaccount",
         "extraction.view_serviceaccounttoken",
         "extraction.view_submission",
+        # What each account was told by its webhook, and every try (read-only; replay is granted one by one).
+        "extraction.view_webhookevent",
+        "extraction.view_webhookattempt",
     ],
     "Reviewer": [
         "extraction.view_bundle",

@@ -16,6 +16,7 @@ from extraction import pdf
 
 from .. import worker_stop
 from ..models import Bundle, Rejection, input_storage_name
+from ..webhooks import recording as webhooks
 from . import queue, rounds, validation
 from .submission import MAX_TRIES, Submission
 
@@ -189,6 +190,7 @@ def refuse(submission: Submission, code: str, message: str, retryable: bool = Fa
                 submitted_by=submission.submitted_by,
                 at=at,
             )
+            webhooks.submission_refused(submission, at)
     submission.staged_path.unlink(missing_ok=True)
     return submission.state
 

@@ -1,5 +1,5 @@
-"""Every task extraction puts on a queue: deciding a submission, running a job intake created, and waking a job
-that waits (a hold, Retry-After, polling)."""
+"""Every task extraction puts on a queue: deciding a submission, running a job intake created, waking a job
+that waits (a hold, Retry-After, polling), and delivering a webhook event (now, or its retry later)."""
 
 import time
 from datetime import datetime
@@ -57,6 +57,33 @@ def wake_job_at(job_id: int, when: datetime) -> None:
         "extraction.tasks.run_job",
         job_id,
         name=f"wake-job-{job_id}-{time.time_ns()}",
+        schedule_type=Schedule.ONCE,
+        repeats=-1,
+        next_run=when,
+    )
+
+
+def enqueue_webhook(event_id: int) -> None:
+    """On the jobs' cluster, named: the intake worker records refusals' events too."""
+    from django_q.tasks import async_task
+
+    async_task(
+        "extraction.tasks.deliver_webhook",
+        event_id,
+        task_name=f"webhook-{event_id}-{time.time_ns()}",
+        cluster=settings.Q_CLUSTER["name"],
+    )
+
+
+def retry_webhook_at(event_id: int, when: datetime) -> None:
+    """A one-off schedule (never early); lost with Redis, it is re-driven by the reconciler once overdue."""
+    from django_q.models import Schedule
+    from django_q.tasks import schedule
+
+    schedule(
+        "extraction.tasks.deliver_webhook",
+        event_id,
+        name=f"webhook-{event_id}-{time.time_ns()}",
         schedule_type=Schedule.ONCE,
         repeats=-1,
         next_run=when,

@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from audit.models import Alert
 from audit.verification.verify import verify_all
-from extraction.api import job_document
+from extraction.documents import job_document
 from extraction.intake.staging import submit_bundle
 from extraction.models import Job
 from extraction.runner import run_job

@@ -1,0 +1,59 @@
+"""Recording a transition's webhook events: in the transition's own transaction (a committed completion always has
+its events), queued once it commits. Called from one place each: `complete_job`, the runner's `_fail`, and
+intake's `refuse`."""
+
+import json
+from functools import partial
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from ..accounts import ServiceAccount
+from ..documents import job_document, submission_document
+from ..intake import queue
+from ..models import Job
+from .events import WebhookEvent
+
+Type = WebhookEvent.Type
+
+
+def job_finished(job: Job, at=None) -> list[WebhookEvent]:
+    """`job.completed` or `job.failed` for every account with a webhook that can see the job (as the API lets it)."""
+    kind = Type.JOB_COMPLETED if job.status == Job.Status.COMPLETED else Type.JOB_FAILED
+    receivers = receivers_of(job)  # most jobs have none: their document is never built
+    return _record(kind, receivers, job_document(job), at, job=job) if receivers else []
+
+
+def submission_refused(submission, at=None) -> list[WebhookEvent]:
+    """`submission.refused` for the account that made the submission (staff uploads have none)."""
+    account = submission.account
+    receivers = [account] if account is not None and _listening(account) else []
+    return _record(Type.SUBMISSION_REFUSED, receivers, submission_document(submission), at, submission=submission)
+
+
+def receivers_of(job: Job) -> list[ServiceAccount]:
+    """The accounts listening that see the job; `visible_to` stays the one rule of who sees what."""
+    near = ServiceAccount.objects.filter(revoked_at__isnull=True).exclude(webhook_url="")
+    near = near.filter(Q(jobs=job) | Q(bundle_accesses__bundle_id=job.bundle_id)).distinct().order_by("pk")
+    return [account for account in near if Job.objects.visible_to(account).filter(pk=job.pk).exists()]
+
+
+def _listening(account: ServiceAccount) -> bool:
+    return bool(account.webhook_url) and account.revoked_at is None
+
+
+def _record(kind: str, receivers: list[ServiceAccount], document: dict, at, **subject) -> list[WebhookEvent]:
+    occurred_at = at or timezone.now()
+    events = []
+    for account in receivers:
+        event = WebhookEvent(
+            account=account, type=kind, occurred_at=occurred_at, next_attempt_at=occurred_at, **subject
+        )
+        body = {"id": event.webhook_id, "type": kind, "occurred_at": occurred_at.isoformat(), "data": document}
+        event.body = json.dumps(body, separators=(",", ":"))
+        event.save()
+        events.append(event)
+    for event in events:
+        transaction.on_commit(partial(queue.enqueue_webhook, event.pk))
+    return events
