@@ -17,7 +17,8 @@ class AuditConfig(AppConfig):
         from audit.models.keys import key_published
         from audit.operations import access_activity
         from audit.operations.roles import ensure_roles_after_migrate
-        from extraction import completion, job_evidence
+        from audit.review.previews import redrive_previews
+        from extraction import completion, job_evidence, reconciler
         from extraction.signals import activity, alert
 
         activity.connect(record_activity, dispatch_uid="audit-activity")
@@ -32,6 +33,7 @@ class AuditConfig(AppConfig):
             m2m_changed.connect(access_activity.record_membership, sender=through, dispatch_uid=f"audit-{through}")
         completion.register(record_completion)  # extraction calls it once per completed job, never imports audit
         job_evidence.register(api.job_evidence)  # what a job's API answer names of its evidence
+        reconciler.register("previews_redriven", redrive_previews)  # previews whose queued task was lost
 
 
 def witness_at_worker_start(proc_name=None, **kwargs):

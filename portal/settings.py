@@ -308,6 +308,9 @@ PAGETRAIL_STOP_MARGIN_SECONDS = env.float("PAGETRAIL_STOP_MARGIN_SECONDS", defau
 PAGETRAIL_JOB_DEADLINE_SECONDS = env.int("PAGETRAIL_JOB_DEADLINE_SECONDS", default=3600)
 PAGETRAIL_REQUEUE_AFTER_SECONDS = env.int("PAGETRAIL_REQUEUE_AFTER_SECONDS", default=120)
 PAGETRAIL_RECONCILE_EVERY_MINUTES = env.int("PAGETRAIL_RECONCILE_EVERY_MINUTES", default=1)
+# Page previews (or a queued verification run) without progress this long are asked for again by the reconciler: the
+# queue lost their task. Above a batch's worst case (50 pages, each batch within PAGETRAIL_CHILD_WALL_SECONDS).
+PAGETRAIL_PREVIEWS_OVERDUE_MINUTES = env.int("PAGETRAIL_PREVIEWS_OVERDUE_MINUTES", default=10)
 PAGETRAIL_CHECKPOINT_EVERY_MINUTES = env.int("PAGETRAIL_CHECKPOINT_EVERY_MINUTES", default=60)
 # The transparency log's name in its signed checkpoints (docs/transparency-log.md): unique per deployment.
 PAGETRAIL_LOG_ORIGIN = env.str("PAGETRAIL_LOG_ORIGIN", default="pagetrail.invalid/evidence-log")

@@ -5,7 +5,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from django.db import transaction
 from django.utils import timezone
 
 from audit.ledger import manifests, signing, store_witness, tlog
@@ -69,7 +68,7 @@ class Evidence:
         signing.cover(at)  # a key published now is a leaf of its own, before this manifest's
         document = _document(job, self.report, self.ordered, self.names, tlog.leaf_count(), self.attempt_number, at)
         manifest = _write(job, document, self.ordered, self.names, self.attempt_number, at, self.written)
-        transaction.on_commit(lambda: previews.enqueue(manifest.pk))  # rendered by a worker, never the request
+        previews.request(manifest)  # rendered by a worker, never the request
         flag_provider_warnings(manifest, self.report.warnings)
 
 
