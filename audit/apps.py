@@ -18,6 +18,7 @@ class AuditConfig(AppConfig):
         from audit.operations import access_activity
         from audit.operations.roles import ensure_roles_after_migrate
         from audit.review.previews import redrive_previews
+        from audit.verification import queued_runs
         from extraction import completion, job_evidence, reconciler
         from extraction.signals import activity, alert
 
@@ -34,6 +35,7 @@ class AuditConfig(AppConfig):
         completion.register(record_completion)  # extraction calls it once per completed job, never imports audit
         job_evidence.register(api.job_evidence)  # what a job's API answer names of its evidence
         reconciler.register("previews_redriven", redrive_previews)  # previews whose queued task was lost
+        reconciler.register("verification_runs_woken", queued_runs.redrive)  # runs started in the admin, likewise
 
 
 def witness_at_worker_start(proc_name=None, **kwargs):
