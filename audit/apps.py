@@ -20,11 +20,12 @@ class AuditConfig(AppConfig):
         from audit.review.previews import redrive_previews
         from audit.verification import queued_runs
         from extraction import completion, job_evidence, reconciler
-        from extraction.signals import activity, alert
+        from extraction.signals import activity, alert, alert_cleared
 
         activity.connect(record_activity, dispatch_uid="audit-activity")
         key_published.connect(activity_records.record_key_published, dispatch_uid="audit-key-published")
         alert.connect(open_alert, dispatch_uid="audit-alert")
+        alert_cleared.connect(clear_alert, dispatch_uid="audit-alert-cleared")
         post_migrate.connect(ensure_roles_after_migrate, sender=self, dispatch_uid="audit-roles")
         post_migrate.connect(schedules.ensure_schedules, sender=self, dispatch_uid="audit-schedules")
         post_migrate.connect(signing.publish_after_migrate, sender=self, dispatch_uid="audit-signing-key")
@@ -54,6 +55,12 @@ def record_activity(sender, actor, action, obj, before=None, after=None, **kwarg
     from audit.ledger import activity_records
 
     activity_records.record(actor, action, obj, before=before, after=after)
+
+
+def clear_alert(sender, key, **kwargs):
+    from audit.operations.alerts import clear_alert
+
+    clear_alert(key)
 
 
 def open_alert(sender, kind, key, message, link, **kwargs):

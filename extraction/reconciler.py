@@ -6,6 +6,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils import timezone
 
+from . import cluster_heartbeat
 from .intake import decision
 from .intake.queue import enqueue_job
 from .models import Attempt, Job, SubmissionSwitch
@@ -35,6 +36,7 @@ def reconcile(at=None) -> dict:
     if SubmissionSwitch.submissions_open():
         due = due | Job.objects.never_picked_up(quiet, at)
     counts = {"woken": wake(due, at), "abandoned_attempts": abandoned, "submissions_woken": decision.redrive(at)}
+    counts["clusters_silent"] = cluster_heartbeat.check_silent(at)
     return counts | {name: redrive(at) for name, redrive in redrivers.items()}
 
 

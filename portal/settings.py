@@ -305,6 +305,9 @@ PAGETRAIL_CLAIM_LEASE_SECONDS = env.int("PAGETRAIL_CLAIM_LEASE_SECONDS", default
 # long plus PAGETRAIL_STOP_MARGIN_SECONDS for the rest, then kills what is left: under a service manager's 10 s.
 PAGETRAIL_STOP_GRACE_SECONDS = env.float("PAGETRAIL_STOP_GRACE_SECONDS", default=5.0)
 PAGETRAIL_STOP_MARGIN_SECONDS = env.float("PAGETRAIL_STOP_MARGIN_SECONDS", default=3.0)
+# Each qcluster's master reports every quarter of this; one silent longer opens a cluster_silent alert naming it
+# (extraction/cluster_heartbeat.py), cleared when it reports again.
+PAGETRAIL_CLUSTER_SILENT_SECONDS = env.float("PAGETRAIL_CLUSTER_SILENT_SECONDS", default=120.0)
 PAGETRAIL_JOB_DEADLINE_SECONDS = env.int("PAGETRAIL_JOB_DEADLINE_SECONDS", default=3600)
 PAGETRAIL_REQUEUE_AFTER_SECONDS = env.int("PAGETRAIL_REQUEUE_AFTER_SECONDS", default=120)
 PAGETRAIL_RECONCILE_EVERY_MINUTES = env.int("PAGETRAIL_RECONCILE_EVERY_MINUTES", default=1)
