@@ -15,7 +15,7 @@ class AuditConfig(AppConfig):
         from audit.ledger import activity_records, signing
         from audit.ledger.manifest_writing import record_completion
         from audit.models.keys import key_published
-        from audit.operations import access_activity
+        from audit.operations import access_activity, webhook_redrive
         from audit.operations.roles import ensure_roles_after_migrate
         from audit.review.previews import redrive_previews
         from audit.verification import queued_runs
@@ -37,6 +37,7 @@ class AuditConfig(AppConfig):
         job_evidence.register(api.job_evidence)  # what a job's API answer names of its evidence
         reconciler.register("previews_redriven", redrive_previews)  # previews whose queued task was lost
         reconciler.register("verification_runs_woken", queued_runs.redrive)  # runs started in the admin, likewise
+        reconciler.register("webhooks_redriven", webhook_redrive.redrive)  # alert webhooks whose try was lost
 
 
 def witness_at_worker_start(proc_name=None, **kwargs):

@@ -35,6 +35,8 @@ class Alert(models.Model):
     last_seen = models.DateTimeField(default=timezone.now)
     acknowledged_by = models.CharField(max_length=150, blank=True)
     acknowledged_at = models.DateTimeField(null=True, blank=True)
+    # Opened, or its webhook's next try last queued by the reconciler (audit/operations/webhook_redrive.py).
+    webhook_woken_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         ordering = ["-last_seen"]

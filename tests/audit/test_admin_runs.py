@@ -5,14 +5,13 @@ from django.conf import settings
 from django.contrib.auth.models import Permission, User
 from django.urls import reverse
 from django_q.brokers import get_broker
-from django_q.models import OrmQ
 from django_q.signing import SignedPackage
 
 from audit import tasks
 from audit.models import Asset, VerificationRun
 from audit.verification.verify import execute, start_run
 from extraction.reconciler import reconcile
-from tests.conftest import PRODUCTION, queued_tasks, write_stored
+from tests.conftest import lose_the_queue, queued_tasks, write_stored
 
 pytestmark = pytest.mark.django_db
 
@@ -77,17 +76,6 @@ def test_a_run_whose_queued_task_was_lost_is_woken_by_the_reconciler_and_runs(
     assert [reconcile(at=later)["verification_runs_woken"] for _ in range(2)] == [1, 0]  # once, however many pass
     assert run_queued_verifications() == 1
     assert VerificationRun.objects.get().status == "passed"
-
-
-def lose_the_queue() -> None:
-    """A Redis FLUSHDB of the queue's db, or (embedded profile) the ORM queue's rows deleted."""
-    if PRODUCTION:
-        import redis
-
-        redis.from_url(settings.REDIS_URL).flushdb()
-    else:
-        OrmQ.objects.all().delete()
-    assert queued_tasks() == 0
 
 
 def run_queued_verifications() -> int:
