@@ -201,16 +201,17 @@ def preview_progress(manifest: Manifest, previewed: int) -> dict:
     """Final once every page has its preview, or once their request ended (failed, skipped) or retention deleted
     them; until then it says only what is true: being made, overdue, or asked for again (and when)."""
     total = manifest.page_count
-    text = f"{previewed} of {total} pages have a preview"
+    text, making = f"{previewed} of {total} pages have a preview", False
     if previewed >= total:
         final = True
     elif previews.outputs_deleted(manifest):
         final, text = True, f"{text}: the outputs were deleted under retention"
     else:
         state = preview_requests.state_of(manifest)
-        final, text = state.final, f"{text}{state.text}"
+        final, text, making = state.final, f"{text}{state.text}", state.making
     return {
         "final": final,
+        "making": making,
         "text": {"previewed": text, "percent": str(round(100 * previewed / total) if total else 100)},
     }
 

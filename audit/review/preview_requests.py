@@ -76,6 +76,7 @@ class State:
 
     final: bool
     text: str
+    making: bool = False  # a worker is on them (or they wait their turn): the cards may say "being made"
 
 
 def state_of(manifest: Manifest, at: datetime | None = None) -> State:
@@ -94,4 +95,4 @@ def state_of(manifest: Manifest, at: datetime | None = None) -> State:
         return State(
             False, f"; previews were overdue and were asked for again at {display.timestamp(request.asked_at)}"
         )
-    return State(False, ", more are being made")
+    return State(False, ", more are being made", making=True)

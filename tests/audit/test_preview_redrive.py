@@ -113,6 +113,8 @@ def test_the_review_page_says_previews_are_overdue_then_when_they_were_asked_for
     overdue = previews_text(admin_client, request.pk)
     assert overdue.startswith("0 of 3 pages have a preview; previews are overdue (no progress since ")
     assert "more are being made" not in overdue
+    page = admin_client.get(reverse("review-manifest", args=[request.pk])).content.decode()
+    assert "Preview being made" not in page and page.count("No preview yet (see above).") == 3
 
     reconcile()
     asked = PreviewRequest.objects.get(pk=request.pk).asked_at
