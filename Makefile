@@ -6,9 +6,9 @@ BIN    := $(VENV)/bin
 MANAGE := $(BIN)/python manage.py
 STAMP  := $(VENV)/.installed
 # The cluster serving page previews (their own queue, so jobs never wait behind them), at a lower CPU priority.
-PREVIEWS := Q_CLUSTER_NAME=$${PAGETRAIL_QUEUE_NAME:-pagetrail}-previews nice -n 10 $(MANAGE) qcluster
+PREVIEWS := PAGETRAIL_CLUSTER=previews nice -n 10 $(MANAGE) qcluster
 # The cluster validating uploads (their own queue: the web server never parses a PDF, and uploads never wait behind jobs).
-INTAKE := Q_CLUSTER_NAME=$${PAGETRAIL_INTAKE_QUEUE:-$${PAGETRAIL_QUEUE_NAME:-pagetrail}-intake} $(MANAGE) qcluster
+INTAKE := PAGETRAIL_CLUSTER=intake $(MANAGE) qcluster
 
 .PHONY: run run-managed serve test check install lock lint browser clean bench fidelity
 

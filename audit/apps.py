@@ -15,14 +15,17 @@ class AuditConfig(AppConfig):
         from audit.ledger import activity_records, signing
         from audit.ledger.manifest_writing import record_completion
         from audit.models.keys import key_published
-        from audit.operations import access_activity
+        from audit.operations import access_activity, webhook_redrive
         from audit.operations.roles import ensure_roles_after_migrate
-        from extraction import completion, job_evidence
-        from extraction.signals import activity, alert
+        from audit.review.previews import redrive_previews
+        from audit.verification import queued_runs
+        from extraction import completion, job_evidence, reconciler
+        from extraction.signals import activity, alert, alert_cleared
 
         activity.connect(record_activity, dispatch_uid="audit-activity")
         key_published.connect(activity_records.record_key_published, dispatch_uid="audit-key-published")
         alert.connect(open_alert, dispatch_uid="audit-alert")
+        alert_cleared.connect(clear_alert, dispatch_uid="audit-alert-cleared")
         post_migrate.connect(ensure_roles_after_migrate, sender=self, dispatch_uid="audit-roles")
         post_migrate.connect(schedules.ensure_schedules, sender=self, dispatch_uid="audit-schedules")
         post_migrate.connect(signing.publish_after_migrate, sender=self, dispatch_uid="audit-signing-key")
@@ -32,6 +35,9 @@ class AuditConfig(AppConfig):
             m2m_changed.connect(access_activity.record_membership, sender=through, dispatch_uid=f"audit-{through}")
         completion.register(record_completion)  # extraction calls it once per completed job, never imports audit
         job_evidence.register(api.job_evidence)  # what a job's API answer names of its evidence
+        reconciler.register("previews_redriven", redrive_previews)  # previews whose queued task was lost
+        reconciler.register("verification_runs_woken", queued_runs.redrive)  # runs started in the admin, likewise
+        reconciler.register("alert_webhooks_redriven", webhook_redrive.redrive)  # alert webhooks whose try was lost
 
 
 def witness_at_worker_start(proc_name=None, **kwargs):
@@ -50,6 +56,12 @@ def record_activity(sender, actor, action, obj, before=None, after=None, **kwarg
     from audit.ledger import activity_records
 
     activity_records.record(actor, action, obj, before=before, after=after)
+
+
+def clear_alert(sender, key, **kwargs):
+    from audit.operations.alerts import clear_alert
+
+    clear_alert(key)
 
 
 def open_alert(sender, kind, key, message, link, **kwargs):

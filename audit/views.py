@@ -12,8 +12,8 @@ from django.urls import reverse
 from PIL import Image
 
 from audit.ledger import signing, store_witness
-from audit.models import ActivityEvent, Asset, Manifest, PagePreview, ReviewFlag
-from audit.review import cases, chunks, previews
+from audit.models import Asset, Manifest, PagePreview, ReviewFlag
+from audit.review import cases, chunks, preview_requests, previews
 from audit.review import flags as review
 from audit.verification import state as verification_state
 from core import display, stores
@@ -198,19 +198,20 @@ def review_previews(request, manifest_id: int):
 
 
 def preview_progress(manifest: Manifest, previewed: int) -> dict:
-    """Final once every page has its preview, or once a worker gave up or retention deleted them."""
+    """Final once every page has its preview, or once their request ended (failed, skipped) or retention deleted
+    them; until then it says only what is true: being made, overdue, or asked for again (and when)."""
     total = manifest.page_count
-    failed = ActivityEvent.objects.filter(
-        object_type="manifest", object_id=str(manifest.pk), action="previews_failed"
-    ).exists()
-    final = previewed >= total or failed or previews.outputs_deleted(manifest)
-    text = f"{previewed} of {total} pages have a preview"
-    if failed:
-        text += " (the worker could not render this PDF within its limits)"
-    elif not final:
-        text += ", more are being made"
+    text, making = f"{previewed} of {total} pages have a preview", False
+    if previewed >= total:
+        final = True
+    elif previews.outputs_deleted(manifest):
+        final, text = True, f"{text}: the outputs were deleted under retention"
+    else:
+        state = preview_requests.state_of(manifest)
+        final, text, making = state.final, f"{text}{state.text}", state.making
     return {
         "final": final,
+        "making": making,
         "text": {"previewed": text, "percent": str(round(100 * previewed / total) if total else 100)},
     }
 

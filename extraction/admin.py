@@ -18,7 +18,7 @@ from .intake import admin as intake_admin  # noqa: F401  (registers submissions 
 from .intake import staging
 from .intake.validation import TooLarge
 from .kill_switch import set_submissions
-from .models import Attempt, Bundle, Job, Rejection, SubmissionSwitch, WorkerVersions
+from .models import Attempt, Bundle, ClusterHeartbeat, Job, Rejection, SubmissionSwitch, WorkerVersions
 from .reconciler import replay_unknown
 from .search import NamedSearch, case_label_filter
 from .uploads import too_large
@@ -304,6 +304,20 @@ class WorkerVersionsAdmin(ReadOnlyAdmin):
     @admin.display(description="extractor version")
     def extractor_version(self, obj):
         return obj.versions.get("extractor_version", "")
+
+    def has_delete_permission(self, request, obj=None):
+        return request.user.is_superuser
+
+
+@admin.register(ClusterHeartbeat)
+class ClusterHeartbeatAdmin(ReadOnlyAdmin):
+    """Every qcluster that reported: its queue, host and last report (extraction/cluster_heartbeat.py). Deleting the
+    row of a cluster that left for good stops its alert from coming back; a cluster started again adds its row."""
+
+    list_display = ("queue", "host", "pid", "last_seen", "silent_since", "stopped_at", "started_at")
+    list_filter = ("queue", "host")
+    readonly_fields = list_display
+    ordering = ("queue", "host")
 
     def has_delete_permission(self, request, obj=None):
         return request.user.is_superuser

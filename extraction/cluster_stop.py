@@ -23,7 +23,9 @@ from typing import Any
 
 from django.conf import settings
 from django_q import cluster
+from django_q.conf import Conf
 
+from .cluster_heartbeat import Heart
 from .cluster_watch import children_of
 
 log = logging.getLogger(__name__)
@@ -48,11 +50,17 @@ class Cluster(cluster.Cluster):
 
     def start(self) -> int:
         cluster.Sentinel = Sentinel  # Cluster.start names the class it runs in the sentinel's process
-        return super().start()
+        pid = super().start()
+        if self.sentinel.is_alive():
+            self.heart = Heart(Conf.CLUSTER_NAME, pid)
+            self.heart.start()
+        return pid
 
     def stop(self) -> bool:
         if not self.sentinel.is_alive():
             return False
+        if heart := getattr(self, "heart", None):
+            heart.stop()
         log.info("Q Cluster %s stopping (within %ss)", self.name, bound())
         threading.Thread(target=self.stop_event.set, name="stop-event", daemon=True).start()
         self.sentinel.join(bound())

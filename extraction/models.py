@@ -497,6 +497,7 @@ class Rejection(models.Model):
 
 # The models of the upstream API, registered with this app.
 from .accounts import BundleAccess, IdempotencyRecord, ServiceAccount, ServiceAccountToken  # noqa: E402,F401
+from .cluster_heartbeat import ClusterHeartbeat  # noqa: E402,F401  (its own module: the master's heartbeat)
 from .intake.submission import Submission  # noqa: E402,F401
 from .webhooks.events import WebhookAttempt, WebhookEvent  # noqa: E402,F401
 from .worker_versions import WorkerVersions  # noqa: E402,F401  (its own module: the start-up check)

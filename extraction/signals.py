@@ -8,6 +8,8 @@ activity = Signal()
 # Sent when people must act (a job became unknown or passed its deadline, the kill switch moved):
 # kind, key (one open alert per key), message, link. The audit app turns it into an alert.
 alert = Signal()
+# Sent when the problem an alert named is over by itself (a silent cluster reports again): key.
+alert_cleared = Signal()
 
 
 def alert_about(job, kind: str, key: str, message: str) -> None:

@@ -305,9 +305,15 @@ PAGETRAIL_CLAIM_LEASE_SECONDS = env.int("PAGETRAIL_CLAIM_LEASE_SECONDS", default
 # long plus PAGETRAIL_STOP_MARGIN_SECONDS for the rest, then kills what is left: under a service manager's 10 s.
 PAGETRAIL_STOP_GRACE_SECONDS = env.float("PAGETRAIL_STOP_GRACE_SECONDS", default=5.0)
 PAGETRAIL_STOP_MARGIN_SECONDS = env.float("PAGETRAIL_STOP_MARGIN_SECONDS", default=3.0)
+# Each qcluster's master reports every quarter of this; one silent longer opens a cluster_silent alert naming it
+# (extraction/cluster_heartbeat.py), cleared when it reports again.
+PAGETRAIL_CLUSTER_SILENT_SECONDS = env.float("PAGETRAIL_CLUSTER_SILENT_SECONDS", default=120.0)
 PAGETRAIL_JOB_DEADLINE_SECONDS = env.int("PAGETRAIL_JOB_DEADLINE_SECONDS", default=3600)
 PAGETRAIL_REQUEUE_AFTER_SECONDS = env.int("PAGETRAIL_REQUEUE_AFTER_SECONDS", default=120)
 PAGETRAIL_RECONCILE_EVERY_MINUTES = env.int("PAGETRAIL_RECONCILE_EVERY_MINUTES", default=1)
+# Page previews (or a queued verification run) without progress this long are asked for again by the reconciler: the
+# queue lost their task. Above a batch's worst case (50 pages, each batch within PAGETRAIL_CHILD_WALL_SECONDS).
+PAGETRAIL_PREVIEWS_OVERDUE_MINUTES = env.int("PAGETRAIL_PREVIEWS_OVERDUE_MINUTES", default=10)
 PAGETRAIL_CHECKPOINT_EVERY_MINUTES = env.int("PAGETRAIL_CHECKPOINT_EVERY_MINUTES", default=60)
 # The transparency log's name in its signed checkpoints (docs/transparency-log.md): unique per deployment.
 PAGETRAIL_LOG_ORIGIN = env.str("PAGETRAIL_LOG_ORIGIN", default="pagetrail.invalid/evidence-log")
@@ -404,10 +410,10 @@ Q_CLUSTER = {
     "save_limit": -1,
     "label": "Task queue",
 }
-# Page previews have a queue of their own, served by `Q_CLUSTER_NAME=<name>-previews manage.py qcluster`:
+# Page previews have a queue of their own, served by `PAGETRAIL_CLUSTER=previews manage.py qcluster`:
 # rendering a 240-page bundle takes minutes of CPU, and jobs must never wait behind it.
 PAGETRAIL_PREVIEW_QUEUE = f"{Q_CLUSTER['name']}-previews"
-# Uploads are validated on a queue of their own too (`Q_CLUSTER_NAME=<name>-intake manage.py qcluster`): never in a
+# Uploads are validated on a queue of their own too (`PAGETRAIL_CLUSTER=intake manage.py qcluster`): never in a
 # web process, never behind extraction. The staged bytes wait in the temp dir of the host that received them, so
 # with several web hosts each names its own queue (PAGETRAIL_INTAKE_QUEUE) and runs its intake cluster.
 PAGETRAIL_INTAKE_QUEUE = env.str("PAGETRAIL_INTAKE_QUEUE", default=f"{Q_CLUSTER['name']}-intake")
@@ -425,6 +431,22 @@ Q_CLUSTER["ALT_CLUSTERS"] = {
         "retry": _INTAKE_TIMEOUT + 60,
     },
 }
+# Which queue this process's `qcluster` serves: jobs (the default), previews or intake. The queue's name is derived
+# from PAGETRAIL_QUEUE_NAME (and PAGETRAIL_INTAKE_QUEUE) here, so a deployment that renames its queue cannot start a
+# cluster on a queue of the old name (django-q2's Q_CLUSTER_NAME still works; a qcluster on a queue nothing fills
+# warns at its start). Set per cluster process (its service unit), never in the web server's environment.
+PAGETRAIL_CLUSTER = env.str("PAGETRAIL_CLUSTER", default="jobs")
+PAGETRAIL_CLUSTER_QUEUES = {
+    "jobs": Q_CLUSTER["name"],
+    "previews": PAGETRAIL_PREVIEW_QUEUE,
+    "intake": PAGETRAIL_INTAKE_QUEUE,
+}
+if PAGETRAIL_CLUSTER not in PAGETRAIL_CLUSTER_QUEUES:
+    raise ImproperlyConfigured(f"PAGETRAIL_CLUSTER must be jobs, previews or intake, not {PAGETRAIL_CLUSTER!r}.")
+if PAGETRAIL_CLUSTER != "jobs":
+    _served = PAGETRAIL_CLUSTER_QUEUES[PAGETRAIL_CLUSTER]
+    # What django-q2 does for Q_CLUSTER_NAME: the alternative cluster's options over the defaults, its queue served.
+    Q_CLUSTER.update({**Q_CLUSTER["ALT_CLUSTERS"][_served], "cluster_name": _served})
 # The API's rate limits count in this cache, so it is shared by every web process (gunicorn's workers) and every
 # host: Redis in production, files in the data dir on the one host of the embedded profile (never a process's memory).
 CACHES = {

@@ -135,6 +135,19 @@ def queued_tasks() -> int:
     return get_broker().queue_size()
 
 
+def lose_the_queue() -> None:
+    """A Redis FLUSHDB of the queue's db, or (embedded profile) the ORM queue's rows deleted."""
+    from django_q.models import OrmQ
+
+    if PRODUCTION:
+        import redis
+
+        redis.from_url(django_settings.REDIS_URL).flushdb()
+    else:
+        OrmQ.objects.all().delete()
+    assert queued_tasks() == 0
+
+
 def run_intake_tasks(limit: int = 20) -> int:
     """Run what the intake queue holds in this process, as its worker would (a retry it queues runs too)."""
     from django_q.brokers import get_broker

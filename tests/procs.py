@@ -31,13 +31,17 @@ class Portal:
     def manage_json(self, *args, check=True, timeout=120):
         return json.loads(self.manage(*args, "--json", check=check, timeout=timeout).stdout)
 
-    def start_worker(self, queue: str = "") -> subprocess.Popen:
-        """A `qcluster`; `queue="pagetrail-previews"` starts the one for page previews."""
-        log = open(self.data_dir / f"worker-{len(self.workers)}.log", "w")
-        env = {**self.env, "Q_CLUSTER_NAME": queue} if queue else self.env
+    def start_worker(self, queue: str = "", **env: str) -> subprocess.Popen:
+        """A `qcluster`; `queue="pagetrail-previews"` (or `PAGETRAIL_CLUSTER="previews"`) starts the one for page
+        previews. Its log is `worker_log(n)`."""
+        log = open(self.worker_log(len(self.workers)), "w")
+        env = {**self.env, **({"Q_CLUSTER_NAME": queue} if queue else {}), **env}
         proc = processes.start_qcluster(env, log)
         self.workers.append(proc)
         return proc
+
+    def worker_log(self, n: int) -> Path:
+        return self.data_dir / f"worker-{n}.log"
 
     def kill_worker(self, proc: subprocess.Popen, sig=signal.SIGKILL) -> None:
         """Kill the whole cluster: sentinel, worker processes and any PDF child they started."""

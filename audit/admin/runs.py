@@ -2,17 +2,15 @@
 
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import path, reverse
 from django.utils.html import format_html
-from django_q.tasks import async_task
 
 from audit.admin.exports import ExportableList
 from audit.ledger import activity_records
 from audit.models import VerificationRun
-from audit.verification import verify
+from audit.verification import queued_runs, verify
 from core import display
 from core.admin_base import ReadOnlyAdmin
 from core.admin_filters import DateRangeFilter
@@ -82,7 +80,7 @@ class VerificationRunAdmin(NamedSearch, ExportableList, ReadOnlyAdmin):
             raise PermissionDenied
         run = verify.start_run(request.user.get_username())
         activity_records.record(request.user.get_username(), "verification_started", run, after={"scope": run.scope})
-        transaction.on_commit(lambda: async_task("audit.tasks.run_verification", run.pk))
+        queued_runs.queue_after_commit(run)
         return redirect(reverse("admin:audit_verificationrun_change", args=[run.pk]))
 
     def change_view(self, request, object_id, form_url="", extra_context=None):

@@ -75,7 +75,7 @@ class Evidence:
         transaction.on_commit(
             lambda: log.info("job %s: manifest %s durable, ledger leaf %s", job.pk, manifest.pk, manifest.sequence)
         )
-        transaction.on_commit(lambda: previews.enqueue(manifest.pk))  # rendered by a worker, never the request
+        previews.request(manifest)  # rendered by a worker, never the request
         flag_provider_warnings(manifest, self.report.warnings)
 
 

@@ -15,7 +15,7 @@ from .evidence import (
 )
 from .finding_responses import FindingResponse
 from .keys import SigningKey
-from .previews import PagePreview
+from .previews import PagePreview, PreviewRequest
 from .retention import LegalHoldSync, RetentionAssignment, RetentionEvent, RetentionPolicy
 from .review import ReviewFlag
 from .tlog import LogCheckpoint, LogLeaf, LogSubtree, RecoveredRecord
@@ -39,6 +39,7 @@ __all__ = [
     "Manifest",
     "ManifestChain",
     "PagePreview",
+    "PreviewRequest",
     "Placement",
     "LegalHoldSync",
     "RetentionAssignment",

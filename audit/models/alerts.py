@@ -18,10 +18,12 @@ class Alert(models.Model):
         STORAGE_UNAVAILABLE = "storage_unavailable"
         OBJECT_LOCK_FAILED = "object_lock_failed"
         LEDGER_ROLLBACK = "ledger_rollback"
+        CLUSTER_SILENT = "cluster_silent"
 
     class Status(models.TextChoices):
         OPEN = "open"
         ACKNOWLEDGED = "acknowledged"
+        CLEARED = "cleared"  # the problem ended by itself (a silent cluster reports again)
 
     kind = models.CharField(max_length=30, choices=Kind.choices, db_index=True)
     key = models.CharField(max_length=200, help_text="What makes two alerts the same problem")
@@ -33,6 +35,8 @@ class Alert(models.Model):
     last_seen = models.DateTimeField(default=timezone.now)
     acknowledged_by = models.CharField(max_length=150, blank=True)
     acknowledged_at = models.DateTimeField(null=True, blank=True)
+    # Opened, or its webhook's next try last queued by the reconciler (audit/operations/webhook_redrive.py).
+    webhook_woken_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         ordering = ["-last_seen"]

@@ -32,3 +32,33 @@ class PagePreview(WriteOnceModel):
 
     def __str__(self):
         return self.storage_name
+
+
+class PreviewRequest(models.Model):
+    """A manifest's page previews as asked of the previews queue: when, how often, the last sign of progress and
+    how it ended. The queue forgets (a flushed Redis, a task failed on a dropped connection); this row does not, so
+    the reconciler asks again for previews that stopped progressing (audit/review/preview_requests.py)."""
+
+    class Outcome(models.TextChoices):
+        PENDING = "", "being made"
+        DONE = "done", "every page has its previews"
+        FAILED = "failed", "could not be made"
+        SKIPPED = "skipped", "not made: the input or outputs were deleted under retention"
+
+    manifest = models.OneToOneField(
+        Manifest, primary_key=True, on_delete=models.PROTECT, related_name="preview_request"
+    )
+    asked_at = models.DateTimeField(default=timezone.now, help_text="When the previews were last asked for")
+    times_asked = models.PositiveIntegerField(default=1)
+    progress_at = models.DateTimeField(default=timezone.now, help_text="Asked, or a batch of pages stored")
+    outcome = models.CharField(max_length=10, choices=Outcome.choices, default=Outcome.PENDING, blank=True)
+    error_code = models.CharField(max_length=40, blank=True)
+    error_message = models.TextField(blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        # The reconciler's question every minute: pending requests, oldest progress first.
+        indexes = [models.Index(fields=["outcome", "progress_at"], name="preview_request_pending")]
+
+    def __str__(self):
+        return f"previews of manifest {self.manifest_id}"

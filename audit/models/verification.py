@@ -5,10 +5,10 @@ from django.db.models import Q
 from django.db.models.functions import Now
 from django.utils import timezone
 
-from core.guarded import update_if
+from core.guarded import Wakeable, update_if
 
 
-class VerificationRun(models.Model):
+class VerificationRun(Wakeable, models.Model):
     """One re-verification pass; progress fields move while it runs, then the row is final."""
 
     class Status(models.TextChoices):
@@ -35,6 +35,8 @@ class VerificationRun(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Queued, or last asked again by the reconciler (the queue lost its task): audit/verification/queued_runs.py.
+    last_woken_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         ordering = ["-created_at"]

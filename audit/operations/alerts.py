@@ -39,6 +39,15 @@ def raise_alert(kind: str, key: str, message: str, link: str) -> tuple[Alert, bo
     return alert, True
 
 
+def clear_alert(key: str) -> bool:
+    """The open alert of this problem is over by itself (nobody acknowledged it): cleared, kept in the list."""
+    return bool(
+        Alert.objects.filter(key=key[:200], status=Alert.Status.OPEN).update(
+            status=Alert.Status.CLEARED, last_seen=timezone.now()
+        )
+    )
+
+
 def notify(alert_id: int) -> None:
     alert = Alert.objects.get(pk=alert_id)
     recipients = recipients_for(alert.kind)

@@ -14,7 +14,8 @@ from pathlib import Path
 from django.conf import settings
 
 from audit.ledger import activity_records, manifests
-from audit.models import Manifest, PagePreview, RetentionEvent
+from audit.models import Manifest, PagePreview, PreviewRequest, RetentionEvent
+from audit.review import preview_requests
 from core import stores
 from core.limits import configured_limits
 from extraction import pdf, worker_stop
@@ -28,10 +29,20 @@ WIDTHS = (THUMBNAIL, LARGE)
 BATCH = 50
 
 
+def request(manifest: Manifest) -> None:
+    """Asked for in the manifest's writing transaction, queued once it commits (rendered by a worker)."""
+    preview_requests.ask(manifest, enqueue)
+
+
 def enqueue(manifest_id: int) -> None:
     from django_q.tasks import async_task
 
     async_task("audit.tasks.generate_previews", manifest_id, cluster=settings.PAGETRAIL_PREVIEW_QUEUE)
+
+
+def redrive_previews(at=None) -> int:
+    """The reconciler's part for previews whose task the queue lost (registered in audit's AppConfig.ready())."""
+    return preview_requests.redrive(enqueue, at)
 
 
 def generate_previews(manifest_id: int) -> dict:
@@ -46,8 +57,13 @@ def generate_previews(manifest_id: int) -> dict:
         return {"rendered": 0, "handed_back": True}
     manifest = Manifest.objects.select_related("job__bundle").get(pk=manifest_id)
     pending = pending_pages(manifest)
-    if not pending or manifest.job.bundle.input_deleted_at or outputs_deleted(manifest):
+    if not pending:
+        preview_requests.finish(manifest_id, PreviewRequest.Outcome.DONE)
         return {"rendered": 0}
+    if manifest.job.bundle.input_deleted_at or outputs_deleted(manifest):
+        preview_requests.finish(manifest_id, PreviewRequest.Outcome.SKIPPED)
+        return {"rendered": 0}
+    preview_requests.progressed(manifest_id)
     work = stores.temp_root() / "previews" / str(manifest.pk)
     shutil.rmtree(work, ignore_errors=True)  # what a killed earlier try left
     work.mkdir(parents=True, mode=0o700)
@@ -58,6 +74,7 @@ def generate_previews(manifest_id: int) -> dict:
             for batch in batches(pending):
                 worker_stop.check()
                 stored += render_batch(manifest, source, work, batch)
+                preview_requests.progressed(manifest_id)
     except (worker_stop.Stopping, pdf.WorkerStopping):
         enqueue(manifest_id)  # the batches stored are kept: the next worker renders the rest
         return {"rendered": stored, "handed_back": True}
@@ -69,6 +86,8 @@ def generate_previews(manifest_id: int) -> dict:
         return failed(manifest, exc.code, exc.message)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    if not pending_pages(manifest):
+        preview_requests.finish(manifest_id, PreviewRequest.Outcome.DONE)
     return {"rendered": stored}
 
 
@@ -127,6 +146,7 @@ def render_batch(manifest: Manifest, source: Path, work: Path, batch: tuple[int,
 def failed(manifest: Manifest, code: str, message: str) -> dict:
     log.warning("Previews of manifest %s could not be made: %s: %s", manifest.pk, code, message)
     activity_records.record("worker", "previews_failed", manifest, after={"code": code, "message": message})
+    preview_requests.finish(manifest.pk, PreviewRequest.Outcome.FAILED, code, message)
     return {"rendered": 0, "error": code}
 
 

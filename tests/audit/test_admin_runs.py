@@ -1,10 +1,17 @@
+from datetime import timedelta
+
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import Permission, User
 from django.urls import reverse
+from django_q.brokers import get_broker
+from django_q.signing import SignedPackage
 
+from audit import tasks
 from audit.models import Asset, VerificationRun
 from audit.verification.verify import execute, start_run
-from tests.conftest import queued_tasks, write_stored
+from extraction.reconciler import reconcile
+from tests.conftest import lose_the_queue, queued_tasks, write_stored
 
 pytestmark = pytest.mark.django_db
 
@@ -54,3 +61,30 @@ def test_the_manifest_action_starts_one_run_per_bundle(admin_client, completed, 
         )
     run = VerificationRun.objects.get()
     assert run.scope_bundle_id is not None and queued_tasks() == 1
+
+
+def test_a_run_whose_queued_task_was_lost_is_woken_by_the_reconciler_and_runs(
+    admin_client, completed, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        admin_client.post(reverse("admin:audit_verificationrun_start"))
+    run = VerificationRun.objects.get()
+    lose_the_queue()
+    later = run.last_woken_at + timedelta(seconds=settings.PAGETRAIL_REQUEUE_AFTER_SECONDS + 1)
+    assert reconcile()["verification_runs_woken"] == 0  # its task may still be waiting its turn
+
+    assert [reconcile(at=later)["verification_runs_woken"] for _ in range(2)] == [1, 0]  # once, however many pass
+    assert run_queued_verifications() == 1
+    assert VerificationRun.objects.get().status == "passed"
+
+
+def run_queued_verifications() -> int:
+    broker, ran = get_broker(), 0
+    while batch := broker.dequeue():
+        for ack_id, payload in batch:
+            task = SignedPackage.loads(payload)
+            if task["func"] == "audit.tasks.run_verification":
+                tasks.run_verification(*task["args"])
+                ran += 1
+            broker.acknowledge(ack_id)
+    return ran

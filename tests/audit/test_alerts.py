@@ -148,3 +148,27 @@ def test_alerts_are_acknowledged_in_the_admin(admin_client):
         {"action": "acknowledge", "_selected_action": list(Alert.objects.values_list("pk", flat=True))},
     )
     assert Alert.objects.get().status == "acknowledged" and Alert.objects.get().acknowledged_by == "admin"
+
+
+def test_an_alert_whose_webhook_task_was_lost_reaches_the_webhook_after_the_reconciler(
+    webhook, settings, django_capture_on_commit_callbacks
+):
+    from django_q.brokers import get_broker
+    from django_q.signing import SignedPackage
+
+    from audit import tasks
+    from tests.conftest import lose_the_queue
+
+    with django_capture_on_commit_callbacks(execute=True):
+        alert, _ = alerts.raise_alert("kill_switch", "kill-switch", "Submissions stopped", "/admin/")
+    lose_the_queue()
+    later = alert.webhook_woken_at + timedelta(seconds=600 + settings.PAGETRAIL_REQUEUE_AFTER_SECONDS + 1)
+    assert reconcile()["alert_webhooks_redriven"] == 0  # a retry may still be waiting its turn
+
+    assert [reconcile(at=later)["alert_webhooks_redriven"] for _ in range(2)] == [1, 0]  # once, however many pass
+    broker = get_broker()
+    [[(_, payload)]] = [broker.dequeue()]
+    task = SignedPackage.loads(payload)
+    assert (task["func"], task["args"]) == ("audit.tasks.deliver_webhook", (alert.pk, 1))
+    assert tasks.deliver_webhook(*task["args"]) and len(webhook.received) == 1
+    assert reconcile(at=later + timedelta(hours=1))["alert_webhooks_redriven"] == 0  # delivered: never again

@@ -203,7 +203,11 @@ def test_the_command_without_an_intake_worker_says_so_when_its_wait_ends(tmp_pat
 
     assert (row["accepted"], row["state"], row["submission_id"]) == (False, "pending", Submission.objects.get().pk)
     assert "No intake worker decided it within 0.3 s" in row["message"] and "--here" in row["message"]
-    assert "Q_CLUSTER_NAME=pagetrail-intake manage.py qcluster" in row["message"] and not Job.objects.exists()
+    assert (
+        "PAGETRAIL_CLUSTER=intake manage.py qcluster, on the host whose intake queue is pagetrail-intake"
+        in row["message"]
+        and not Job.objects.exists()
+    )
 
 
 def test_the_command_with_no_wait_returns_the_pending_submissions_at_once(tmp_path):

@@ -1,6 +1,7 @@
-"""django-q2's `qcluster`, which first refuses to start beside hosts running other extractor versions, and
-stops within a bound on SIGTERM (extraction/cluster_stop.py)."""
+"""django-q2's `qcluster`, which first refuses to start beside hosts running other extractor versions, warns when
+nothing enqueues to its queue, and stops within a bound on SIGTERM (extraction/cluster_stop.py)."""
 
+import logging
 import os
 import sys
 
@@ -11,6 +12,7 @@ from extraction.cluster_stop import Cluster
 from extraction.worker_versions import may_start
 
 EXIT_REFUSED = 3
+log = logging.getLogger(__name__)
 
 
 class Command(ClusterCommand):
@@ -24,7 +26,30 @@ class Command(ClusterCommand):
         settings.SECRET_KEY  # noqa: B018  (django-q2 signs tasks with it: fail before starting without one)
         if options.get("cluster_name"):
             os.environ["Q_CLUSTER_NAME"] = options["cluster_name"]
+        warn_if_nobody_fills(queue_served())
         q = Cluster()
         q.start()
         if options.get("run_once"):
             q.stop()
+
+
+def queue_served() -> str:
+    from django_q.conf import Conf
+
+    return os.environ.get("Q_CLUSTER_NAME") or Conf.CLUSTER_NAME
+
+
+def warn_if_nobody_fills(queue: str) -> None:
+    """A cluster on a queue of another name (Q_CLUSTER_NAME=pagetrail-intake once PAGETRAIL_QUEUE_NAME=acme) starts
+    and waits for ever: say so at its start, naming the queues this deployment fills and how to serve one."""
+    filled = settings.PAGETRAIL_CLUSTER_QUEUES
+    if queue in filled.values():
+        return
+    log.warning(
+        "this qcluster serves the queue %r, which nothing in this deployment enqueues to: its queues are %s "
+        "(from PAGETRAIL_QUEUE_NAME=%s); start it with PAGETRAIL_CLUSTER=jobs, previews or intake instead of "
+        "Q_CLUSTER_NAME (docs/operations.md)",
+        queue,
+        ", ".join(f"{name} ({role})" for role, name in filled.items()),
+        settings.Q_CLUSTER["name"],
+    )

@@ -12,7 +12,8 @@ from extraction.models import Submission
 log = logging.getLogger(__name__)
 NO_WORKER = (
     "No intake worker decided it within {timeout:g} s; it stays pending and is decided once one runs "
-    "(Q_CLUSTER_NAME={queue} manage.py qcluster). Or submit with --here to check it in this process."
+    "(PAGETRAIL_CLUSTER=intake manage.py qcluster, on the host whose intake queue is {queue}). Or submit with "
+    "--here to check it in this process."
 )
 
 
