@@ -18,6 +18,7 @@ class Alert(models.Model):
         STORAGE_UNAVAILABLE = "storage_unavailable"
         OBJECT_LOCK_FAILED = "object_lock_failed"
         LEDGER_ROLLBACK = "ledger_rollback"
+        INPUT_MISSING = "input_missing"
 
     class Status(models.TextChoices):
         OPEN = "open"
