@@ -360,6 +360,8 @@ PAGETRAIL_MANIFEST_OLD_KEYS = env.dict("PAGETRAIL_MANIFEST_OLD_KEYS", default={}
 PAGETRAIL_BASE_URL = env.str("PAGETRAIL_BASE_URL", default="http://127.0.0.1:8000")
 EMAIL_CONFIG = env.email_url("EMAIL_URL", default="consolemail://")
 globals().update(EMAIL_CONFIG)  # EMAIL_BACKEND, EMAIL_HOST, ... from one URL
+if EMAIL_CONFIG["EMAIL_BACKEND"] == "django.core.mail.backends.console.EmailBackend":
+    EMAIL_BACKEND = "core.mail.EmailBackend"  # the same on stderr: stdout is a command's --json document
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="pagetrail@localhost")
 PAGETRAIL_ALERT_DEFAULT_EMAILS = env.list("PAGETRAIL_ALERT_DEFAULT_EMAILS", default=[])
 # Per kind, several addresses separated by ";": "verification_findings=a@x;b@x,job_unknown=ops@x"
