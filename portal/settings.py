@@ -76,7 +76,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "portal.api_edges.ApiEdgesMiddleware",  # first: a request id, HEAD and JSON on every answer under /api/
+    "portal.health.HealthMiddleware",  # first: a load balancer's /healthz and /readyz, by address, over plain HTTP
+    "portal.api_edges.ApiEdgesMiddleware",  # then a request id, HEAD and JSON on every answer under /api/
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
