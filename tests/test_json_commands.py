@@ -5,10 +5,12 @@ import json
 
 import pytest
 
+from tests import pdfs
 from tests.procs import Portal
 
 # A deployment with something for each command to alert about: a completed job whose stored asset was altered
-# (verify_manifests), and a policy in force whose windows ended under a legal hold (apply_retention).
+# (verify_manifests), a policy in force whose windows ended under a legal hold (apply_retention), and an input store
+# that takes no file (submit_bundle: intake_failing).
 SETUP = """
 from pathlib import Path
 from audit.models import Asset
@@ -51,5 +53,11 @@ def test_each_json_command_writes_only_its_document_on_stdout_and_the_alert_mail
     assert [job["state"] for job in document(alerting_portal.manage("job_status", "--json"))] == ["completed"]
 
     (tmp_path / "notes.txt").write_bytes(b"not a pdf")
-    submitted = alerting_portal.manage("submit_bundle", "--here", "--json", tmp_path / "notes.txt")
-    assert [r["error_code"] for r in document(submitted)] == ["not_pdf"]
+    inputs = alerting_portal.data_dir / "inputs"
+    inputs.rename(inputs.with_name("inputs-moved"))
+    inputs.write_bytes(b"")  # a file where the input store's directory belongs: it takes no file
+    submitted = alerting_portal.manage(
+        "submit_bundle", "--here", "--json", tmp_path / "notes.txt", pdfs.mixed(tmp_path), timeout=300
+    )
+    assert [r["error_code"] for r in document(submitted)] == ["not_pdf", "storage_unavailable"]
+    assert "[Pagetrail] Intake Failing" in submitted.stderr
