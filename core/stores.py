@@ -37,10 +37,6 @@ class OutputConflict(Exception):
     """A deterministic name already holds different bytes: we never overwrite."""
 
 
-class InputChanged(Exception):
-    """The stored input no longer hashes to the bundle's correlation id: nothing is made from it."""
-
-
 class StorageUnavailable(Exception):
     """A store (`inputs`, `outputs` or `temp`) could not be read or written; trying later may work."""
 
@@ -150,7 +146,7 @@ def _put_if_absent(storage: Storage, name: str, opener, size: int, sha256: str) 
     apply: created only if the name is free, as a link is, without the HEAD django-storages sends before
     each write. True when written, False when the name was taken, None when this store needs the storage's
     save (not S3, gzipped uploads, a file too large for one request). `opener` gives the bytes as a file."""
-    if not _is_s3(storage) or storage.gzip or size > MAX_PUT:
+    if not is_s3(storage) or storage.gzip or size > MAX_PUT:
         return None
     validate_file_name(name, allow_relative_path=True)
     key = storage._normalize_name(clean_name(name))
@@ -168,36 +164,10 @@ def _put_if_absent(storage: Storage, name: str, opener, size: int, sha256: str) 
     return True
 
 
-def _is_s3(storage: Storage) -> TypeGuard["S3Storage"]:
+def is_s3(storage: Storage) -> TypeGuard["S3Storage"]:
     # An S3 store has imported its module (and boto3, a fifth of a second) already; a process without one need not.
     module = sys.modules.get("storages.backends.s3")
     return module is not None and isinstance(storage, module.S3Storage)
-
-
-def verified_input(bundle, copy_to: Path) -> Path:
-    """The bundle's stored input as a local file whose bytes hash to its correlation id: read in
-    place from a file-system store, copied to `copy_to` from S3. Manifests and previews name
-    these bytes as the input, so they are checked every time; raises InputChanged."""
-    try:
-        path, digest = _read_input(bundle, copy_to)
-    except STORAGE_ERRORS as exc:
-        raise StorageUnavailable("inputs", exc) from exc
-    if digest.hexdigest() != bundle.correlation_id:
-        raise InputChanged(f"The stored input of bundle {bundle.correlation_id[:16]} no longer matches its hash.")
-    return path
-
-
-def _read_input(bundle, copy_to: Path):
-    path = local_path(inputs(), bundle.input_name)
-    if path is not None:
-        with open(path, "rb") as fh:
-            return path, hashlib.file_digest(fh, "sha256")
-    digest = hashlib.sha256()
-    with inputs().open(bundle.input_name, "rb") as src, open(copy_to, "wb") as dst:
-        while chunk := src.read(CHUNK):
-            digest.update(chunk)
-            dst.write(chunk)
-    return copy_to, digest
 
 
 def local_path(storage: Storage, name: str) -> Path | None:

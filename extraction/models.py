@@ -396,6 +396,8 @@ class Attempt(models.Model):
     class Meta:
         ordering = ["job_id", "number"]
         constraints = [models.UniqueConstraint(fields=["job", "number"], name="attempt_number_per_job")]
+        # /metrics counts retries at every scrape: the retried tries only, not every attempt ever made.
+        indexes = [models.Index(fields=["error_code"], condition=Q(outcome="retry"), name="attempt_retries")]
 
     def __str__(self):
         return f"attempt {self.number} ({self.kind}, {self.outcome})"

@@ -19,7 +19,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from requests import RequestException
 
-from core import stores
+from core import stored_inputs, stores
 from core.logs import job_context
 from core.retry import backoff_delay, next_wait
 
@@ -99,6 +99,8 @@ def _drive(job: Job, worker: str, token, sleep, rng) -> str:
         return _wake_later(job, token, 0.0, HANDED_BACK)
     except stores.OutputConflict as exc:
         return _fail(job, "output_conflict", str(exc))
+    except stored_inputs.InputMissing as exc:
+        return _fail_input_missing(job, exc)
     except (stores.StorageUnavailable, *stores.STORAGE_ERRORS) as exc:
         if (fault := _storage_fault(exc)) is None:
             raise
@@ -145,6 +147,9 @@ def _tried(job: Job, kind: str, worker: str, provider, call, target: str = ""):
         if fault is exc:
             raise
         raise fault from exc
+    except stored_inputs.InputMissing as exc:
+        attempt.record_outcome(Attempt.Outcome.FAILED, error_code=exc.code, error_message=str(exc))
+        raise
     attempt.record_outcome(Attempt.Outcome.OK, http_status=provider.last.http_status)
     return result
 
@@ -285,6 +290,14 @@ def _hold_for_storage(job: Job, token, worker: str, exc: stores.StorageUnavailab
     delay = backoff_delay(tries, settings.PAGETRAIL_BACKOFF_BASE_SECONDS, settings.PAGETRAIL_BACKOFF_CAP_SECONDS, rng)
     log.warning("job %s: %s, retrying in %.1fs", job.pk, exc.message, delay)
     return _wake_later(job, token, delay, "held")
+
+
+def _fail_input_missing(job: Job, exc: stored_inputs.InputMissing) -> str:
+    """The input is gone while its store answers: no retry brings it back, so the job fails now and an operator
+    is told (one open alert per bundle), rather than the job being held as for an outage until its deadline."""
+    failed = _fail(job, exc.code, str(exc))
+    alert_about(job, exc.code, f"input-missing-{job.bundle_id}", f"Job {job.pk} failed: {exc}")
+    return failed
 
 
 def _wake_later(job: Job, token, delay: float, outcome: str) -> str:

@@ -76,7 +76,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "portal.api_edges.ApiEdgesMiddleware",  # first: a request id, HEAD and JSON on every answer under /api/
+    "portal.health.HealthMiddleware",  # first: a load balancer's /healthz and /readyz, by address, over plain HTTP
+    "portal.api_edges.ApiEdgesMiddleware",  # then a request id, HEAD and JSON on every answer under /api/
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -368,6 +369,8 @@ PAGETRAIL_MANIFEST_OLD_KEYS = env.dict("PAGETRAIL_MANIFEST_OLD_KEYS", default={}
 PAGETRAIL_BASE_URL = env.str("PAGETRAIL_BASE_URL", default="http://127.0.0.1:8000")
 EMAIL_CONFIG = env.email_url("EMAIL_URL", default="consolemail://")
 globals().update(EMAIL_CONFIG)  # EMAIL_BACKEND, EMAIL_HOST, ... from one URL
+if EMAIL_CONFIG["EMAIL_BACKEND"] == "django.core.mail.backends.console.EmailBackend":
+    EMAIL_BACKEND = "core.mail.EmailBackend"  # the same on stderr: stdout is a command's --json document
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="pagetrail@localhost")
 PAGETRAIL_ALERT_DEFAULT_EMAILS = env.list("PAGETRAIL_ALERT_DEFAULT_EMAILS", default=[])
 # Per kind, several addresses separated by ";": "verification_findings=a@x;b@x,job_unknown=ops@x"

@@ -19,6 +19,8 @@ class Alert(models.Model):
         OBJECT_LOCK_FAILED = "object_lock_failed"
         LEDGER_ROLLBACK = "ledger_rollback"
         CLUSTER_SILENT = "cluster_silent"
+        INPUT_MISSING = "input_missing"
+        INTAKE_FAILING = "intake_failing"
 
     class Status(models.TextChoices):
         OPEN = "open"

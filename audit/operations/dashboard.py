@@ -1,4 +1,4 @@
-"""The operations dashboard (admin) and the same figures for Prometheus (token protected)."""
+"""The operations dashboard (admin) and the same figures for Prometheus (token protected), with the totals."""
 
 import hmac
 
@@ -14,6 +14,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 
 from audit.operations import metrics
+from audit.operations.totals import TotalsCollector
 
 WINDOWS = {"1": "last hour", "24": "last day", "168": "last week"}
 BAR = 300  # px, the longest bar
@@ -135,4 +136,5 @@ def prometheus(request):
         return HttpResponse("unauthorized\n", status=401, content_type="text/plain")
     registry = CollectorRegistry()
     registry.register(FiguresCollector())
+    registry.register(TotalsCollector())
     return HttpResponse(generate_latest(registry), content_type="text/plain; version=0.0.4; charset=utf-8")

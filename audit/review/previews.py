@@ -16,7 +16,7 @@ from django.conf import settings
 from audit.ledger import activity_records, manifests
 from audit.models import Manifest, PagePreview, PreviewRequest, RetentionEvent
 from audit.review import preview_requests
-from core import stores
+from core import stored_inputs, stores
 from core.limits import configured_limits
 from extraction import pdf, worker_stop
 
@@ -70,7 +70,7 @@ def generate_previews(manifest_id: int) -> dict:
     stored = 0
     try:
         with worker_stop.holding(lambda: enqueue(manifest_id)):
-            source = stores.verified_input(manifest.job.bundle, work / "input.pdf")
+            source = stored_inputs.verified_input(manifest.job.bundle, work / "input.pdf")
             for batch in batches(pending):
                 worker_stop.check()
                 stored += render_batch(manifest, source, work, batch)
@@ -78,8 +78,10 @@ def generate_previews(manifest_id: int) -> dict:
     except (worker_stop.Stopping, pdf.WorkerStopping):
         enqueue(manifest_id)  # the batches stored are kept: the next worker renders the rest
         return {"rendered": stored, "handed_back": True}
-    except stores.InputChanged as exc:
+    except stored_inputs.InputChanged as exc:
         return failed(manifest, "input_changed", str(exc))
+    except stored_inputs.InputMissing as exc:
+        return failed(manifest, exc.code, str(exc))
     except pdf.SandboxError as exc:
         if not exc.permanent:
             raise

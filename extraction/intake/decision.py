@@ -8,6 +8,7 @@ from functools import partial
 
 from django.conf import settings
 from django.db import transaction
+from django.urls import reverse
 from django.utils import timezone
 
 from core import stores
@@ -16,6 +17,7 @@ from extraction import pdf
 
 from .. import worker_stop
 from ..models import Bundle, Rejection, input_storage_name
+from ..signals import alert
 from ..webhooks import recording as webhooks
 from . import queue, rounds, validation
 from .submission import MAX_TRIES, Submission
@@ -30,6 +32,7 @@ CRASHED = (
 WORKER_LOST = "its worker stopped (killed or timed out) while validating"
 LOST = "The uploaded bytes were lost before they could be checked (its host's temp was cleared). Send it again."
 STORAGE = "The input store could not take the file now ({cause}). Nothing was kept; send it again later."
+INTAKE_FAILING = "intake_failing"  # the alert kind of refusals that are this machine's fault
 
 
 @dataclass
@@ -178,7 +181,8 @@ def hand_back(submission: Submission) -> None:
 
 
 def refuse(submission: Submission, code: str, message: str, retryable: bool = False, at=None) -> str:
-    """Refuse with a code and a sentence, record the Rejection, and delete the staged bytes."""
+    """Refuse with a code and a sentence, record the Rejection, and delete the staged bytes. A refusal for a fault
+    of this machine (`retryable`: a store, the validator, the host's temp) is a warning and an alert too."""
     with transaction.atomic():
         if submission.mark_refused(code, message, retryable, at):
             _record_rejection(
@@ -189,10 +193,25 @@ def refuse(submission: Submission, code: str, message: str, retryable: bool = Fa
                 filename=submission.original_filename,
                 submitted_by=submission.submitted_by,
                 at=at,
+                level=logging.WARNING if retryable else logging.INFO,
             )
             webhooks.submission_refused(submission, at)
+            if retryable:
+                _alert_machine_fault(submission, code, message)
     submission.staged_path.unlink(missing_ok=True)
     return submission.state
+
+
+def _alert_machine_fault(submission: Submission, code: str, message: str) -> None:
+    """One open alert per code: a burst of uploads refused while a store is down is one alert, each counted."""
+    alert.send(
+        Submission,
+        kind=INTAKE_FAILING,
+        key=f"intake-failing-{code}",
+        link=f"{reverse('admin:extraction_submission_changelist')}?error_code={code}",
+        message=f"Uploads are refused for a fault of this machine ({code}), {submission.original_filename} first: "
+        f"{message}",
+    )
 
 
 def refuse_too_large(filename: str, seen: int, submitted_by: str, at=None) -> validation.TooLarge:
@@ -206,9 +225,9 @@ def refuse_too_large(filename: str, seen: int, submitted_by: str, at=None) -> va
 
 
 def _record_rejection(
-    code: str, message: str, *, size: int, sha256: str, filename: str, submitted_by: str, at=None
+    code: str, message: str, *, size: int, sha256: str, filename: str, submitted_by: str, at=None, level=logging.INFO
 ) -> Rejection:
-    log.info("rejected %s: %s", filename, code)
+    log.log(level, "rejected %s: %s", filename, code)
     return Rejection.objects.create(
         code=code,
         message=message,

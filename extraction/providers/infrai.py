@@ -11,8 +11,8 @@ from urllib.parse import urljoin, urlsplit
 
 import requests
 from django.conf import settings
-from django.core.files.storage import storages
 
+from core import stored_inputs
 from core.retry import parse_retry_after
 
 from . import contract
@@ -47,7 +47,7 @@ class InfraiProvider(Provider):
 
     def start(self, job) -> str:
         key = job.idempotency_key
-        with storages["inputs"].open(job.bundle.input_name, "rb") as document:
+        with stored_inputs.opened_input(job.bundle) as document:
             response = self._call(
                 ROUTES["submit"],
                 {},

@@ -3,7 +3,7 @@
 import shutil
 from pathlib import Path
 
-from core import stores
+from core import stored_inputs
 from core.limits import configured_limits
 from extraction import pdf
 from extraction.pdf.protocol import plain
@@ -69,8 +69,10 @@ class LocalProvider(Provider):
         out_dir.mkdir(parents=True)
         copied = work_dir / "input.pdf"
         try:
-            extraction = pdf.extract_images(stores.verified_input(job.bundle, copied), out_dir, configured_limits())
-        except stores.InputChanged as exc:
+            extraction = pdf.extract_images(
+                stored_inputs.verified_input(job.bundle, copied), out_dir, configured_limits()
+            )
+        except stored_inputs.InputChanged as exc:
             raise ProviderError("input_changed", str(exc), permanent=True) from exc
         except pdf.SandboxError as exc:
             raise ProviderError(exc.code, exc.message, permanent=exc.permanent) from exc
