@@ -2,6 +2,7 @@
 and a small log of our own that signs checkpoints and proves consistency (audit.verifier's notes and merkle)."""
 
 import hashlib
+import os
 import signal
 import subprocess
 import sys
@@ -48,17 +49,20 @@ class Log:
 class WitnessProcess:
     """One witness server, started at once; `stop()` (or SIGKILL with `kill()`) before the test ends."""
 
-    def __init__(self, state: Path, key_file: Path, logs: dict[str, str]):
-        self.state, self.key_file, self.logs = state, key_file, logs
+    def __init__(self, state: Path, key_file: Path, logs: dict[str, str], module="audit.verifier.witness", env=None):
+        self.state, self.key_file, self.logs, self.module, self.env = state, key_file, logs, module, env
         self.session = requests.Session()
         self.start()
 
     def start(self) -> None:
-        args = [sys.executable, "-m", "audit.verifier.witness", "serve", "--state", str(self.state)]
+        args = [sys.executable, "-m", self.module, "serve", "--state", str(self.state)]
         args += ["--key-file", str(self.key_file), "--listen", "127.0.0.1:0"]
         for origin, vkey in self.logs.items():
             args += ["--log", f"{origin}={vkey}"]
-        self.proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        env = {**os.environ, **(self.env or {})}
+        self.proc = subprocess.Popen(
+            args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()  # printed once the port is bound
         if not line.startswith("listening on "):

@@ -18,6 +18,8 @@ class Alert(models.Model):
         STORAGE_UNAVAILABLE = "storage_unavailable"
         OBJECT_LOCK_FAILED = "object_lock_failed"
         LEDGER_ROLLBACK = "ledger_rollback"
+        WITNESS_QUORUM = "witness_quorum"
+        WITNESS_REFUSED = "witness_refused"
 
     class Status(models.TextChoices):
         OPEN = "open"

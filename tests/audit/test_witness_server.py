@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from audit.verifier import cosignature, notes
+from audit.verifier import build, cosignature, notes
 from audit.verifier.witness_protocol import request_body, size_of_conflict
 from tests.witnesses import Log, WitnessProcess, key_file
 
@@ -206,3 +206,21 @@ def test_it_accepts_torchwoods_sigsum_log(tmp_path, keys):
     finally:
         process.stop()
     assert answer.status_code == 200 and len(answer.text.splitlines()) == 2
+
+
+def test_it_runs_from_the_verifier_shipped_in_evidence_packages(tmp_path, log, keys):
+    """An auditor holding any package's verify_evidence.pyz runs the same witness, with no portal source."""
+    shipped = tmp_path / build.NAME
+    shipped.write_bytes(build.build())
+    process = WitnessProcess(
+        tmp_path / "state",
+        tmp_path / "witness.key",
+        {log.origin: log.vkey},
+        module=f"{build.PACKAGE}.witness",
+        env={"PYTHONPATH": str(shipped)},
+    )
+    try:
+        lines = cosigned(process.add_checkpoint(log.request(0, 3)), log, 3, keys)
+    finally:
+        process.stop()
+    assert len(lines) == 2
