@@ -5,6 +5,7 @@ is refused by both of them."""
 
 import pytest
 from django.db import connection
+from django.urls import reverse
 from django.utils import timezone
 from django_q.brokers import get_broker
 from django_q.models import Schedule
@@ -15,6 +16,7 @@ from audit.ledger import signing, witnessing
 from audit.models import Alert, LogCheckpoint, LogCosignature
 from audit.verifier import cosignature, notes
 from tests.audit.test_evidence import chain  # noqa: F401 (fixture)
+from tests.audit.test_ledger_page import staff
 from tests.audit.test_tlog import rewrite_manifest_row
 from tests.conftest import delete_stored
 from tests.witnesses import WitnessProcess, key_file
@@ -161,3 +163,14 @@ def test_cosignatures_are_kept_once_per_key(chain, witnesses):  # noqa: F811
     witnessing.request_cosignatures(checkpoint.pk)
     witnessing.request_cosignatures(checkpoint.pk)  # a redelivered task
     assert LogCosignature.objects.filter(checkpoint=checkpoint).count() == 2
+
+
+def test_the_checkpoint_page_names_the_witnesses_that_cosigned(chain, witnesses, client):  # noqa: F811
+    checkpoint = signed_now()
+    staff(client, "Compliance staff")
+    url = reverse("admin:audit_logcheckpoint_change", args=[checkpoint.pk])
+    assert "none yet" in client.get(url).content.decode()
+    witnessing.request_cosignatures(checkpoint.pk)
+    page = client.get(url).content.decode()
+    assert "w1 (key " in page and "w2 (key " in page
+    assert LogCosignature.objects.filter(checkpoint=checkpoint, witness="w2").get().line in page
