@@ -22,62 +22,70 @@ from .witness_state import States, origin_hash
 TEXT = "text/plain; charset=utf-8"
 
 
-def handler_for(witness: Witness) -> type[BaseHTTPRequestHandler]:
-    """The request handler class of a server for `witness`."""
+class WitnessServer(ThreadingHTTPServer):
+    """A threading HTTP server answering for one witness."""
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"  # keep-alive, as the spec asks of witnesses
-        server_version = "pagetrail-witness"
-        # The headers and the body go out in two writes: with Nagle's algorithm the body would wait for the client's
-        # delayed ACK of the headers (40 ms a request on Linux loopback).
-        disable_nagle_algorithm = True
+    daemon_threads = True
 
-        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
-            if self.path != "/add-checkpoint":
-                self._refuse(Refusal(404, "not_found", f"No such endpoint: POST {self.path}."))
-                return
-            try:
-                length = int(self.headers.get("Content-Length", ""))
-            except ValueError:
-                self._refuse(Refusal(411, "length_required", "Send the request body with a Content-Length."))
-                return
-            if not 0 <= length <= MAX_BODY:
-                self.close_connection = True  # the body stays unread
-                self._refuse(Refusal(413, "too_large", f"A request body is at most {MAX_BODY} bytes."))
-                return
-            try:
-                self._answer(200, TEXT, witness.add_checkpoint(self.rfile.read(length)))
-            except Refusal as refusal:
-                self._refuse(refusal)
+    def __init__(self, address: tuple[str, int], witness: Witness):
+        super().__init__(address, Handler)
+        self.witness = witness
 
-        def do_GET(self) -> None:  # noqa: N802
-            parts = self.path.strip("/").split("/")
-            head = None
-            if len(parts) == 2 and parts[1] == "checkpoint":
-                head = next((witness.states.head(o) for o in witness.logs if origin_hash(o) == parts[0]), None)
-            if head is None:
-                self._refuse(Refusal(404, "not_found", "This witness has cosigned no checkpoint of that log."))
-                return
-            self._answer(200, TEXT, head.note)
 
-        def _refuse(self, refusal: Refusal) -> None:
-            self._answer(refusal.status, refusal.content_type, refusal.body)
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as the spec asks of witnesses
+    server_version = "pagetrail-witness"
+    # The headers and the body go out in two writes: with Nagle's algorithm the body would wait for the client's
+    # delayed ACK of the headers (40 ms a request on Linux loopback).
+    disable_nagle_algorithm = True
+    server: WitnessServer
 
-        def _answer(self, status: int, content_type: str, body: str) -> None:
-            data = body.encode()
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        if self.path != "/add-checkpoint":
+            self._refuse(Refusal(404, "not_found", f"No such endpoint: POST {self.path}."))
+            return
+        try:
+            length = int(self.headers.get("Content-Length", ""))
+        except ValueError:
+            self._refuse(Refusal(411, "length_required", "Send the request body with a Content-Length."))
+            return
+        if not 0 <= length <= MAX_BODY:
+            self.close_connection = True  # the body stays unread
+            self._refuse(Refusal(413, "too_large", f"A request body is at most {MAX_BODY} bytes."))
+            return
+        try:
+            self._answer(200, TEXT, self.server.witness.add_checkpoint(self.rfile.read(length)))
+        except Refusal as refusal:
+            self._refuse(refusal)
+        except Exception as exc:  # a state that cannot be written (disk full): no cosignature, and the log retries
+            self.log_error("add-checkpoint failed: %r", exc)
+            self._refuse(Refusal(500, "internal_error", "The witness could not keep its state; nothing was cosigned."))
 
-    return Handler
+    def do_GET(self) -> None:  # noqa: N802
+        parts, witness = self.path.strip("/").split("/"), self.server.witness
+        head = None
+        if len(parts) == 2 and parts[1] == "checkpoint":
+            head = next((witness.states.head(o) for o in witness.logs if origin_hash(o) == parts[0]), None)
+        if head is None:
+            self._refuse(Refusal(404, "not_found", "This witness has cosigned no checkpoint of that log."))
+            return
+        self._answer(200, TEXT, head.note)
+
+    def _refuse(self, refusal: Refusal) -> None:
+        self._answer(refusal.status, refusal.content_type, refusal.body)
+
+    def _answer(self, status: int, content_type: str, body: str) -> None:
+        data = body.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
 
 def serve(witness: Witness, host: str, port: int) -> None:
     """Answer until SIGTERM or SIGINT; prints "listening on http://HOST:PORT" once bound (port 0: any free one)."""
-    server = ThreadingHTTPServer((host, port), handler_for(witness))
-    server.daemon_threads = True
+    server = WitnessServer((host, port), witness)
 
     def stop(signum: int, frame: types.FrameType | None) -> None:
         raise KeyboardInterrupt

@@ -3,6 +3,7 @@ tlog-witness add-checkpoint, its state surviving a restart, racing requests neve
 signed by other implementations (torchwood's vectors). No Django."""
 
 import base64
+import hashlib
 import json
 import threading
 from pathlib import Path
@@ -224,3 +225,9 @@ def test_it_runs_from_the_verifier_shipped_in_evidence_packages(tmp_path, log, k
     finally:
         process.stop()
     assert len(lines) == 2
+
+
+def test_a_state_it_cannot_keep_is_500_and_nothing_is_cosigned(witness, log, tmp_path):
+    (tmp_path / "state" / f"{hashlib.sha256(log.origin.encode()).hexdigest()}.json").mkdir()  # not a file
+    text = refused(witness.add_checkpoint(log.request(0, 3)), 500, "internal_error")
+    assert "nothing was cosigned" in text
