@@ -201,6 +201,17 @@ def verified_by(text: str, lines: list[str], keys: list[VerifierKey]) -> list[Ve
     return found
 
 
+def cosigners(text: str, lines: list[str], keys: list[VerifierKey]) -> dict[str, int]:
+    """{witness name: the time its cosignature states} of the witnesses among `keys` (0x04, 0x06) whose
+    cosignature of `text` verifies; a witness counts once, whatever number of its keys signed. NoteError as
+    `verified_by`."""
+    found: dict[str, int] = {}
+    for key in verified_by(text, lines, [k for k in keys if k.kind != ED25519_NOTE]):
+        times = [timestamp_of(line) for line in lines if key.matches(line)]
+        found[key.name] = max([found.get(key.name, 0), *times])
+    return found
+
+
 def _line_parts(line: str) -> tuple[str, bytes]:
     name, _, encoded = line[len(notes.DASH) :].partition(" ") if line.startswith(notes.DASH) else ("", "", "")
     return name, _b64(encoded)

@@ -1,7 +1,8 @@
 """A C2SP tlog-witness anyone can run, without the portal: `python -m audit.verifier.witness serve ...`.
 
 `keygen` makes a witness key (Ed25519 cosignature/v1 or ML-DSA-44) and prints its verifier key, the line a log's
-operator configures; `vkey` prints it again; `serve` answers `POST /add-checkpoint` (witness_protocol.py) and
+operator configures; `vkey` prints it again; `check` tells an auditor whether a checkpoint note is signed by its log
+and cosigned by a quorum of the witnesses they name; `serve` answers `POST /add-checkpoint` (witness_protocol.py) and
 `GET /<origin hash>/checkpoint` (the latest checkpoint it cosigned of that log, with the log's and its own
 signatures) over HTTP/1.1 with keep-alive, one thread per connection, standard library only.
 """
@@ -11,11 +12,12 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+import time
 import types
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from . import cosignature
+from . import cosignature, notes
 from .witness_protocol import MAX_BODY, Refusal, Witness
 from .witness_state import States, origin_hash
 
@@ -123,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "keygen":
             return _keygen(Path(args.key_file), args.name, args.algorithm)
+        if args.command == "check":
+            return check(Path(args.note).read_text(encoding="utf-8"), read_logs(args.log), args.witness, args.quorum)
         cosigners = read_key_file(Path(args.key_file))
         if args.command == "vkey":
             print("\n".join(c.verifier().vkey for c in cosigners))
@@ -133,6 +137,35 @@ def main(argv: list[str] | None = None) -> int:
         print(f"witness: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+def check(note: str, logs: dict[str, list[cosignature.VerifierKey]], witnesses: list[str], quorum: int) -> int:
+    """Print whether `note` is a checkpoint signed by its log and cosigned by `quorum` of `witnesses`: 0 if so."""
+    keys = [cosignature.parse_vkey(vkey) for vkey in witnesses]
+    try:
+        checkpoint, text, lines = notes.read_checkpoint(note)
+    except notes.NoteError as exc:
+        print(f"FAILED: the note {exc}.")
+        return 1
+    try:
+        if not cosignature.verified_by(text, lines, logs.get(checkpoint.origin, [])):
+            raise notes.NoteError(f"no signature by a key given for the log {checkpoint.origin!r} is on the checkpoint")
+        found = cosignature.cosigners(text, lines, keys)
+    except notes.NoteError as exc:
+        print(f"FAILED: {exc}.")
+        return 1
+    said = ", ".join(f"{name} at {_utc(at)}" for name, at in sorted(found.items())) or "none"
+    names = len({key.name for key in keys})
+    verdict = "OK" if len(found) >= quorum else "FAILED"
+    print(
+        f"{verdict}: {checkpoint.origin} at {checkpoint.size} leaves, cosigned by {len(found)} of {names} witnesses "
+        f"(quorum {quorum}): {said}"
+    )
+    return 0 if verdict == "OK" else 1
+
+
+def _utc(timestamp: int) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(timestamp))
 
 
 def _keygen(path: Path, name: str, algorithm: str) -> int:
@@ -153,6 +186,11 @@ def _parser() -> argparse.ArgumentParser:
     keygen.add_argument("--key-file", required=True, help="the file to create (mode 0600; never overwritten)")
     vkey = commands.add_parser("vkey", help="print the verifier keys of a key file")
     vkey.add_argument("--key-file", required=True)
+    check = commands.add_parser("check", help="check a checkpoint note's log signature and witness cosignatures")
+    check.add_argument("note", help="the checkpoint note, e.g. as GET /api/v1/log/checkpoint serves it")
+    check.add_argument("--log", action="append", default=[], help="ORIGIN=VKEY of the log (repeatable)")
+    check.add_argument("--witness", action="append", default=[], help="a witness's verifier key (repeatable)")
+    check.add_argument("--quorum", type=int, default=1, help="how many witnesses must have cosigned (default 1)")
     serve = commands.add_parser("serve", help="answer add-checkpoint requests")
     serve.add_argument("--state", required=True, help="the directory of the witness's state, one file per log")
     serve.add_argument("--log", action="append", default=[], help="ORIGIN=VKEY of a log to follow (repeatable)")

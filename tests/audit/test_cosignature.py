@@ -128,3 +128,10 @@ def test_a_note_with_a_failing_signature_by_a_known_key_is_malformed():
 def test_a_witness_never_cosigns_without_a_time():
     with pytest.raises(ValueError, match="states a time"):
         cosignature.generate("witness.example/w1", "ed25519").cosign(CHECKPOINT, 0)
+
+
+def test_a_witness_counts_once_whatever_number_of_its_keys_cosigned():
+    ed, ml = (cosignature.generate("witness.example/w1", a) for a in ("ed25519", "ml-dsa-44"))
+    lines = [ed.cosign(CHECKPOINT, 1_700_000_000), ml.cosign(CHECKPOINT, 1_700_000_005)]
+    found = cosignature.cosigners(CHECKPOINT, lines, [ed.verifier(), ml.verifier()])
+    assert found == {"witness.example/w1": 1_700_000_005}

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from audit.verifier import build, cosignature, notes
+from audit.verifier import witness as witness_cli
 from audit.verifier.witness_protocol import request_body, size_of_conflict
 from tests.witnesses import Log, WitnessProcess, key_file
 
@@ -231,3 +232,39 @@ def test_a_state_it_cannot_keep_is_500_and_nothing_is_cosigned(witness, log, tmp
     (tmp_path / "state" / f"{hashlib.sha256(log.origin.encode()).hexdigest()}.json").mkdir()  # not a file
     text = refused(witness.add_checkpoint(log.request(0, 3)), 500, "internal_error")
     assert "nothing was cosigned" in text
+
+
+def test_check_counts_the_witnesses_that_cosigned_a_served_checkpoint(witness, log, keys, tmp_path, capsys):
+    cosigned(witness.add_checkpoint(log.request(0, 3)), log, 3, keys)
+    note = tmp_path / "checkpoint.note"
+    note.write_text(witness.checkpoint_of(log.origin).text)
+    other = cosignature.generate("witness.example/w2", "ed25519").verifier().vkey  # a witness that did not cosign
+    args = [
+        "check",
+        str(note),
+        "--log",
+        f"{log.origin}={log.vkey}",
+        "--witness",
+        keys[0].vkey,
+        "--witness",
+        keys[1].vkey,
+    ]
+    assert witness_cli.main([*args, "--witness", other, "--quorum", "1"]) == 0
+    assert "OK: log.example/test at 3 leaves, cosigned by 1 of 2 witnesses (quorum 1): witness.example/w1 at " in (
+        capsys.readouterr().out
+    )
+    assert witness_cli.main([*args, "--witness", other, "--quorum", "2"]) == 1
+    assert capsys.readouterr().out.startswith("FAILED: log.example/test at 3 leaves, cosigned by 1 of 2 witnesses")
+
+
+def test_check_refuses_a_note_the_log_did_not_sign(witness, log, keys, tmp_path, capsys):
+    cosigned(witness.add_checkpoint(log.request(0, 3)), log, 3, keys)
+    note = tmp_path / "checkpoint.note"
+    note.write_text(witness.checkpoint_of(log.origin).text)
+    stranger = Log(origin=log.origin)
+    args = ["check", str(note), "--log", f"{log.origin}={stranger.vkey}", "--witness", keys[0].vkey]
+    assert witness_cli.main(args) == 1
+    assert (
+        "FAILED: no signature by a key given for the log 'log.example/test' is on the checkpoint."
+        in capsys.readouterr().out
+    )
