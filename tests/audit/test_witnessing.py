@@ -174,3 +174,15 @@ def test_the_checkpoint_page_names_the_witnesses_that_cosigned(chain, witnesses,
     page = client.get(url).content.decode()
     assert "w1 (key " in page and "w2 (key " in page
     assert LogCosignature.objects.filter(checkpoint=checkpoint, witness="w2").get().line in page
+
+
+def test_the_environment_variable_is_read_as_documented(tmp_path):
+    """`NAME URL VKEY [VKEY ...]` entries split by ';' or newlines; a malformed one refuses to start."""
+    from tests.test_settings import run
+
+    vkeys = [cosignature.generate(f"witness.example/{n}", "ml-dsa-44").verifier().vkey for n in ("w1", "w2")]
+    good = f"w1 http://127.0.0.1:7380 {vkeys[0]};\nw2 https://w2.example/ {vkeys[1]}"
+    done = run(tmp_path, "check", PAGETRAIL_WITNESSES=good, PAGETRAIL_WITNESS_QUORUM="2")
+    assert done.returncode == 0, done.stderr
+    done = run(tmp_path, "check", PAGETRAIL_WITNESSES="w1 http://127.0.0.1:7380 w1+00000000+AAAA")
+    assert done.returncode != 0 and "audit.E010" in done.stderr
