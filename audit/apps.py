@@ -12,7 +12,7 @@ class AuditConfig(AppConfig):
         from django_q.signals import post_spawn
 
         from audit import api, schedules
-        from audit.ledger import activity_records, signing
+        from audit.ledger import activity_records, signing, witnessing  # noqa: F401 (witnessing: its system check)
         from audit.ledger.manifest_writing import record_completion
         from audit.models.keys import key_published
         from audit.operations import access_activity, webhook_redrive

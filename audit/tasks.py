@@ -28,6 +28,13 @@ def write_checkpoint() -> int | None:
     return checkpoint.tree_size if checkpoint else None
 
 
+def request_cosignatures(checkpoint_id: int, attempt: int = 1) -> dict[str, str]:
+    """The witnesses' cosignatures of a new checkpoint (audit/ledger/witnessing.py)."""
+    from audit.ledger import witnessing
+
+    return witnessing.request_cosignatures(checkpoint_id, attempt)
+
+
 def apply_retention() -> int:
     from audit.retention.enforcement import apply_retention as apply
     from audit.retention.legal_holds import sync_pending

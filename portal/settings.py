@@ -318,6 +318,15 @@ PAGETRAIL_PREVIEWS_OVERDUE_MINUTES = env.int("PAGETRAIL_PREVIEWS_OVERDUE_MINUTES
 PAGETRAIL_CHECKPOINT_EVERY_MINUTES = env.int("PAGETRAIL_CHECKPOINT_EVERY_MINUTES", default=60)
 # The transparency log's name in its signed checkpoints (docs/transparency-log.md): unique per deployment.
 PAGETRAIL_LOG_ORIGIN = env.str("PAGETRAIL_LOG_ORIGIN", default="pagetrail.invalid/evidence-log")
+# The witnesses asked to cosign each new checkpoint (C2SP tlog-witness; docs/transparency-log.md): entries split by
+# ";" or newlines, each "NAME URL VKEY [VKEY ...]" split by spaces (a name of ours, the witness's submission prefix,
+# its verifier keys). Checked at start (system checks audit.E010, audit.E011). Unset: no witnesses are asked.
+PAGETRAIL_WITNESSES = [
+    entry.split() for entry in env.str("PAGETRAIL_WITNESSES", default="").replace("\n", ";").split(";") if entry.strip()
+]
+# How many witnesses must cosign a checkpoint; below it after PAGETRAIL_WITNESS_TRIES tries an alert opens.
+PAGETRAIL_WITNESS_QUORUM = env.int("PAGETRAIL_WITNESS_QUORUM", default=1)
+PAGETRAIL_WITNESS_TRIES = env.int("PAGETRAIL_WITNESS_TRIES", default=5)
 # An RFC 3161 Time-Stamping Authority for each log checkpoint; unset: no timestamps.
 PAGETRAIL_TSA_URL = env.str("PAGETRAIL_TSA_URL", default="")
 # The TSA's certificate (a PEM file) that verification runs check the timestamps against; unset: not checked.

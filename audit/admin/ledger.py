@@ -9,9 +9,9 @@ from django.contrib import admin
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
-from audit.ledger import proofs
+from audit.ledger import proofs, witnessing
 from audit.models import LogCheckpoint, Manifest
 from audit.verifier import timestamps
 from core import display
@@ -34,7 +34,16 @@ class LogCheckpointAdmin(ReadOnlyAdmin):
     """Signed heads of the ledger, newest first; each holds every leaf before its size."""
 
     list_display = ("tree_size", "root", "created_at", "timestamped")
-    readonly_fields = ("tree_size", "root_hash", "created_at", "timestamp", "note_shown", "storage_name", "prove")
+    readonly_fields = (
+        "tree_size",
+        "root_hash",
+        "created_at",
+        "timestamp",
+        "cosigned_by",
+        "note_shown",
+        "storage_name",
+        "prove",
+    )
     fields = readonly_fields
     search_fields = ("=tree_size", "^root_hash")
     search_help_text = "A tree size, or the start of a root hash (hex)."
@@ -58,9 +67,16 @@ class LogCheckpointAdmin(ReadOnlyAdmin):
     def timestamp(self, checkpoint):
         return timestamp_said(checkpoint)
 
-    @admin.display(description="signed note")
+    @admin.display(description="witness cosignatures")
+    def cosigned_by(self, checkpoint):
+        rows = [(c.witness, c.key_id, display.timestamp(c.signed_at)) for c in checkpoint.cosignatures.all()]
+        if not rows:
+            return "none yet (the witnesses of PAGETRAIL_WITNESSES are asked after each new checkpoint)"
+        return format_html_join("", "<div>{} (key {}), at {}</div>", rows)
+
+    @admin.display(description="signed note, with the cosignatures")
     def note_shown(self, checkpoint):
-        return format_html('<pre id="checkpoint-note">{}</pre>', checkpoint.note)
+        return format_html('<pre id="checkpoint-note">{}</pre>', witnessing.cosigned_note(checkpoint))
 
     @admin.display(description="inclusion proof of a manifest")
     def prove(self, checkpoint):

@@ -15,7 +15,7 @@ from pydantic import BeforeValidator, Field
 
 from audit.api import visible_to
 from audit.ledger import checkpoints as log_checkpoints
-from audit.ledger import proofs, tlog
+from audit.ledger import proofs, tlog, witnessing
 from audit.ledger.proofs import b64
 from audit.models import LogCheckpoint
 from core.api import RowId, error_body, unknown_parameters_refusal
@@ -45,7 +45,8 @@ def refused(status: int, code: str, message: str, parameter: str = "") -> JsonRe
 CHECKPOINT = {
     200: {
         "description": "The newest signed checkpoint: a C2SP tlog-checkpoint signed note (origin, tree size, "
-        "base64 root hash, then the Ed25519 signature line).",
+        "base64 root hash, then the Ed25519 signature line), then the cosignature lines (C2SP tlog-cosignature) of "
+        "the witnesses that have cosigned it so far.",
         "content": {"text/plain": {"schema": {"type": "string"}}},
     },
     400: {"description": "A query parameter: this endpoint takes none.", **ERROR},
@@ -63,7 +64,7 @@ def latest_checkpoint(request):
     checkpoint = log_checkpoints.latest()
     if checkpoint is None:
         return refused(404, "not_found", "No log checkpoint has been signed yet.")
-    return HttpResponse(checkpoint.note.encode(), content_type="text/plain; charset=utf-8")
+    return HttpResponse(witnessing.cosigned_note(checkpoint).encode(), content_type="text/plain; charset=utf-8")
 
 
 class Sizes(Schema):

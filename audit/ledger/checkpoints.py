@@ -14,7 +14,7 @@ from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from audit.ledger import signing, store_witness, timestamps, tlog
+from audit.ledger import signing, store_witness, timestamps, tlog, witnessing
 from audit.models import LogCheckpoint
 from audit.retention import worm
 from audit.verifier import notes
@@ -70,11 +70,13 @@ def _signed(size: int, root: bytes, at) -> LogCheckpoint | None:
             _store_once(name + TOKEN, token, at)
     try:
         with transaction.atomic():
-            return LogCheckpoint.objects.create(
+            checkpoint = LogCheckpoint.objects.create(
                 tree_size=size, root_hash=root.hex(), note=note, storage_name=name, timestamp_token=token, created_at=at
             )
     except IntegrityError:  # another worker signed this size first: its note stands
         return None
+    witnessing.after_checkpoint(checkpoint)  # on commit, in a task: the append never waits for a witness
+    return checkpoint
 
 
 def _same_head(note: bytes, text: str) -> bool:

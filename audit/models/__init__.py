@@ -18,12 +18,13 @@ from .keys import SigningKey
 from .previews import PagePreview, PreviewRequest
 from .retention import LegalHoldSync, RetentionAssignment, RetentionEvent, RetentionPolicy
 from .review import ReviewFlag
-from .tlog import LogCheckpoint, LogLeaf, LogSubtree, RecoveredRecord
+from .tlog import LogCheckpoint, LogCosignature, LogLeaf, LogSubtree, RecoveredRecord
 from .verification import VerificationRun
 
 __all__ = [
     "GENESIS",
     "LogCheckpoint",
+    "LogCosignature",
     "LogLeaf",
     "LogSubtree",
     "RecoveredRecord",

@@ -21,6 +21,8 @@ class Alert(models.Model):
         CLUSTER_SILENT = "cluster_silent"
         INPUT_MISSING = "input_missing"
         INTAKE_FAILING = "intake_failing"
+        WITNESS_QUORUM = "witness_quorum"
+        WITNESS_REFUSED = "witness_refused"
 
     class Status(models.TextChoices):
         OPEN = "open"

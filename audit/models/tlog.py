@@ -132,3 +132,24 @@ class LogCheckpoint(WriteOnceModel):
 
     def __str__(self):
         return f"log checkpoint at {self.tree_size} leaves"
+
+
+class LogCosignature(WriteOnceModel):
+    """A witness's cosignature of a log checkpoint (C2SP tlog-cosignature), checked against the witness's configured
+    key when it answered (audit/ledger/witnessing.py) and served after the checkpoint's own signature line."""
+
+    checkpoint = models.ForeignKey(LogCheckpoint, on_delete=models.PROTECT, related_name="cosignatures")
+    witness = models.CharField(max_length=200, help_text="The witness's name in PAGETRAIL_WITNESSES")
+    key_id = models.CharField(max_length=8, help_text="Hex of the witness key's 4-byte id")
+    line = models.TextField(help_text="The signature line as the witness answered it")
+    signed_at = models.DateTimeField(help_text="The time the cosignature states")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["witness", "key_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["checkpoint", "witness", "key_id"], name="log_cosignature_once_per_key")
+        ]
+
+    def __str__(self):
+        return f"cosignature by {self.witness} of the checkpoint at {self.checkpoint.tree_size} leaves"

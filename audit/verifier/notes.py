@@ -35,8 +35,13 @@ class Checkpoint:
     note: str  # the whole signed note
 
 
+def key_id(name: str, kind: bytes, public: bytes) -> bytes:
+    """The 4-byte key id of signed-note: SHA-256(key name || 0x0A || signature type || public key)[:4]."""
+    return hashlib.sha256(name.encode() + b"\n" + kind + public).digest()[:4]
+
+
 def key_hash(name: str, public: bytes) -> bytes:
-    return hashlib.sha256(name.encode() + b"\n" + ED25519_TYPE + public).digest()[:4]
+    return key_id(name, ED25519_TYPE, public)
 
 
 def verifier_key(name: str, public: bytes) -> str:
@@ -52,7 +57,7 @@ def parse_verifier_key(vkey: str) -> tuple[str, bytes, bytes]:
         raw, hashed = base64.b64decode(encoded, validate=True), bytes.fromhex(hash_hex)
     except (binascii.Error, ValueError):
         raise NoteError("the verifier key is not name+hash+base64 key") from None
-    if not _valid_name(name) or len(hash_hex) != 8 or len(raw) != 33 or raw[:1] != ED25519_TYPE:
+    if not valid_name(name) or len(hash_hex) != 8 or len(raw) != 33 or raw[:1] != ED25519_TYPE:
         raise NoteError("the verifier key is not an Ed25519 key of a valid name")
     if key_hash(name, raw[1:]) != hashed:
         raise NoteError("the verifier key's hash does not match its name and key")
@@ -60,7 +65,7 @@ def parse_verifier_key(vkey: str) -> tuple[str, bytes, bytes]:
 
 
 def checkpoint_text(origin: str, size: int, root: bytes) -> str:
-    if not _valid_name(origin):
+    if not valid_name(origin):
         raise ValueError("A log origin is one non-empty line without spaces or '+'.")
     return f"{origin}\n{size}\n{base64.b64encode(root).decode()}\n"
 
@@ -96,8 +101,7 @@ def split(note: str) -> tuple[str, list[str]]:
 def open_checkpoint(note: str, publics: list[bytes], origin: str | None = None) -> Checkpoint:
     """The checkpoint in `note` once a signature by one of `publics`, under the checkpoint's own origin as key
     name, verifies; NoteError otherwise. `origin`: the log the caller expects."""
-    text, lines = split(note)
-    parsed = _parse(text, note)
+    parsed, text, lines = read_checkpoint(note)
     if origin is not None and parsed.origin != origin:
         raise NoteError(f"the checkpoint is of log {parsed.origin!r}, not {origin!r}")
     if not any(_signed_by(text, line, parsed.origin, public) for line in lines for public in publics):
@@ -105,7 +109,15 @@ def open_checkpoint(note: str, publics: list[bytes], origin: str | None = None) 
     return parsed
 
 
-def _valid_name(name: str) -> bool:
+def read_checkpoint(note: str) -> tuple[Checkpoint, str, list[str]]:
+    """(the checkpoint, its note text, its signature lines) of a well-formed checkpoint note, no signature checked
+    yet; NoteError otherwise."""
+    text, lines = split(note)
+    return parse_checkpoint(text, note), text, lines
+
+
+def valid_name(name: str) -> bool:
+    """A key name or origin: non-empty, without spaces or '+'."""
     return bool(name) and not any(c.isspace() or c == "+" for c in name)
 
 
@@ -114,7 +126,7 @@ def _well_formed(line: str) -> bool:
         return False
     name, _, encoded = line[len(DASH) :].partition(" ")
     try:
-        return _valid_name(name) and len(base64.b64decode(encoded, validate=True)) >= 5
+        return valid_name(name) and len(base64.b64decode(encoded, validate=True)) >= 5
     except binascii.Error:
         return False
 
@@ -131,10 +143,11 @@ def _signed_by(text: str, line: str, name: str, public: bytes) -> bool:
     return True
 
 
-def _parse(text: str, note: str) -> Checkpoint:
+def parse_checkpoint(text: str, note: str = "") -> Checkpoint:
+    """The checkpoint a note text states (origin, tree size, root hash); NoteError when it states none."""
     lines = text[:-1].split("\n")
     size = lines[1] if len(lines) > 1 else ""
-    if len(lines) < 3 or not _valid_name(lines[0]) or not (size.isdigit() and size.isascii()):
+    if len(lines) < 3 or not valid_name(lines[0]) or not (size.isdigit() and size.isascii()):
         raise NoteError("the signed text is not a checkpoint (origin, tree size, root hash)")
     if len(size) > 1 and size.startswith("0"):
         raise NoteError("the checkpoint's tree size has a leading zero")

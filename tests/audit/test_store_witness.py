@@ -44,6 +44,7 @@ def lose_the_newest_append() -> Manifest:
     with connection.cursor() as cursor:
         for table, column, value in (
             ("audit_placement", "manifest_id", newest.pk),
+            ("audit_previewrequest", "manifest_id", newest.pk),
             ("audit_logleaf", "manifest_id", newest.pk),
             ("audit_asset", "manifest_id", newest.pk),
             ("audit_manifest", "id", newest.pk),

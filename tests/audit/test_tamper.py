@@ -100,6 +100,7 @@ def delete_newest_manifest_with_its_rows_and_files() -> None:
     with connection.cursor() as cursor:
         for table, column, value in (
             ("audit_placement", "manifest_id", newest.pk),
+            ("audit_previewrequest", "manifest_id", newest.pk),
             ("audit_logleaf", "manifest_id", newest.pk),  # and its log leaf, which no signed checkpoint holds yet
             ("audit_asset", "manifest_id", newest.pk),
             ("audit_manifest", "id", newest.pk),
