@@ -112,7 +112,7 @@ def decide(submission_id: int, at=None) -> str:
 
 def _validate_and_decide(submission: Submission, staged: validation.StagedUpload, at) -> str:
     try:
-        accept(validation.validate(staged), submission, at or timezone.now())
+        accept(validation.validate(staged, at), submission, at or timezone.now())
     except pdf.Refusal as refusal:
         return refuse(submission, refusal.code, refusal.message, at=at)
     except pdf.WorkerStopping:
@@ -165,6 +165,9 @@ def _bundle_of(accepted: validation.Accepted, submission: Submission, at) -> Bun
             submitted_by=submission.submitted_by,
             case_label=submission.case_label,
             created_at=at,
+            intake_policy=accepted.verdict.policy,
+            intake_found=accepted.verdict.found,
+            attachments=accepted.verdict.attachments,
         ),
     )
     return bundle
