@@ -3,6 +3,7 @@ password, repaired damage), collected rather than refused here: the decision is 
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +47,9 @@ class Findings:
 
     by_kind: dict[str, Finding] = field(default_factory=dict)
     attachments: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Called with an attached file's stream before it is read: the limits' check, which refuses a bomb before it
+    # is decoded (the stream itself may be visited only later).
+    before_reading: Callable[[pikepdf.Stream, str], None] = lambda stream, where: None
 
     def add(self, kind: str, obj: str | None = None, detail: str = "") -> None:
         found = self.by_kind.setdefault(kind, Finding(kind))
@@ -66,6 +70,7 @@ class Findings:
         if obj in self.attachments:
             return
         name = _name_of(spec)
+        self.before_reading(stream, f"object {obj}")
         try:
             data = stream.read_bytes()
         except pikepdf.PdfError:

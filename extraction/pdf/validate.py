@@ -138,7 +138,7 @@ def inspect(path: str | Path, limits: Limits) -> Inspection:
     """Refuse what no policy accepts (limits, damage beyond repair); collect what a policy decides on."""
     with opened(path) as source:
         pdf = source.pdf
-        found = Findings()
+        found = Findings(before_reading=lambda stream, where: check_stream(stream, where, limits))
         try:
             check_declared_lengths(path, source, limits)
             pages = count_pages(source, limits)

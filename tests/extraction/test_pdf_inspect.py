@@ -4,6 +4,8 @@ policy decides on (active content, attachments, trailing data, an owner password
 Every hostile file is small, or read under a small limit, so each refusal is quick by design.
 """
 
+import hashlib
+
 import pytest
 
 from extraction.pdf import Inspection, Limits, Refusal, inspect_pdf
@@ -69,6 +71,18 @@ def test_it_finds_what_a_policy_decides_on_with_its_kind_and_objects(tmp_path, f
 
     assert {f["kind"] for f in findings} == found
     assert findings[0]["objects"] == objects and findings[0]["what"]
+
+
+def test_it_lists_an_attached_file_with_its_name_sha256_and_size(tmp_path):
+    (attached,) = inspect_pdf(pdfs.embedded_file(tmp_path)).attachments
+
+    assert attached == {
+        "name": "a.exe",
+        "sha256": hashlib.sha256(b"MZ payload").hexdigest(),
+        "size": 10,
+        "pdf": False,
+        "object": "2 0",
+    }
 
 
 def test_it_finds_nothing_in_a_plain_file(tmp_path):
