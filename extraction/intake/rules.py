@@ -54,14 +54,16 @@ def judged(findings: list[dict[str, Any]], rules: dict[str, str], version: int |
 
 
 def refusal(finding: dict[str, Any], version: int | None) -> Refusal:
-    kind = finding["kind"]
+    """The refusal of a finding, e.g. "The PDF contains JavaScript (object 1 0), which the intake policy (version 3)
+    refuses." """
     policy = "the intake policy" + (f" (version {version})" if version is not None else "")
-    refused = f"{policy} refuses {KINDS[kind]}"
     if finding.get("detail"):
-        message = f"{finding['detail'].rstrip('.')}; {refused}."
+        what = finding["detail"].rstrip(".")
+    elif finding["objects"]:
+        what = f"The PDF contains {finding['what']} ({where(finding)})"
     else:
-        message = f"The PDF contains {finding['what']} ({where(finding)}); {refused}."
-    return Refusal(CODES.get(kind, ACTIVE_CODE), message)
+        what = f"The PDF contains {finding['what']}"
+    return Refusal(CODES.get(finding["kind"], ACTIVE_CODE), f"{what}, which {policy} refuses.")
 
 
 def where(finding: dict[str, Any]) -> str:
