@@ -54,6 +54,14 @@ class Bundle(models.Model):
     )
     intake_found = models.JSONField(default=list, blank=True, help_text="What the intake policy saw, and did")
     attachments = models.JSONField(default=list, blank=True, help_text="Files attached inside the input")
+    parent = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="attached_bundles",
+        help_text="The bundle this PDF was attached inside (PAGETRAIL_SUBMIT_ATTACHED_PDFS)",
+    )
 
     class Meta:
         ordering = ["-created_at"]

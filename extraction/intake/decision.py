@@ -16,7 +16,7 @@ from extraction import pdf
 
 from .. import worker_stop
 from ..models import Bundle, Rejection, input_storage_name
-from . import queue, rounds, validation
+from . import attached, queue, rounds, validation
 from .submission import MAX_TRIES, Submission
 
 log = logging.getLogger(__name__)
@@ -152,6 +152,8 @@ def accept(accepted: validation.Accepted, submission: Submission, at) -> None:
         submission.mark_accepted(job, created, at)
     with job_context(bundle.correlation_id, job.pk):
         log.info("submission %s accepted as job %s (new: %s)", submission.pk, job.pk, created)
+        if created:
+            attached.submit_attached_pdfs(bundle, staged.path, submission, at)
 
 
 def _bundle_of(accepted: validation.Accepted, submission: Submission, at) -> Bundle:
@@ -168,6 +170,7 @@ def _bundle_of(accepted: validation.Accepted, submission: Submission, at) -> Bun
             intake_policy=accepted.verdict.policy,
             intake_found=accepted.verdict.found,
             attachments=accepted.verdict.attachments,
+            parent=submission.parent_bundle,
         ),
     )
     return bundle

@@ -49,6 +49,13 @@ def extract_images(path: str | Path, out_dir: str | Path, limits: Limits = Limit
     return extraction_from_dict(_produce(["extract", os.path.abspath(path), os.path.abspath(out_dir)], out_dir, limits))
 
 
+def write_attachment(path: str | Path, obj: str, out_dir: str | Path, limits: Limits = Limits()) -> Path:
+    """Write the attached file at object `obj` ("n g", from the inspection's `attachments`) into out_dir as
+    `<sha256>.pdf`, in the limited child; raises SandboxError like extract_images."""
+    result = _produce(["attachment", os.path.abspath(path), obj, os.path.abspath(out_dir)], out_dir, limits)
+    return Path(out_dir) / str(result["filename"])
+
+
 def render_pages(
     path: str | Path,
     out_dir: str | Path,

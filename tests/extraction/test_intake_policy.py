@@ -1,19 +1,23 @@
 """The intake policy: per kind of finding, refuse, flag or accept, on real files through intake, the PDF child and a
 job's manifest; its versions and their activity record."""
 
+import hashlib
 import json
 from pathlib import Path
 
+import pikepdf
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 from audit.models import ActivityEvent, Manifest, ReviewFlag
+from core import stores
 from extraction.checks import intake_policy_readable
 from extraction.intake import policy
 from extraction.intake.staging import submit_bundle
 from extraction.models import Bundle, IntakePolicy, Rejection
 from extraction.runner import run_job
 from tests import pdfs, pdfs_hostile
+from tests.conftest import run_intake_tasks
 
 pytestmark = pytest.mark.django_db
 
@@ -43,8 +47,10 @@ def submit(path: Path, **kwargs):
 
 
 def manifest_of(result) -> dict:
-    assert run_job(result.job_id) == "completed"
-    return json.loads(Manifest.objects.get(job_id=result.job_id).body)
+    """The manifest of a submission's job (an IntakeResult) or of a job, run through the real PDF child."""
+    job_id = getattr(result, "job_id", None) or result.pk
+    assert run_job(job_id) == "completed"
+    return json.loads(Manifest.objects.get(job_id=job_id).body)
 
 
 def policy_flags(result) -> list[ReviewFlag]:
@@ -181,3 +187,51 @@ def test_a_policy_naming_an_unknown_kind_or_action_is_a_check_error(settings, te
     with pytest.raises(ImproperlyConfigured):
         policy.configured_rules()
     assert [e.id for e in intake_policy_readable()] == ["extraction.E002"]
+
+
+# ---------- attached PDFs as bundles of their own ----------
+
+
+def with_attached_pdf(d: Path) -> tuple[Path, bytes]:
+    """A one-page PDF carrying another (jpeg_rgb, one image) as an attachment, as pikepdf attaches files."""
+    inner = pdfs.jpeg_rgb(d).read_bytes()
+    with pikepdf.open(pdfs.five_pages(d)) as outer:
+        outer.attachments["inner.pdf"] = pikepdf.AttachedFileSpec(outer, inner, filename="inner.pdf")
+        outer.save(d / "outer.pdf")
+    return d / "outer.pdf", inner
+
+
+def test_an_attached_pdf_is_listed_with_its_sha256_and_not_submitted_by_default(
+    tmp_path, django_capture_on_commit_callbacks
+):
+    path, inner = with_attached_pdf(tmp_path)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        document = manifest_of(submit(path))
+
+    (listed,) = document["input"]["attachments"]
+    assert (listed["name"], listed["sha256"], listed["size"], listed["pdf"]) == (
+        "inner.pdf",
+        hashlib.sha256(inner).hexdigest(),
+        len(inner),
+        True,
+    )
+    assert run_intake_tasks() == 0 and Bundle.objects.count() == 1
+
+
+def test_an_attached_pdf_is_submitted_as_a_bundle_of_its_own_linked_to_its_parent(
+    tmp_path, settings, django_capture_on_commit_callbacks
+):
+    settings.PAGETRAIL_SUBMIT_ATTACHED_PDFS = True
+    path, inner = with_attached_pdf(tmp_path)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        parent = submit(path, case_label="claim 9")
+    assert run_intake_tasks() == 1
+
+    child = Bundle.objects.get(parent__correlation_id=parent.correlation_id)
+    assert child.correlation_id == hashlib.sha256(inner).hexdigest()
+    assert (child.case_label, child.original_filename, child.submitted_by) == ("claim 9", "inner.pdf", "tester")
+    document = manifest_of(child.jobs.get())
+    assert len(document["assets"]) == 1  # its image is extracted too
+    assert list(stores.uploads_dir().iterdir()) == []  # its staged bytes deleted once decided, like an upload's
