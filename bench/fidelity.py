@@ -3,8 +3,9 @@
     python -m bench.fidelity CORPUS_DIR [--jobs 2] [--timeout 300] [--out var/fidelity]
                              [--only NAMES] [--merge RECORDS]
 
-Every `*.pdf` under CORPUS_DIR goes through the product's own entry points (`inspect_pdf` at intake,
-then `extract_images`, with the default Limits), and through poppler (`pdfinfo`, `pdfimages -list`,
+Every `*.pdf` under CORPUS_DIR goes through the product's own entry points (`inspect_pdf` at intake, its
+findings judged by the intake policy's rules under PAGETRAIL_INTAKE_POLICY, then `extract_images`, with the
+default Limits), and through poppler (`pdfinfo`, `pdfimages -list`,
 `pdfimages -png`/`-tiff`) as the oracle, with MuPDF (`mutool extract`) as a second opinion on
 samples; bench/fidelity_file.py says what is compared and bench/fidelity_pixels.py how samples are.
 --only takes a file of corpus-relative names (one a line) and checks only those; --merge takes an
@@ -142,6 +143,7 @@ def summarise(records: list[dict], seconds: float) -> dict:
             row["policy"] += bool(r["intake"]["policy"])
     extracted = [r for r in records if "extraction" in r]
     outputs = [o for r in records for o in r.get("outputs", [])]
+    flagged = [r for r in records if r["intake"]["outcome"] == "accepted" and _flagged(r)]
     results = Counter(o["result"] for o in outputs)
     checked = sum(n for result, n in results.items() if result not in ("unmatched", "no_oracle", "unreadable"))
     return {
@@ -149,6 +151,8 @@ def summarise(records: list[dict], seconds: float) -> dict:
         "seconds": round(seconds),
         "poppler_opens": sum(bool(r.get("poppler_opens")) for r in records),
         "accepted": intake["accepted"],
+        "accepted_flagged": len(flagged),
+        "policy_findings": _policy_findings(records),
         "intake_crashes": intake["crash"],
         "hung": intake["hung"] + intake["died"],
         "extraction_crashes": sum(r["extraction"]["outcome"] == "crash" for r in extracted),
@@ -170,6 +174,25 @@ def summarise(records: list[dict], seconds: float) -> dict:
     }
 
 
+def _flagged(record: dict) -> bool:
+    return any(action == "flag" for _, action in record["intake"].get("found", []))
+
+
+def _policy_findings(records: list[dict]) -> dict[str, dict[str, int]]:
+    """Per kind the intake policy decides on: the files holding it, and what became of each file (refused, by this
+    kind or another; accepted with a review flag; accepted)."""
+    kinds: defaultdict[str, dict[str, int]] = defaultdict(
+        lambda: {"files": 0, "refused": 0, "flagged": 0, "accepted": 0}
+    )
+    for r in records:
+        intake = r["intake"]
+        outcome = "refused" if intake["outcome"] == "refused" else "flagged" if _flagged(r) else "accepted"
+        for kind in dict(intake.get("found", [])):
+            kinds[kind]["files"] += 1
+            kinds[kind][outcome] += 1
+    return dict(sorted(kinds.items()))
+
+
 def _percent(part: int, whole: int) -> str:
     return f"{part} / {whole} ({100 * part / whole:.1f}%)" if whole else f"{part} / 0"
 
@@ -182,6 +205,7 @@ def print_table(s: dict) -> None:
         ("crashes at extraction", s["extraction_crashes"]),
         ("hung (killed by the harness)", s["hung"]),
         ("accepted", s["accepted"]),
+        ("accepted with an intake policy flag", s.get("accepted_flagged", 0)),
         ("refused, not policy, poppler opens", s["refused_poppler_opens_not_policy"]),
         ("extraction failed (permanent)", s["extraction_failed"]),
         ("placements agree with pdfimages -list", _percent(s["placements_agree"], s["placements_compared"])),
@@ -196,6 +220,9 @@ def print_table(s: dict) -> None:
     print(f"\n{'refusal code':<24} {'files':>6} {'policy':>7} {'poppler opens':>14}")
     for code, row in s["refusals"].items():
         print(f"{code:<24} {row['files']:>6} {row['policy']:>7} {row['poppler_opens']:>14}")
+    print(f"\n{'intake policy finding':<24} {'files':>6} {'refused':>8} {'flagged':>8} {'accepted':>9}")
+    for kind, row in s.get("policy_findings", {}).items():
+        print(f"{kind:<24} {row['files']:>6} {row['refused']:>8} {row['flagged']:>8} {row['accepted']:>9}")
     print(f"\n{'disagreement class':<48} {'count':>6}")
     for kind, count in s["classes"][:25]:
         print(f"{kind:<48} {count:>6}")

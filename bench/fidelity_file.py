@@ -12,6 +12,7 @@ DeviceCMYK, Lab, Separation or DeviceN) when it holds exactly the stream's sampl
 """
 
 import hashlib
+import os
 import shutil
 import tempfile
 import traceback
@@ -23,12 +24,14 @@ from typing import Any
 import pikepdf
 from PIL import Image, TiffImagePlugin
 
+from extraction.intake import rules
 from extraction.pdf import Limits, Refusal, SandboxError, extract_images, inspect_pdf
 
 from . import fidelity_oracle as oracle
 from .fidelity_pixels import compare, is_cmyk, opens_in_pillow
 
-# Refusals a policy asks for; `encrypted` only when poppler or MuPDF, too, needs a password.
+# Refusals a limit or a fixed rule asks for; `encrypted` only when poppler or MuPDF, too, needs a password (the
+# intake policy's refusals are policy by definition). `active_content`: encryption of attachments alone.
 POLICY = {
     "active_content",
     "encrypted",
@@ -76,21 +79,34 @@ def check(path: Path, name: str, scratch: Path) -> dict:
 
 
 def _intake(path: Path, opens: bool, why: str, disagreements: list) -> dict:
+    """The intake's outcome; what the intake policy found, as the portal judges it under PAGETRAIL_INTAKE_POLICY
+    (the defaults when unset): `found`, [kind, action] pairs, on accepted and policy-refused files alike."""
     try:
-        inspect_pdf(path, Limits())
-        return {"outcome": "accepted"}
+        findings = inspect_pdf(path, Limits()).findings
     except Refusal as exc:
-        if exc.code in CRASH_CODES:
-            disagreements.append(("crash:intake", exc.message))
-            return {"outcome": "crash", "code": exc.code, "message": exc.message}
-        policy = exc.code in POLICY and (exc.code != "encrypted" or oracle.needs_password(path, why))
-        if opens and not policy:
-            disagreements.append((f"refused:{exc.code}", exc.message))
-        return {"outcome": "refused", "code": exc.code, "message": exc.message, "policy": policy}
+        return _refused(exc, path, opens, why, disagreements)
     except Exception as exc:  # SandboxError or anything else: our code failed on this input
         detail = _last_line(exc)
         disagreements.append(("crash:intake", detail))
         return {"outcome": "crash", "code": getattr(exc, "code", type(exc).__name__), "message": detail}
+    policy = rules.parsed(os.environ.get("PAGETRAIL_INTAKE_POLICY", ""))
+    found = [[f["kind"], policy[f["kind"]]] for f in findings]
+    try:
+        rules.judged(findings, policy)
+    except Refusal as exc:
+        return {"outcome": "refused", "code": exc.code, "message": exc.message, "policy": True, "found": found}
+    return {"outcome": "accepted", "found": found}
+
+
+def _refused(exc: Refusal, path: Path, opens: bool, why: str, disagreements: list) -> dict:
+    """A refusal by the PDF package itself (not the intake policy's)."""
+    if exc.code in CRASH_CODES:
+        disagreements.append(("crash:intake", exc.message))
+        return {"outcome": "crash", "code": exc.code, "message": exc.message}
+    policy = exc.code in POLICY and (exc.code != "encrypted" or oracle.needs_password(path, why))
+    if opens and not policy:
+        disagreements.append((f"refused:{exc.code}", exc.message))
+    return {"outcome": "refused", "code": exc.code, "message": exc.message, "policy": policy}
 
 
 def _extraction(path: Path, work: Path, record: dict) -> None:

@@ -4,6 +4,7 @@ import hashlib
 import time
 from pathlib import Path
 
+from extraction.intake import rules
 from extraction.pdf import Limits, Refusal, extract_images, inspect_pdf
 
 from . import hostile, runners
@@ -117,9 +118,9 @@ def print_refusals(directory: Path) -> float | None:
     rows = []
     for name, path in made:
         start = time.perf_counter()
-        try:
-            inspect_pdf(path, Limits())
-            code = "ACCEPTED"
+        try:  # judged as intake judges it, under the intake policy's defaults
+            found = rules.judged(inspect_pdf(path, Limits()).findings, rules.DEFAULTS)
+            code = "ACCEPTED" + (", flagged" if any(f["action"] == rules.FLAG for f in found) else "")
         except Refusal as exc:
             code = exc.code
         rows.append([name, code, f"{time.perf_counter() - start:.3f}"])

@@ -16,9 +16,10 @@ from core.logs import carry
 from .admin_accounts import BundleAccessInline  # and registers service accounts and their tokens
 from .intake import admin as intake_admin  # noqa: F401  (registers submissions and the page an upload lands on)
 from .intake import staging
+from .intake.policy import DEFAULTS
 from .intake.validation import TooLarge
 from .kill_switch import set_submissions
-from .models import Attempt, Bundle, ClusterHeartbeat, Job, Rejection, SubmissionSwitch, WorkerVersions
+from .models import Attempt, Bundle, ClusterHeartbeat, IntakePolicy, Job, Rejection, SubmissionSwitch, WorkerVersions
 from .reconciler import replay_unknown
 from .search import NamedSearch, case_label_filter
 from .uploads import too_large
@@ -268,6 +269,19 @@ class RejectionAdmin(NamedSearch, ReadOnlyAdmin):
     @admin.display(description="size", ordering="size")
     def size_shown(self, rejection: Rejection) -> str:
         return display.size(rejection.size)
+
+
+@admin.register(IntakePolicy)
+class IntakePolicyAdmin(ReadOnlyAdmin):
+    """Each version of the intake policy, as PAGETRAIL_INTAKE_POLICY made it (intake/policy.py); never edited here."""
+
+    list_display = ("version", "created_at", "changes")
+    readonly_fields = ("version", "rules", "created_at")
+
+    @admin.display(description="changes from the defaults")
+    def changes(self, version: IntakePolicy) -> str:
+        changed = {k: v for k, v in version.rules.items() if DEFAULTS.get(k) != v}
+        return ", ".join(f"{k}={v}" for k, v in sorted(changed.items())) or "none"
 
 
 @admin.register(SubmissionSwitch)

@@ -1,8 +1,10 @@
 """System checks: what a deployment of the extraction app cannot run without."""
 
 from django.core import checks
+from django.core.exceptions import ImproperlyConfigured
 
 from . import completion
+from .intake.policy import configured_rules
 
 
 @checks.register()
@@ -17,3 +19,13 @@ def completion_recorder_registered(app_configs=None, **kwargs) -> list[checks.Ch
             id="extraction.E001",
         )
     ]
+
+
+@checks.register()
+def intake_policy_readable(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+    """A policy naming an unknown kind or action would stop every intake decision: say so before it runs."""
+    try:
+        configured_rules()
+    except ImproperlyConfigured as exc:
+        return [checks.Error(str(exc), id="extraction.E002")]
+    return []

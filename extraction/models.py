@@ -47,6 +47,21 @@ class Bundle(models.Model):
     case_label = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     input_deleted_at = models.DateTimeField(null=True, blank=True)
+    # What intake found in the bytes and the policy version that accepted them (empty for bundles taken in before
+    # there was a policy): each finding with its action, each attached file. Its manifests state them.
+    intake_policy = models.ForeignKey(
+        "extraction.IntakePolicy", null=True, blank=True, on_delete=models.PROTECT, related_name="bundles"
+    )
+    intake_found = models.JSONField(default=list, blank=True, help_text="What the intake policy saw, and did")
+    attachments = models.JSONField(default=list, blank=True, help_text="Files attached inside the input")
+    parent = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="attached_bundles",
+        help_text="The bundle this PDF was attached inside (PAGETRAIL_SUBMIT_ATTACHED_PDFS)",
+    )
 
     class Meta:
         ordering = ["-created_at"]
@@ -500,6 +515,7 @@ class Rejection(models.Model):
 # The models of the upstream API, registered with this app.
 from .accounts import BundleAccess, IdempotencyRecord, ServiceAccount, ServiceAccountToken  # noqa: E402,F401
 from .cluster_heartbeat import ClusterHeartbeat  # noqa: E402,F401  (its own module: the master's heartbeat)
+from .intake.policy_versions import IntakePolicy  # noqa: E402,F401
 from .intake.submission import Submission  # noqa: E402,F401
 from .webhooks.events import WebhookAttempt, WebhookEvent  # noqa: E402,F401
 from .worker_versions import WorkerVersions  # noqa: E402,F401  (its own module: the start-up check)

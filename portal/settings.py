@@ -294,6 +294,11 @@ PAGETRAIL_TOKEN_DAYS = env.int("PAGETRAIL_TOKEN_DAYS", default=90)
 PAGETRAIL_TOKEN_OVERLAP_DAYS = env.int("PAGETRAIL_TOKEN_OVERLAP_DAYS", default=7)
 # A warm child reads this many PDFs before it is replaced; 1 gives every PDF a fresh process.
 PAGETRAIL_CHILD_REUSE = env.int("PAGETRAIL_CHILD_REUSE", default=1000)
+# The intake policy's changes to its defaults (extraction/intake/policy.py, docs/pipeline.md), per kind of finding:
+# "submit_form=refuse,uri=flag". A change is a new policy version at the next decision, in the activity record.
+PAGETRAIL_INTAKE_POLICY = env.str("PAGETRAIL_INTAKE_POLICY", default="")
+# Each PDF attached inside an accepted input is submitted as a bundle of its own, linked to its parent.
+PAGETRAIL_SUBMIT_ATTACHED_PDFS = env.bool("PAGETRAIL_SUBMIT_ATTACHED_PDFS", default=False)
 
 # --- Jobs and workers. ---
 PAGETRAIL_PROVIDER = env.str("PAGETRAIL_PROVIDER", default="local")

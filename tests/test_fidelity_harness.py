@@ -13,6 +13,7 @@ from bench import fidelity
 from bench.fidelity_pixels import compare
 from tests import pdfs, pdfs_draws, pdfs_intake, pdfs_pixels, pdfs_predictors
 
+FORMS = Path(__file__).parent / "samples" / "py-pdf" / "pdflatex-forms.pdf"  # CC-BY-SA-4.0, README there
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not shutil.which("pdfimages"), reason="poppler-utils (pdfimages) is not installed"),
@@ -25,6 +26,7 @@ def corpus(tmp_path_factory) -> Path:
     pdfs.rgb_with_smask(directory)  # two outputs: the picture and its soft mask, both lossless
     pdfs.javascript_open_action(directory)
     pdfs.text_renamed(directory)  # not a PDF: refused, and poppler cannot open it either
+    shutil.copy(FORMS, directory)  # py-pdf's pdfTeX form with a SubmitForm button: accepted with a flag
     return directory
 
 
@@ -39,11 +41,32 @@ def summary(corpus, tmp_path_factory) -> dict:
 
 
 def test_it_counts_every_file_and_no_crash(summary):
-    assert (summary["files"], summary["intake_crashes"], summary["extraction_crashes"]) == (3, 0, 0)
+    assert (summary["files"], summary["intake_crashes"], summary["extraction_crashes"]) == (4, 0, 0)
 
 
 def test_it_counts_active_content_as_a_policy_refusal(summary):
     assert summary["refusals"]["active_content"] == {"files": 1, "poppler_opens": 1, "policy": 1}
+
+
+def test_it_counts_each_intake_policy_finding_by_what_became_of_its_file(summary):
+    """Under the defaults: JavaScript refuses its file, a SubmitForm button accepts its file with a flag."""
+    assert summary["policy_findings"] == {
+        "javascript": {"files": 1, "refused": 1, "flagged": 0, "accepted": 0},
+        "submit_form": {"files": 1, "refused": 0, "flagged": 1, "accepted": 0},
+    }
+    assert (summary["accepted"], summary["accepted_flagged"]) == (2, 1)
+
+
+def test_it_judges_findings_under_the_deployments_policy(corpus, monkeypatch):
+    monkeypatch.setenv("PAGETRAIL_INTAKE_POLICY", "submit_form=refuse")
+    (record,) = fidelity.run([corpus / FORMS.name], corpus, jobs=1, timeout=120)
+    assert record["intake"] | {"message": ""} == {
+        "outcome": "refused",
+        "code": "active_content",
+        "message": "",
+        "policy": True,
+        "found": [["submit_form", "refuse"]],
+    }
 
 
 def test_it_does_not_hold_against_us_a_refusal_of_what_poppler_cannot_open(summary):
@@ -52,7 +75,7 @@ def test_it_does_not_hold_against_us_a_refusal_of_what_poppler_cannot_open(summa
 
 
 def test_it_finds_placements_agreeing_with_pdfimages(summary):
-    assert (summary["placements_agree"], summary["placements_compared"]) == (1, 1)
+    assert (summary["placements_agree"], summary["placements_compared"]) == (2, 2)  # the form has no image
 
 
 def test_it_finds_both_outputs_pixel_equal_to_poppler(summary):
@@ -60,7 +83,7 @@ def test_it_finds_both_outputs_pixel_equal_to_poppler(summary):
 
 
 def test_it_writes_one_record_per_file(summary):
-    assert len((summary["out"] / "records.jsonl").read_text().splitlines()) == 3
+    assert len((summary["out"] / "records.jsonl").read_text().splitlines()) == 4
 
 
 def test_it_records_a_file_that_hangs_and_carries_on(corpus, monkeypatch):
@@ -205,7 +228,7 @@ def test_it_checks_only_the_files_named_and_keeps_an_earlier_runs_records_for_th
         ]
     )
     again = (tmp_path / "again" / "records.jsonl").read_text().splitlines()
-    assert len(again) == 3 and '"files": 3' in (tmp_path / "again" / "summary.json").read_text()
+    assert len(again) == 4 and '"files": 4' in (tmp_path / "again" / "summary.json").read_text()
     fidelity.main([str(corpus), "--jobs", "1", "--out", str(tmp_path / "alone"), "--only", str(tmp_path / "only.txt")])
     assert len((tmp_path / "alone" / "records.jsonl").read_text().splitlines()) == 1
 

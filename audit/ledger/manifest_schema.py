@@ -1,7 +1,8 @@
 """The manifest body as a JSON Schema (2020-12, as OpenAPI 3.1 reads it): what the API declares a manifest to be.
 
 It describes every schema version a deployment may still serve (1-3 name `previous_sha256`; 4 on do not; 1-4 repeat
-the correlation id as a top-level `correlation_id`, 5 on state it once as `input.sha256`), and
+the correlation id as a top-level `correlation_id`, 5 on state it once as `input.sha256`; 6 on name the intake
+policy and the files attached in `input`), and
 nothing more: a field the writer (manifest_writing.py) adds without adding it here fails the test that validates
 the pipeline's real manifests against the served document.
 """
@@ -17,6 +18,28 @@ def closed(required: list[str], properties: dict, **extra) -> dict:
     """An object with these properties and no others."""
     return {"type": "object", "required": required, "properties": properties, "additionalProperties": False, **extra}
 
+
+FINDING = closed(
+    ["kind", "what", "objects", "count", "action"],
+    {
+        "kind": {"type": "string", "description": "A kind the intake policy names (docs/pipeline.md)."},
+        "what": {"type": "string"},
+        "objects": {"type": "array", "items": {"type": "string"}, "description": "The first objects it was in."},
+        "count": COUNT,
+        "action": {"enum": ["refuse", "flag", "accept"], "description": "What the policy did with it."},
+        "detail": {"type": "string"},
+    },
+)
+ATTACHMENT = closed(
+    ["name", "sha256", "size", "pdf", "object"],
+    {
+        "name": {"type": "string"},
+        "sha256": {"type": "string", "pattern": "^([0-9a-f]{64})?$", "description": "Empty when it cannot be decoded."},
+        "size": COUNT,
+        "pdf": {"type": "boolean"},
+        "object": {"type": "string"},
+    },
+)
 
 ASSET = closed(
     ["name", "sha256", "size", "content_type", "width", "height", "pages", "placements", "attempt", "created_at"],
@@ -67,6 +90,14 @@ MANIFEST = closed(
                 "encrypted": {"type": "boolean"},
                 "repaired": {"type": "boolean"},
                 "leading_bytes": COUNT,
+                "policy": closed(
+                    ["version", "found"],
+                    {
+                        "version": {"anyOf": [PAGE, {"type": "null"}], "description": "Schema 6 on."},
+                        "found": {"type": "array", "items": FINDING},
+                    },
+                ),
+                "attachments": {"type": "array", "items": ATTACHMENT, "description": "Schema 6 on."},
             },
         ),
         "extractor": closed(

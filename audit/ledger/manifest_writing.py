@@ -12,7 +12,7 @@ from django.utils import timezone
 from audit.ledger import manifests, signing, store_witness, tlog
 from audit.models import Asset, Manifest, Placement
 from audit.review import previews
-from audit.review.flags import flag_provider_warnings
+from audit.review.flags import flag_intake_findings, flag_provider_warnings
 from core import stores
 from extraction.models import Job
 from extraction.providers import JobReport, ProviderError, ReportedImage
@@ -77,6 +77,7 @@ class Evidence:
         )
         previews.request(manifest)  # rendered by a worker, never the request
         flag_provider_warnings(manifest, self.report.warnings)
+        flag_intake_findings(manifest, job.bundle)
 
 
 def _check_size(asset: ReportedImage, path: Path) -> None:
@@ -100,6 +101,7 @@ def _document(job, report, ordered, names, position: int, attempt_number, at) ->
             "size": bundle.size,
             "page_count": bundle.page_count,
             **report.meta.get("input", {}),
+            **_intake(bundle),
         },
         "extractor": {
             "name": job.extractor,
@@ -120,6 +122,13 @@ def _document(job, report, ordered, names, position: int, attempt_number, at) ->
         "warnings": list(report.warnings),
         "created_at": manifests.timestamp(at),
     }
+
+
+def _intake(bundle) -> dict:
+    """What the intake policy saw and did, and which version it was (null for bundles taken in before there was
+    one); every file attached inside the input."""
+    version = bundle.intake_policy.version if bundle.intake_policy_id else None
+    return {"policy": {"version": version, "found": bundle.intake_found}, "attachments": bundle.attachments}
 
 
 def _libraries(report: JobReport) -> dict:

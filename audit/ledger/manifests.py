@@ -17,7 +17,10 @@ __all__ = ["SCHEMA_VERSION", "asset_name", "canonical_bytes", "manifest_name", "
 #    the upgrade.
 # 5: the correlation id is stated once, as input.sha256 (what it is); schema 4 also had a top-level
 #    correlation_id with the same value.
-SCHEMA_VERSION = 5
+# 6: input.policy names the intake policy version that accepted the input and what it found ("found": per kind,
+#    what it is, the objects it was in, how many, the action taken); input.attachments lists every file attached
+#    inside the input (name, sha256, size, whether it is a PDF, its object).
+SCHEMA_VERSION = 6
 CHAINED = 3  # the newest schema that counted manifests in the hash chain
 
 EXTENSIONS = {"image/jpeg": "jpg", "image/png": "png", "image/tiff": "tif", "image/jp2": "jp2"}

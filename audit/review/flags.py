@@ -7,6 +7,7 @@ from django.db import transaction
 
 from audit.ledger import activity_records
 from audit.models import Asset, Manifest, PagePreview, Placement, ReviewFlag
+from extraction.intake import policy
 from extraction.intake.rounds import request_reextraction as new_extraction_round
 
 PAGE_IN_WARNING = re.compile(r"\bpage (\d+)", re.IGNORECASE)
@@ -79,6 +80,23 @@ def flag_provider_warnings(manifest: Manifest, warnings) -> ReviewFlag | None:
         kind=ReviewFlag.Kind.OTHER,
         note="Reported by the extractor:\n" + "\n".join(warnings),
         raised_by="extractor",
+    )
+
+
+def flag_intake_findings(manifest: Manifest, bundle) -> ReviewFlag | None:
+    """What the intake policy accepted with a flag (bundle.intake_found) puts the job in the review queue: one
+    flag naming each kind, what it is and where, so a Reviewer decides."""
+    flagged = [f for f in bundle.intake_found if f.get("action") == policy.FLAG]
+    if not flagged:
+        return None
+    version = bundle.intake_policy.version if bundle.intake_policy_id else "?"
+    lines = [f"- {f['kind']}: {f['what']} ({policy.where(f)})" for f in flagged]
+    return ReviewFlag.objects.create(
+        manifest=manifest,
+        pages=[],  # findings are in objects, not on pages
+        kind=ReviewFlag.Kind.OTHER,
+        note=f"Accepted with a flag by the intake policy (version {version}):\n" + "\n".join(lines),
+        raised_by="intake policy",
     )
 
 

@@ -19,7 +19,7 @@ from .. import worker_stop
 from ..models import Bundle, Rejection, input_storage_name
 from ..signals import alert
 from ..webhooks import recording as webhooks
-from . import queue, rounds, validation
+from . import attached, queue, rounds, validation
 from .submission import MAX_TRIES, Submission
 
 log = logging.getLogger(__name__)
@@ -116,7 +116,7 @@ def decide(submission_id: int, at=None) -> str:
 
 def _validate_and_decide(submission: Submission, staged: validation.StagedUpload, at) -> str:
     try:
-        accept(validation.validate(staged), submission, at or timezone.now())
+        accept(validation.validate(staged, at), submission, at or timezone.now())
     except pdf.Refusal as refusal:
         return refuse(submission, refusal.code, refusal.message, at=at)
     except pdf.WorkerStopping:
@@ -156,6 +156,8 @@ def accept(accepted: validation.Accepted, submission: Submission, at) -> None:
         submission.mark_accepted(job, created, at)
     with job_context(bundle.correlation_id, job.pk):
         log.info("submission %s accepted as job %s (new: %s)", submission.pk, job.pk, created)
+        if created:
+            attached.submit_attached_pdfs(bundle, staged.path, submission, at)
 
 
 def _bundle_of(accepted: validation.Accepted, submission: Submission, at) -> Bundle:
@@ -169,6 +171,10 @@ def _bundle_of(accepted: validation.Accepted, submission: Submission, at) -> Bun
             submitted_by=submission.submitted_by,
             case_label=submission.case_label,
             created_at=at,
+            intake_policy=accepted.verdict.policy,
+            intake_found=accepted.verdict.found,
+            attachments=accepted.verdict.attachments,
+            parent=submission.parent_bundle,
         ),
     )
     return bundle

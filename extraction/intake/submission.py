@@ -54,6 +54,10 @@ class Submission(Wakeable, models.Model):
         "extraction.ServiceAccount", null=True, blank=True, on_delete=models.CASCADE, related_name="submissions"
     )
     job = models.ForeignKey("extraction.Job", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    # A PDF attached inside an accepted bundle, submitted as one of its own (PAGETRAIL_SUBMIT_ATTACHED_PDFS).
+    parent_bundle = models.ForeignKey(
+        "extraction.Bundle", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created = models.BooleanField(default=False, help_text="Its job (or the job's access) was new to the submitter")
     error_code = models.CharField(max_length=50, blank=True)
     error_message = models.TextField(blank=True)

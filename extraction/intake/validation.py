@@ -1,11 +1,13 @@
-"""What intake judges from the bytes we control, before any job exists: the size limit, and whether they are a PDF
-we are willing to extract from."""
+"""What intake judges from the bytes we control, before any job exists: the size limit, whether they are a PDF
+we are willing to extract from, and what the intake policy makes of what was found in them."""
 
 from dataclasses import dataclass
 from pathlib import Path
 
 from core.limits import configured_limits
 from extraction import pdf
+
+from . import policy
 
 
 @dataclass
@@ -21,6 +23,7 @@ class StagedUpload:
 class Accepted:
     staged: StagedUpload
     inspection: pdf.Inspection
+    verdict: policy.Verdict
 
 
 class TooLarge(pdf.Refusal):
@@ -29,6 +32,8 @@ class TooLarge(pdf.Refusal):
         self.seen = seen
 
 
-def validate(staged: StagedUpload) -> Accepted:
-    """Raise `pdf.Refusal` unless the staged bytes are a PDF we are willing to extract from."""
-    return Accepted(staged=staged, inspection=pdf.inspect_pdf(staged.path, configured_limits()))
+def validate(staged: StagedUpload, at=None) -> Accepted:
+    """Raise `pdf.Refusal` unless the staged bytes are a PDF we are willing to extract from, under the intake
+    policy in force (its findings judged here, outside the PDF child)."""
+    inspection = pdf.inspect_pdf(staged.path, configured_limits())
+    return Accepted(staged=staged, inspection=inspection, verdict=policy.judge(inspection, policy.in_force(at)))

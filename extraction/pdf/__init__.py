@@ -3,7 +3,7 @@
 Nothing here imports Django: the child imports this package by itself.
 """
 
-from .entry_points import extract_images, inspect_pdf, render_pages
+from .entry_points import extract_images, inspect_pdf, render_pages, write_attachment
 from .errors import Refusal, SandboxError, WorkerStopping
 from .limits import Limits
 from .render import RenderedPage, Rendering
@@ -22,4 +22,5 @@ __all__ = [
     "inspect_pdf",
     "extract_images",
     "render_pages",
+    "write_attachment",
 ]

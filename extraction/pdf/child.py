@@ -7,6 +7,7 @@ protocol.READY (the parent waits for it before it sends a command). Then it read
 line on stdin, {"args": [command, ...], "limits": LIMITS_JSON}, where the command is one of
 
     inspect PATH
+    attachment PATH OBJ OUT_DIR             (OBJ like "12 0": an attached file, as inspect listed it)
     extract PATH OUT_DIR
     render PATH OUT_DIR WIDTHS FIRST LAST   (WIDTHS like 200,1000)
 
@@ -26,6 +27,7 @@ import time
 import traceback
 from typing import TYPE_CHECKING, Any, TextIO
 
+from .attachments import attachment
 from .errors import Refusal, raise_if_out_of_memory, reason
 from .extract import extract
 from .protocol import EXIT_OUT_OF_MEMORY, READY, limits_from_json, plain
@@ -47,6 +49,10 @@ CRASHED = {
     "extract": (
         "extractor_crashed",
         "Pagetrail's image extractor failed on this file ({}); trying again would fail the same way.",
+    ),
+    "attachment": (
+        "validator_crashed",
+        "Pagetrail's PDF validator failed to read an attached file ({}), so it was not submitted.",
     ),
     "render": (
         "renderer_crashed",
@@ -122,10 +128,12 @@ def crashed(command: str, exc: Exception) -> dict[str, Any]:
     return {"ok": False, "code": code, "message": message.format(cause), "permanent": True}
 
 
-def run(argv: list[str]) -> "Inspection | Extraction | Rendering":
+def run(argv: list[str]) -> "Inspection | Extraction | Rendering | dict[str, Any]":
     command, *args = argv
     if command == "inspect" and len(args) == 2:
         return inspect(args[0], limits_from_json(args[1]))
+    if command == "attachment" and len(args) == 4:
+        return attachment(args[0], args[1], args[2], limits_from_json(args[3]))
     if command == "extract" and len(args) == 3:
         return extract(args[0], args[1], limits_from_json(args[2]))
     if command == "render" and len(args) == 6:

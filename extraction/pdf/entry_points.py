@@ -6,6 +6,7 @@ from typing import Any
 
 from .errors import Refusal, SandboxError
 from .exits import ChildStopped
+from .findings import trailing_data
 from .limits import Limits
 from .protocol import PARTIAL, extraction_from_dict
 from .render import RenderedPage, Rendering
@@ -15,13 +16,15 @@ from .sniff import precheck
 
 
 def inspect_pdf(path: str | Path, limits: Limits = Limits()) -> Inspection:
-    """Validate a PDF from its bytes alone; raise Refusal(code, message) if it is refused.
+    """Validate a PDF from its bytes alone; raise Refusal(code, message) if it is refused. What an intake policy
+    decides on (active content, attachments, trailing data, an owner password, repaired damage) is not refused
+    but listed in the inspection's `findings` (findings.py).
 
     The head and tail are checked here; parsing happens in a limited child process, and
     a child stopped by a limit refuses the input (codes `timeout`, `resource_limit`).
     May raise SandboxError when the child fails for reasons of this machine.
     """
-    precheck(path, limits)
+    appended = precheck(path, limits)
     try:
         reply = run_child(["inspect", os.path.abspath(path)], limits)
     except ChildStopped as exc:
@@ -30,7 +33,10 @@ def inspect_pdf(path: str | Path, limits: Limits = Limits()) -> Inspection:
         raise SandboxError(reply["code"], reply["message"], permanent=False)  # this machine's trouble
     if not reply["ok"]:
         raise Refusal(reply["code"], reply["message"])
-    return Inspection(**reply["result"])
+    result = reply["result"]
+    if appended:  # found by the parent's reading of the tail: a finding like the child's
+        result["findings"] = [*result["findings"], trailing_data(appended)]
+    return Inspection(**result)
 
 
 def extract_images(path: str | Path, out_dir: str | Path, limits: Limits = Limits()) -> Extraction:
@@ -41,6 +47,13 @@ def extract_images(path: str | Path, out_dir: str | Path, limits: Limits = Limit
     machine fails (not permanent).
     """
     return extraction_from_dict(_produce(["extract", os.path.abspath(path), os.path.abspath(out_dir)], out_dir, limits))
+
+
+def write_attachment(path: str | Path, obj: str, out_dir: str | Path, limits: Limits = Limits()) -> Path:
+    """Write the attached file at object `obj` ("n g", from the inspection's `attachments`) into out_dir as
+    `<sha256>.pdf`, in the limited child; raises SandboxError like extract_images."""
+    result = _produce(["attachment", os.path.abspath(path), obj, os.path.abspath(out_dir)], out_dir, limits)
+    return Path(out_dir) / str(result["filename"])
 
 
 def render_pages(

@@ -1,6 +1,7 @@
 """The values the package returns: what inspecting a PDF found, and what extracting its images wrote."""
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -14,6 +15,11 @@ class Inspection:
     encrypted: bool = False
     repaired: bool = False
     leading_bytes: int = 0
+    # What an intake policy decides on, as plain data (findings.py): per kind, what it is, the objects it was in
+    # ("n g", the first twenty), how many, and a detail where no object says where; and every attached file
+    # (name, sha256, size, whether it is a PDF, its object).
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    attachments: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -81,9 +81,10 @@ def _describe_text(head: bytes) -> str:
     return "unknown binary data"
 
 
-def precheck(path: str | Path, limits: Limits) -> None:
+def precheck(path: str | Path, limits: Limits) -> str:
     """Refuse what is visibly not a single, complete PDF; reads the head, the tail and, bounded, the last
-    revision's cross-reference sections (revisions.py)."""
+    revision's cross-reference sections (revisions.py). Data appended after an end-of-file marker is not refused
+    here but returned, as the sentence that says what it is (empty when there is none): the policy decides."""
     size = os.stat(path).st_size
     if size == 0:
         raise Refusal("empty", "The file is empty.")
@@ -98,8 +99,13 @@ def precheck(path: str | Path, limits: Limits) -> None:
     start = head.find(PDF_HEADER, 0, limits.head_slack + len(PDF_HEADER))
     if start < 0 or (start > 0 and other_format(head)):
         raise header_refusal(head, limits)
-    check_last_revision(path, tail_start + _check_tail(tail), header=start)
+    end, appended = _check_tail(tail)
+    try:
+        check_last_revision(path, tail_start + end, header=start)
+    except Refusal as refusal:
+        appended = appended or refusal.message
     _check_not_zip(path)
+    return appended
 
 
 def header_refusal(head: bytes, limits: Limits) -> Refusal:
@@ -143,12 +149,12 @@ def content_end(f: BinaryIO, size: int) -> int:
     return 0
 
 
-def _check_tail(tail: bytes) -> int:
-    """Where the final `%%EOF` is in the tail (the file up to its padding); refuses a missing one and
-    anything but padding after it."""
+def _check_tail(tail: bytes) -> tuple[int, str]:
+    """Where the final `%%EOF` is in the tail (the file up to its padding), and what follows it that is not
+    padding (a sentence, empty if nothing); refuses a missing marker."""
     end = tail.rfind(b"%%EOF")
     if end < 0 and (cut := MARKER_MISSING.search(tail)):
-        return cut.end(1)  # where the marker would be: nothing but its remnant and padding follows the pointer
+        return cut.end(1), ""  # where the marker would be: nothing but its remnant and padding follows the pointer
     if end < 0:
         raise Refusal(
             "truncated",
@@ -158,12 +164,8 @@ def _check_tail(tail: bytes) -> int:
     # Scanners pad with whitespace or NULs (content_end has set those at the very end aside); anything
     # else is a payload riding along.
     if after.strip(PADDING):
-        raise Refusal(
-            "trailing_data",
-            f"The file has {len(after)} bytes after its PDF end-of-file marker that are not padding; "
-            "only whitespace or NUL padding is accepted there.",
-        )
-    return end
+        return end, f"The file has {len(after)} bytes after its PDF end-of-file marker that are not padding."
+    return end, ""
 
 
 def _check_not_zip(path: str | Path) -> None:

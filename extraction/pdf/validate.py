@@ -13,6 +13,7 @@ import pikepdf
 
 from . import shortkey, streams
 from .errors import Refusal, raise_if_out_of_memory, reason
+from .findings import Findings
 from .limits import STANDARD_FILTERS, Limits
 from .pagetree import PageTree
 from .reopen import reopened
@@ -31,30 +32,32 @@ IDENTITY = {key: re.compile(rb"/%s\s*/Identity\b" % key) for key in (b"StmF", b"
 DICTIONARY_REACH = 2048  # an encryption dictionary's entries lie within this of each other
 # What qpdf says when it works around damage: a rebuilt cross-reference table, a stream length found anew.
 REPAIR_WARNING = re.compile(r"reconstruct|recover", re.IGNORECASE)
-ACTIVE = "Pagetrail does not accept PDFs with active content."
 ATTACHMENTS_ENCRYPTED = (
-    f"The file's encryption is for embedded files (attachments), which have a password of their own; {ACTIVE}"
+    "The file's encryption is for embedded files (attachments), which have a password of their own; "
+    "Pagetrail does not accept PDFs whose attachments it cannot read."
 )
+# Keys and actions an intake policy decides on, by the kind of finding they are (findings.KINDS).
 ACTIVE_KEYS = {
-    "/JS": "JavaScript",
-    "/JavaScript": "JavaScript",
-    "/EmbeddedFiles": "embedded files",
-    "/EF": "an embedded file",
-    "/RichMediaContent": "rich media",
-    "/XFA": "an XFA form",
+    "/JS": "javascript",
+    "/JavaScript": "javascript",
+    "/EmbeddedFiles": "embedded_file",
+    "/EF": "embedded_file",
+    "/RichMediaContent": "rich_media",
+    "/XFA": "xfa_form",
 }
-# Actions that run code, send data or open other files. URI links are not here: most real documents
-# carry them, and Pagetrail never follows one (extraction and previews run no actions).
+# Actions that run code, send data, open other files or a web address. Pagetrail never runs one
+# (extraction and previews run no actions); whether a file carrying one is taken in is the policy's choice.
 ACTIVE_ACTIONS = {
-    "/Launch": "a Launch action",
-    "/JavaScript": "a JavaScript action",
-    "/SubmitForm": "a SubmitForm action (it sends form data to a server)",
-    "/ImportData": "an ImportData action (it reads data from another file)",
-    "/GoToR": "a GoToR action (it opens another file)",
-    "/GoToE": "a GoToE action (it opens an embedded file)",
+    "/Launch": "launch",
+    "/JavaScript": "javascript",
+    "/SubmitForm": "submit_form",
+    "/ImportData": "import_data",
+    "/GoToR": "remote_goto",
+    "/GoToE": "remote_goto",
+    "/URI": "uri",
 }
 CONTAINERS = (pikepdf.Dictionary, pikepdf.Array)
-ACTIVE_TYPES = {("/Type", "/EmbeddedFile"): "an embedded file", ("/Subtype", "/RichMedia"): "rich media"}
+ACTIVE_TYPES = {("/Type", "/EmbeddedFile"): "embedded_file", ("/Subtype", "/RichMedia"): "rich_media"}
 # Every name above, as a whole name token in qpdf's serialisation of an object.
 ACTIVE_NAMES = re.compile(
     rb"(?:%s)(?=[\s()<>\[\]{}/%%]|$)"
@@ -132,19 +135,36 @@ def unreadable(exc: Exception) -> Refusal:
 
 
 def inspect(path: str | Path, limits: Limits) -> Inspection:
+    """Refuse what no policy accepts (limits, damage beyond repair); collect what a policy decides on."""
     with opened(path) as source:
         pdf = source.pdf
+        found = Findings(before_reading=lambda stream, where: check_stream(stream, where, limits))
         try:
             check_declared_lengths(path, source, limits)
             pages = count_pages(source, limits)
             for obj in pdf.objects:
-                check_object(obj, limits)
+                check_object(obj, limits, found)
             if source.repaired():
                 # The table was rebuilt while objects were read: check the lengths where they really are.
                 check_declared_lengths(path, source, limits)
         except pikepdf.PdfError as exc:
             raise unreadable(exc) from None
-        return Inspection(pages=pages, pdf_version=pdf.pdf_version, mime="application/pdf", **source.flags())
+        note_reading(source, found)
+        return Inspection(
+            pages=pages, pdf_version=pdf.pdf_version, mime="application/pdf", **source.flags(), **found.as_plain()
+        )
+
+
+def note_reading(source: Source, found: Findings) -> None:
+    """How the file was read, as findings: opened with the empty user password, or past damage."""
+    if source.encrypted:
+        encrypt = source.pdf.trailer.get("/Encrypt")
+        where = None
+        if isinstance(encrypt, pikepdf.Object) and encrypt.is_indirect:
+            where = "{} {}".format(*encrypt.objgen)
+        found.add("owner_password", where)
+    if source.repaired():
+        found.add("repaired")
 
 
 def check_declared_lengths(path: str | Path, source: Source, limits: Limits) -> None:
@@ -219,7 +239,7 @@ def too_many_pages(verb: str, pages: int, limits: Limits) -> Refusal:
     return Refusal("too_many_pages", f"The PDF {verb} {pages} pages; the limit is {limits.max_pages}.")
 
 
-def check_object(obj: pikepdf.Object, limits: Limits) -> None:
+def check_object(obj: pikepdf.Object, limits: Limits, found: Findings) -> None:
     """Check one indirect object and the direct objects nested in it.
 
     Streams are always indirect, so only the object itself can be one. Its serialisation by
@@ -236,10 +256,10 @@ def check_object(obj: pikepdf.Object, limits: Limits) -> None:
     else:
         text = obj.unparse(resolved=True)
     if ACTIVE_NAMES.search(text):
-        check_nested_active(obj, where)
+        check_nested_active(obj, "{} {}".format(*obj.objgen), found)
 
 
-def check_nested_active(obj: pikepdf.Object, where: str) -> None:
+def check_nested_active(obj: pikepdf.Object, where: str, found: Findings) -> None:
     """Indirect references are not followed: every indirect object is visited once by the
     caller, so reference cycles cannot make this loop."""
     pending = [obj]
@@ -248,26 +268,24 @@ def check_nested_active(obj: pikepdf.Object, where: str) -> None:
         if not isinstance(item, CONTAINERS):
             continue
         if not isinstance(item, pikepdf.Array):
-            check_active(item, where)
+            check_active(item, where, found)
         values = item if isinstance(item, pikepdf.Array) else item.values()
         pending.extend(c for c in values if isinstance(c, CONTAINERS) and not c.is_indirect)
 
 
-def check_active(item: pikepdf.Dictionary, where: str) -> None:
+def check_active(item: pikepdf.Dictionary, where: str, found: Findings) -> None:
     # One call for the keys, and values read only when their key is there: this runs for
     # every dictionary in the file, and each call into pikepdf costs microseconds.
     keys = set(item.keys())
-    if found := keys & ACTIVE_KEYS.keys():
-        raise active_content(ACTIVE_KEYS[min(found)], where)
+    for key in keys & ACTIVE_KEYS.keys():
+        found.add(ACTIVE_KEYS[key], where)
+    if "/EF" in keys:
+        found.attach(item, where)
     if "/S" in keys and (action := str(item["/S"])) in ACTIVE_ACTIONS:
-        raise active_content(ACTIVE_ACTIONS[action], where)
-    for (key, value), what in ACTIVE_TYPES.items():
+        found.add(ACTIVE_ACTIONS[action], where)
+    for (key, value), kind in ACTIVE_TYPES.items():
         if key in keys and str(item[key]) == value:
-            raise active_content(what, where)
-
-
-def active_content(what: str, where: str) -> Refusal:
-    return Refusal("active_content", f"The PDF contains {what} ({where}); {ACTIVE}")
+            found.add(kind, where)
 
 
 def check_stream(stream: pikepdf.Stream, where: str, limits: Limits) -> None:

@@ -42,8 +42,10 @@ class LocalProvider(Provider):
             for a in result["assets"]
         )
         read = {key: result.get(key, default) for key, default in READ_FLAGS.items()}
-        # A rebuilt cross-reference table may have lost objects: a person should look (warnings flag the job).
-        warnings = (REPAIRED,) * read["repaired"] + tuple(result["warnings"])
+        # A rebuilt cross-reference table may have lost objects: a person should look (warnings flag the job),
+        # unless the intake policy has judged the repair already (it flags, or accepts, what intake found).
+        judged = any(f["kind"] == "repaired" for f in job.bundle.intake_found)
+        warnings = (REPAIRED,) * (read["repaired"] and not judged) + tuple(result["warnings"])
         return JobReport(
             state="completed",
             pages=result["pages"],

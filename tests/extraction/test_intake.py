@@ -6,7 +6,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connections
 
-from extraction.intake import decision, staging
+from extraction.intake import decision, policy, staging
 from extraction.intake.staging import submit_bundle
 from extraction.models import Bundle, Job, Rejection, Submission
 from extraction.pdf.sandbox import stop_idle_children
@@ -41,6 +41,7 @@ def test_it_stores_the_input_under_its_sha256_in_the_input_store_only(tmp_path):
 
 
 def test_it_enqueues_the_job_only_when_the_transaction_commits(tmp_path, django_capture_on_commit_callbacks):
+    policy.in_force()  # its first version is an activity record, with a commit callback of its own
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         submit(pdfs.jpeg_rgb(tmp_path))
     assert queued_tasks() == 0

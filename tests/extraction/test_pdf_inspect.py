@@ -1,7 +1,10 @@
-"""inspect_pdf: good files accepted with their page count, hostile ones refused with a reason.
+"""inspect_pdf: good files accepted with their page count, hostile ones refused with a reason, and what an intake
+policy decides on (active content, attachments, trailing data, an owner password, repair) found, kind and object.
 
 Every hostile file is small, or read under a small limit, so each refusal is quick by design.
 """
+
+import hashlib
 
 import pytest
 
@@ -20,8 +23,7 @@ HOSTILE = [  # factory, expected code, limits
     (pdfs.text_renamed, "not_pdf", Limits()),
     (pdfs_intake.junk_past_slack, "no_pdf_header", Limits()),
     (pdfs_intake.header_missing, "no_pdf_header", Limits()),
-    (pdfs.zip_appended, "trailing_data", Limits()),
-    (pdfs.garbage_after_eof, "trailing_data", Limits()),
+    (pdfs.zip_appended, "polyglot", Limits()),
     (pdfs.encrypted, "encrypted", Limits()),
     (pdfs.flate_bomb, "stream_too_large", SMALL),
     (pdfs.flate_bomb_in_ascii85, "stream_too_large", SMALL),
@@ -32,13 +34,24 @@ HOSTILE = [  # factory, expected code, limits
     (pdfs.five_pages, "too_many_pages", SMALL),
     (pdfs.no_pages, "no_pages", Limits()),
     (pdfs.huge_length, "stream_too_large", Limits()),
-    (pdfs.javascript_open_action, "active_content", Limits()),
-    (pdfs.launch_action, "active_content", Limits()),
-    (pdfs.embedded_file, "active_content", Limits()),
-    (pdfs.xfa_form, "active_content", Limits()),
-    (pdfs.file_attachment, "active_content", Limits()),
-    (pdfs.rich_media, "active_content", Limits()),
     (pdfs.jbig2_image, "filter_not_allowed", Limits(allowed_filters=("FlateDecode",))),
+]
+
+
+FOUND = [  # factory, the kinds of finding it holds, the objects ("n g") of the first kind
+    (pdfs.javascript_open_action, {"javascript"}, ["1 0"]),
+    (pdfs.launch_action, {"launch"}, ["1 0"]),
+    (pdfs.embedded_file, {"embedded_file", "executable"}, ["1 0"]),
+    (pdfs.xfa_form, {"xfa_form"}, ["1 0"]),
+    (pdfs.file_attachment, {"embedded_file", "executable"}, ["4 0"]),
+    (pdfs.rich_media, {"rich_media"}, ["4 0"]),
+    (pdfs_hostile.submit_form, {"submit_form"}, ["1 0"]),
+    (pdfs_hostile.import_data, {"import_data"}, ["1 0"]),
+    (pdfs_hostile.goto_remote, {"remote_goto"}, ["1 0"]),
+    (pdfs_hostile.uri_link, {"uri"}, ["1 0"]),
+    (pdfs.garbage_after_eof, {"trailing_data"}, []),
+    (pdfs.encrypted_without_user_password, {"owner_password"}, ["6 0"]),
+    (pdfs.damaged_xref, {"repaired"}, []),
 ]
 
 
@@ -46,6 +59,36 @@ def refusal(path, limits=Limits()) -> Refusal:
     with pytest.raises(Refusal) as caught:
         inspect_pdf(path, limits)
     return caught.value
+
+
+def kinds(path) -> set[str]:
+    return {f["kind"] for f in inspect_pdf(path).findings}
+
+
+@pytest.mark.parametrize("factory, found, objects", FOUND, ids=[f[0].__name__ for f in FOUND])
+def test_it_finds_what_a_policy_decides_on_with_its_kind_and_objects(tmp_path, factory, found, objects):
+    findings = inspect_pdf(factory(tmp_path)).findings
+
+    assert {f["kind"] for f in findings} == found
+    assert findings[0]["objects"] == objects and findings[0]["what"]
+
+
+def test_it_lists_an_attached_file_with_its_name_sha256_and_size(tmp_path):
+    (attached,) = inspect_pdf(pdfs.embedded_file(tmp_path)).attachments
+
+    assert attached == {
+        "name": "a.exe",
+        "sha256": hashlib.sha256(b"MZ payload").hexdigest(),
+        "size": 10,
+        "pdf": False,
+        "object": "2 0",
+    }
+
+
+def test_it_finds_nothing_in_a_plain_file(tmp_path):
+    inspection = inspect_pdf(pdfs.jpeg_rgb(tmp_path))
+
+    assert (inspection.findings, inspection.attachments) == ([], [])
 
 
 @pytest.mark.parametrize("factory, code, limits", HOSTILE, ids=[h[0].__name__ for h in HOSTILE])
@@ -124,11 +167,11 @@ def test_it_accepts_padding_of_any_length_after_the_end_marker(tmp_path, padding
     assert inspect_pdf(path).pages == 1
 
 
-def test_it_refuses_data_after_the_end_marker_however_much_padding_follows_it(tmp_path):
+def test_it_finds_data_after_the_end_marker_however_much_padding_follows_it(tmp_path):
     path = tmp_path / "padded.pdf"
     path.write_bytes(pdfs.jpeg_rgb(tmp_path).read_bytes() + b"<script>1</script>" + b"\x00" * (2 * 1024 * 1024))
 
-    assert refusal(path).code == "trailing_data"
+    assert "trailing_data" in kinds(path)  # and `repaired`: qpdf looks for the pointer in the last KiB only
 
 
 def test_it_names_the_disallowed_filter(tmp_path):
@@ -180,10 +223,9 @@ def test_it_says_a_file_that_needs_a_password_does_not_open_without_one(tmp_path
 
 
 def test_it_says_bytes_after_the_end_marker_that_are_not_padding_are_not_padding(tmp_path):
-    assert refusal(pdfs.garbage_after_eof(tmp_path)).message == (
-        "The file has 26 bytes after its PDF end-of-file marker that are not padding; only whitespace or NUL "
-        "padding is accepted there."
-    )
+    (found,) = inspect_pdf(pdfs.garbage_after_eof(tmp_path)).findings
+
+    assert found["detail"] == "The file has 26 bytes after its PDF end-of-file marker that are not padding."
 
 
 def test_it_accepts_the_standard_crypt_filter(tmp_path):
@@ -208,7 +250,7 @@ def test_it_says_a_file_whose_encryption_protects_only_attachments_holds_active_
         "active_content",
         (
             "The file's encryption is for embedded files (attachments), which have a password of their own; "
-            "Pagetrail does not accept PDFs with active content."
+            "Pagetrail does not accept PDFs whose attachments it cannot read."
         ),
     )
 
@@ -295,14 +337,14 @@ ACTIVE_SPELLINGS = [  # (page entry, as the raw file spells it)
 
 
 @pytest.mark.parametrize("entry", ACTIVE_SPELLINGS)
-def test_it_refuses_active_content_spelled_with_escapes_or_nested_deep(tmp_path, entry):
+def test_it_finds_active_content_spelled_with_escapes_or_nested_deep(tmp_path, entry):
     page = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R %s >>" % entry
     path = pdfs.write(
         tmp_path / "active.pdf",
         pdfs.raw_pdf(pdfs.ONE_PAGE[:2] + [page, pdfs.raw_stream(b"0 0 m"), pdfs.raw_stream(b"attached")]),
     )
 
-    assert refusal(path, Limits()).code == "active_content"
+    assert kinds(path) & {"javascript", "embedded_file", "launch", "xfa_form"}
 
 
 def test_it_accepts_a_pdf_whose_text_merely_mentions_active_names(tmp_path):
@@ -319,9 +361,8 @@ def test_it_accepts_a_pdf_whose_text_merely_mentions_active_names(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "factory, code",
+    "factory, kind",
     [
-        (pdfs_hostile.zip_polyglot, "polyglot"),
         (pdfs_hostile.fake_incremental_update, "trailing_data"),
         (pdfs_hostile.long_fake_update, "trailing_data"),
         (pdfs_hostile.fake_update_with_keywords, "trailing_data"),
@@ -331,14 +372,18 @@ def test_it_accepts_a_pdf_whose_text_merely_mentions_active_names(tmp_path):
         (pdfs_hostile.long_fake_update_with_a_real_section, "trailing_data"),
         (pdfs_hostile.fake_update_with_a_real_section_after_junk, "trailing_data"),
         (pdfs_intake.payload_posing_as_a_stream_end, "trailing_data"),
-        (pdfs_hostile.submit_form, "active_content"),
-        (pdfs_hostile.import_data, "active_content"),
-        (pdfs_hostile.goto_remote, "active_content"),
+        (pdfs_hostile.submit_form, "submit_form"),
+        (pdfs_hostile.import_data, "import_data"),
+        (pdfs_hostile.goto_remote, "remote_goto"),
     ],
     ids=lambda x: getattr(x, "__name__", x),
 )
-def test_it_refuses_what_the_hostile_input_policy_refuses(tmp_path, factory, code):
-    assert refusal(factory(tmp_path)).code == code
+def test_it_finds_what_the_intake_policy_decides_on(tmp_path, factory, kind):
+    assert kind in kinds(factory(tmp_path))
+
+
+def test_it_refuses_a_zip_polyglot_whatever_the_policy(tmp_path):
+    assert refusal(pdfs_hostile.zip_polyglot(tmp_path)).code == "polyglot"
 
 
 @pytest.mark.parametrize(
@@ -353,7 +398,9 @@ def test_it_refuses_what_the_hostile_input_policy_refuses(tmp_path, factory, cod
     ],
 )
 def test_it_accepts_a_real_incremental_update_and_a_plain_link(tmp_path, factory):
-    assert inspect_pdf(factory(tmp_path)).pages == 1
+    inspection = inspect_pdf(factory(tmp_path))
+
+    assert inspection.pages == 1 and {f["kind"] for f in inspection.findings} <= {"uri"}
 
 
 @pytest.mark.parametrize(

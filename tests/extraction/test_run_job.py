@@ -50,9 +50,11 @@ def test_it_completes_a_job_with_its_manifest_assets_and_placements(tmp_path):
         "encrypted": False,
         "repaired": False,
         "leading_bytes": 0,
+        "policy": {"version": 1, "found": []},  # schema 6: the intake policy version that accepted it, and its finds
+        "attachments": [],
     }
     # Schema 5 states the correlation id once, as what it is: the input's sha256.
-    assert document["schema_version"] == 5 and "correlation_id" not in document
+    assert document["schema_version"] == 6 and "correlation_id" not in document
 
 
 def test_it_records_the_versions_of_the_libraries_that_wrote_the_assets(tmp_path):
@@ -134,8 +136,9 @@ def test_it_runs_a_job_in_a_fixed_number_of_queries(tmp_path):
     # first (a key published then takes its own leaf before it), and no longer moves the hash chain's head.
     # Then 23: who listens for its webhook events (one query; nobody does, so its document is never built).
     # Then 24: its previews are asked for in the database (a PreviewRequest row), so a lost task is asked again.
+    # Then 25 (schema 6): the manifest names the intake policy version that accepted the input (its row).
     statements = [q["sql"] for q in captured.captured_queries if not q["sql"].startswith(("BEGIN", "COMMIT"))]
-    assert len([sql for sql in statements if "django_q_" not in sql]) == 24
+    assert len([sql for sql in statements if "django_q_" not in sql]) == 25
     assert manifest_document(job)["assets"][0]["attempt"] == job.attempts.count() == 2
 
 
@@ -337,5 +340,5 @@ def test_the_manifest_records_how_the_input_was_read(tmp_path, factory, read):
     assert run_job(job.pk) == "completed"
     document = manifest_document(job)
     assert {key: document["input"][key] for key in read} == read
-    flagged = ReviewFlag.objects.filter(manifest__job=job, raised_by="extractor").exists()
-    assert flagged == read["repaired"]  # a rebuilt cross-reference table is for a person to look at
+    flagged = ReviewFlag.objects.filter(manifest__job=job).exists()
+    assert flagged == read["repaired"]  # a rebuilt cross-reference table is for a person to look (policy: flag)
