@@ -179,6 +179,9 @@ class BundleAccess(models.Model):
         related_name="given_to",
         help_text="The job this account was given first",
     )
+    # The label this account gave the bytes: the bundle's own is its first sender's, which another account must
+    # never read (it would say the bytes were sent before, and a case label may name a claimant).
+    case_label = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

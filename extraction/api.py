@@ -24,7 +24,7 @@ from core.logs import carry
 
 from . import api_declarations, job_evidence
 from .accounts import IdempotencyRecord
-from .documents import job_document, submission_document
+from .documents import case_labels, job_document, submission_document
 from .intake import staging
 from .intake.validation import TooLarge
 from .models import Job, Submission
@@ -127,9 +127,9 @@ def submit(request, file: File[UploadedFile] = None, case_label: CaseLabel = "")
     Answers 202 with a submission that an intake worker validates: poll its `status_url` until it is
     `accepted` (with its job) or `refused` (with a code). The same bytes again from this account are given its
     existing job (`created: false`); from another account they are a new submission of that account, which
-    then sees the job too, keeping its first case label (`case_label_ignored` says when this one differed). With
-    an `Idempotency-Key`, the same key and payload (bytes and case label) return the same submission, another
-    payload is 422, and 409 while the first request is in progress."""
+    then sees the job too; each account reads its own first case label (`case_label_ignored` says when this one
+    differed). With an `Idempotency-Key`, the same key and payload (bytes and case label) return the same
+    submission, another payload is 422, and 409 while the first request is in progress."""
     if unknown := unknown_parameters(request, {"case_label"}) or unknown_parts(request):
         return unknown
     if cut_off := too_large(request):
@@ -301,8 +301,8 @@ def list_jobs(
         jobs = jobs.filter(status=state)
     if correlation_id:
         jobs = jobs.filter(bundle__correlation_id=correlation_id)
-    if case_label:
-        jobs = jobs.filter(bundle__case_label=case_label)
+    if case_label:  # the label this account gave, never another's
+        jobs = jobs.filter(bundle__accesses__account=request.auth, bundle__accesses__case_label=case_label)
     if enqueued_from:
         jobs = jobs.filter(enqueued_at__gte=enqueued_from)
     counted = jobs.annotate(
@@ -316,12 +316,13 @@ def list_jobs(
     if offset:
         deprecated(response, OFFSET_DEPRECATED, OFFSET_SUNSET)
     evidence = job_evidence.describe([job.pk for job in page])  # one batch for the page, not a query a row
+    labels = case_labels(request.auth, [job.bundle_id for job in page])
     following = request.GET.copy()
     following.pop("offset", None)
     following["cursor"] = after
     return {
         "count": jobs.count(),
-        "items": [job_document(job, evidence[job.pk]) for job in page],
+        "items": [job_document(job, evidence[job.pk], labels.get(job.bundle_id, "")) for job in page],
         "next": f"{request.path}?{following.urlencode()}" if after else None,
     }
 
@@ -329,4 +330,5 @@ def list_jobs(
 @router.get("/jobs/{job_id}", response={200: JobOut, **errors(404)}, summary="A job's state and timings")
 def get_job(request, job_id: RowId):
     """404 also for another account's job: whether it exists is not the caller's to know."""
-    return job_document(get_object_or_404(Job.objects.visible_to(request.auth).select_related("bundle"), pk=job_id))
+    job = get_object_or_404(Job.objects.visible_to(request.auth).select_related("bundle"), pk=job_id)
+    return job_document(job, case_label=case_labels(request.auth, [job.bundle_id]).get(job.bundle_id, ""))

@@ -11,6 +11,7 @@ A role that can open a page can fetch everything the page shows (the review page
 ROLES = {
     "Compliance staff": [
         "extraction.view_bundle",
+        "extraction.view_intakepolicy",  # the policy version a bundle names
         "extraction.view_all_bundles",
         "extraction.view_job",
         "extraction.view_attempt",
@@ -45,6 +46,7 @@ ROLES = {
     ],
     "Reviewer": [
         "extraction.view_bundle",
+        "extraction.view_intakepolicy",  # the policy version a bundle names
         "extraction.view_all_bundles",
         "extraction.view_job",
         "extraction.view_attempt",
@@ -64,6 +66,7 @@ ROLES = {
     "Retention admin": [
         # Jobs: an input waits for all its bundle's jobs to end, and the manifests they link to.
         "extraction.view_bundle",
+        "extraction.view_intakepolicy",  # the policy version a bundle names
         "extraction.view_all_bundles",
         "extraction.view_job",
         "extraction.view_attempt",
@@ -85,6 +88,7 @@ ROLES = {
     "Submitter": [
         "extraction.submit_bundle",
         "extraction.view_bundle",
+        "extraction.view_intakepolicy",  # the policy version a bundle names
         "extraction.view_job",
         "extraction.view_attempt",
         "extraction.view_rejection",

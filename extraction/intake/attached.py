@@ -44,7 +44,7 @@ def _receive(staged: Path, attachment: dict, bundle, parent: Submission, at) -> 
         sha256=attachment["sha256"],
         original_filename=Path(attachment["name"]).name[:255] or f"attached to {bundle.file_name}"[:255],
         submitted_by=parent.submitted_by,
-        case_label=bundle.case_label,
+        case_label=parent.case_label,  # the sender's own label, as the parent's job shows it to them
         account=parent.account,
         parent_bundle=bundle,
         created_at=at or timezone.now(),

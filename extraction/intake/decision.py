@@ -152,7 +152,7 @@ def accept(accepted: validation.Accepted, submission: Submission, at) -> None:
     stores.store_once(stores.inputs(), name, staged.path, staged.sha256)
     with transaction.atomic():
         bundle = _bundle_of(accepted, submission, at)
-        job, created = rounds.job_for(bundle, submission.account_id, at)
+        job, created = rounds.job_for(bundle, submission.account_id, at, submission.case_label)
         submission.mark_accepted(job, created, at)
     with job_context(bundle.correlation_id, job.pk):
         log.info("submission %s accepted as job %s (new: %s)", submission.pk, job.pk, created)

@@ -50,9 +50,14 @@ class IntakePolicy(models.Model):
                     actor=ACTOR,
                     action="intake_policy_changed",
                     obj=policy,
-                    before={"version": newest.version, "rules": newest.rules} if newest else None,
-                    after={"version": policy.version, "rules": rules},
+                    before={"version": newest.version, "rules": _said(newest.rules)} if newest else None,
+                    after={"version": policy.version, "rules": _said(rules)},
                 )
         except IntegrityError:
             return cls.for_rules(rules, at)
         return policy
+
+
+def _said(rules: dict) -> str:
+    """As the activity record shows it to a person: "javascript=refuse, launch=refuse, ...", not a dict."""
+    return ", ".join(f"{kind}={action}" for kind, action in rules.items())

@@ -49,18 +49,7 @@ def wake_job_now(job_id: int) -> None:
 
 
 def wake_job_at(job_id: int, when: datetime) -> None:
-    """A one-off schedule: the scheduler enqueues it when due (at its next tick, so never early)."""
-    from django_q.models import Schedule
-    from django_q.tasks import schedule
-
-    schedule(
-        "extraction.tasks.run_job",
-        job_id,
-        name=f"wake-job-{job_id}-{time.time_ns()}",
-        schedule_type=Schedule.ONCE,
-        repeats=-1,
-        next_run=when,
-    )
+    _once_at("extraction.tasks.run_job", job_id, f"wake-job-{job_id}", when)
 
 
 def enqueue_webhook(event_id: int) -> None:
@@ -76,15 +65,13 @@ def enqueue_webhook(event_id: int) -> None:
 
 
 def retry_webhook_at(event_id: int, when: datetime) -> None:
-    """A one-off schedule (never early); lost with Redis, it is re-driven by the reconciler once overdue."""
+    """Lost with Redis, it is re-driven by the reconciler once overdue."""
+    _once_at("extraction.tasks.deliver_webhook", event_id, f"webhook-{event_id}", when)
+
+
+def _once_at(task: str, row_id: int, name: str, when: datetime) -> None:
+    """A one-off schedule: the scheduler enqueues it when due (at its next tick, so never early)."""
     from django_q.models import Schedule
     from django_q.tasks import schedule
 
-    schedule(
-        "extraction.tasks.deliver_webhook",
-        event_id,
-        name=f"webhook-{event_id}-{time.time_ns()}",
-        schedule_type=Schedule.ONCE,
-        repeats=-1,
-        next_run=when,
-    )
+    schedule(task, row_id, name=f"{name}-{time.time_ns()}", schedule_type=Schedule.ONCE, repeats=-1, next_run=when)

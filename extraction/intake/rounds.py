@@ -23,7 +23,7 @@ def next_generation(bundle: Bundle) -> int:
     return 0 if newest is None else newest + 1
 
 
-def job_for(bundle: Bundle, account_id: int | None, at) -> tuple[Job, bool]:
+def job_for(bundle: Bundle, account_id: int | None, at, case_label: str = "") -> tuple[Job, bool]:
     """The job these bytes are given (and whether it is new, queued once the transaction commits); called inside
     the transaction that creates the bundle, so no job exists that an account cannot see."""
     provider = get_provider(settings.PAGETRAIL_PROVIDER)
@@ -33,20 +33,20 @@ def job_for(bundle: Bundle, account_id: int | None, at) -> tuple[Job, bool]:
             defaults=_job_fields(bundle, provider, at),
         )
     else:
-        job, created = _round_for_account(bundle, account_id, provider, at)
+        job, created = _round_for_account(bundle, account_id, provider, at, case_label)
     if created:
         queue.run_after_commit(job.pk)
     return job, created
 
 
-def _round_for_account(bundle: Bundle, account_id: int, provider, at) -> tuple[Job, bool]:
+def _round_for_account(bundle: Bundle, account_id: int, provider, at, case_label: str) -> tuple[Job, bool]:
     """The job an account is given for these bytes: the one it was given before, else the first round if
     nobody has one yet, else a round of its own, so that its timings never show an earlier submitter."""
     access = BundleAccess.objects.filter(account_id=account_id, bundle=bundle).select_related("job").first()
     if access:
         return access.job, False
     job = _new_round(bundle, provider, at, account_id=account_id)
-    BundleAccess.objects.create(account_id=account_id, bundle=bundle, job=job, created_at=at)
+    BundleAccess.objects.create(account_id=account_id, bundle=bundle, job=job, case_label=case_label, created_at=at)
     return job, True
 
 

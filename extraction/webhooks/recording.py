@@ -10,7 +10,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ..accounts import ServiceAccount
-from ..documents import job_document, submission_document
+from ..documents import case_labels, job_document, submission_document
 from ..intake import queue
 from ..models import Job
 from .events import WebhookEvent
@@ -22,7 +22,11 @@ def job_finished(job: Job, at=None) -> list[WebhookEvent]:
     """`job.completed` or `job.failed` for every account with a webhook that can see the job (as the API lets it)."""
     kind = Type.JOB_COMPLETED if job.status == Job.Status.COMPLETED else Type.JOB_FAILED
     receivers = receivers_of(job)  # most jobs have none: their document is never built
-    return _record(kind, receivers, job_document(job), at, job=job) if receivers else []
+    if not receivers:
+        return []
+    document = job_document(job)
+    labels = {account.pk: case_labels(account, [job.bundle_id]).get(job.bundle_id, "") for account in receivers}
+    return _record(kind, receivers, document, at, labels=labels, job=job)
 
 
 def submission_refused(submission, at=None) -> list[WebhookEvent]:
@@ -43,14 +47,18 @@ def _listening(account: ServiceAccount) -> bool:
     return bool(account.webhook_url) and account.revoked_at is None
 
 
-def _record(kind: str, receivers: list[ServiceAccount], document: dict, at, **subject) -> list[WebhookEvent]:
+def _record(
+    kind: str, receivers: list[ServiceAccount], document: dict, at, labels: dict | None = None, **subject
+) -> list[WebhookEvent]:
+    """`labels`: each receiver's own case label for a job's document (never the first sender's)."""
     occurred_at = at or timezone.now()
     events = []
     for account in receivers:
         event = WebhookEvent(
             account=account, type=kind, occurred_at=occurred_at, next_attempt_at=occurred_at, **subject
         )
-        body = {"id": event.webhook_id, "type": kind, "occurred_at": occurred_at.isoformat(), "data": document}
+        data = {**document, "case_label": labels[account.pk]} if labels is not None else document
+        body = {"id": event.webhook_id, "type": kind, "occurred_at": occurred_at.isoformat(), "data": data}
         event.body = json.dumps(body, separators=(",", ":"))
         event.save()
         events.append(event)

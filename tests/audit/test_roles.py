@@ -132,7 +132,7 @@ def test_setup_roles_puts_a_changed_group_back_in_shape(capsys):
     group.permissions.clear()
     call_command("setup_roles")
     assert group.permissions.filter(codename="add_reviewflag").exists()
-    assert "Reviewer: 16 permissions" in capsys.readouterr().out
+    assert "Reviewer: 17 permissions" in capsys.readouterr().out
 
 
 def test_it_lets_a_submitter_upload_a_bundle_and_follow_its_job(client, tmp_path):
