@@ -8,6 +8,8 @@ import pytest
 from tests import pdfs
 from tests.procs import Portal
 
+pytestmark = pytest.mark.slow  # real manage.py processes
+
 # A deployment with something for each command to alert about: a completed job whose stored asset was altered
 # (verify_manifests), a policy in force whose windows ended under a legal hold (apply_retention), and an input store
 # that takes no file (submit_bundle: intake_failing).

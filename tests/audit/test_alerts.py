@@ -50,7 +50,7 @@ class Receiver(BaseHTTPRequestHandler):
 @pytest.fixture
 def webhook(settings):
     server = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
     Receiver.received, Receiver.answers = [], []
     settings.PAGETRAIL_ALERT_WEBHOOK_URL = f"http://127.0.0.1:{server.server_address[1]}/hooks/pagetrail"
     settings.PAGETRAIL_ALERT_WEBHOOK_SECRET = "webhook-secret"

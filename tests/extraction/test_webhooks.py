@@ -68,7 +68,7 @@ class Receiver(BaseHTTPRequestHandler):
 @pytest.fixture
 def receiver():
     server = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
     Receiver.received, Receiver.answers = [], []
     Receiver.url = f"http://127.0.0.1:{server.server_address[1]}/hooks/pagetrail"
     yield Receiver
