@@ -10,7 +10,6 @@ PAGETRAIL_WITNESS_TRIES tries are spent (a one-off schedule with backoff between
 
 import logging
 import random
-import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -25,6 +24,7 @@ from django.utils import timezone
 from audit.ledger import tlog
 from audit.models import Alert, LogCheckpoint, LogCosignature
 from audit.verifier import cosignature, notes, witness_protocol
+from core import one_off
 from core.retry import backoff_delay
 
 TIMEOUT = (5, 30)  # connect, read (seconds)
@@ -227,15 +227,11 @@ def _alert(kind: str, checkpoint: LogCheckpoint, message: str, witness: str = ""
 
 
 def _retry(checkpoint_id: int, attempt: int, delay: float) -> None:
-    from django_q.models import Schedule
-    from django_q.tasks import schedule
-
-    schedule(
+    when = timezone.now() + timedelta(seconds=delay)
+    one_off.run_at(
         "audit.tasks.request_cosignatures",
         checkpoint_id,
         attempt,
-        name=f"cosignatures-{checkpoint_id}-{attempt}-{time.time_ns()}",
-        schedule_type=Schedule.ONCE,
-        repeats=-1,
-        next_run=timezone.now() + timedelta(seconds=delay),
+        name=f"cosignatures-{checkpoint_id}-{attempt}",
+        when=when,
     )

@@ -9,7 +9,6 @@ import hmac
 import json
 import logging
 import random
-import time
 from datetime import timedelta
 
 import requests
@@ -20,6 +19,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from audit.models import Alert, WebhookDelivery
+from core import one_off
 from core.retry import backoff_delay
 
 log = logging.getLogger(__name__)
@@ -121,16 +121,6 @@ def deliver_webhook(alert_id: int, attempt: int, rng: random.Random | None = Non
 
 
 def _retry(alert_id: int, attempt: int, delay: float) -> None:
-    from django_q.models import Schedule
-    from django_q.tasks import schedule
-
-    schedule(
-        "audit.tasks.deliver_webhook",
-        alert_id,
-        attempt,
-        name=f"webhook-{alert_id}-{attempt}-{time.time_ns()}",
-        schedule_type=Schedule.ONCE,
-        repeats=-1,
-        next_run=timezone.now() + timedelta(seconds=delay),
-    )
+    when = timezone.now() + timedelta(seconds=delay)
+    one_off.run_at("audit.tasks.deliver_webhook", alert_id, attempt, name=f"webhook-{alert_id}-{attempt}", when=when)
     log.warning("alert %s: webhook delivery failed, try %s in %.0fs", alert_id, attempt, delay)

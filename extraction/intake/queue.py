@@ -7,6 +7,8 @@ from datetime import datetime
 from django.conf import settings
 from django.db import transaction
 
+from core import one_off
+
 
 def enqueue_decision(submission) -> None:
     """On the intake queue of the host holding the staged bytes (only that host can read them)."""
@@ -49,7 +51,8 @@ def wake_job_now(job_id: int) -> None:
 
 
 def wake_job_at(job_id: int, when: datetime) -> None:
-    _once_at("extraction.tasks.run_job", job_id, f"wake-job-{job_id}", when)
+    """Woken by the scheduler when due, never early: a hold longer than its tick."""
+    one_off.run_at("extraction.tasks.run_job", job_id, name=f"wake-job-{job_id}", when=when)
 
 
 def enqueue_webhook(event_id: int) -> None:
@@ -66,12 +69,4 @@ def enqueue_webhook(event_id: int) -> None:
 
 def retry_webhook_at(event_id: int, when: datetime) -> None:
     """Lost with Redis, it is re-driven by the reconciler once overdue."""
-    _once_at("extraction.tasks.deliver_webhook", event_id, f"webhook-{event_id}", when)
-
-
-def _once_at(task: str, row_id: int, name: str, when: datetime) -> None:
-    """A one-off schedule: the scheduler enqueues it when due (at its next tick, so never early)."""
-    from django_q.models import Schedule
-    from django_q.tasks import schedule
-
-    schedule(task, row_id, name=f"{name}-{time.time_ns()}", schedule_type=Schedule.ONCE, repeats=-1, next_run=when)
+    one_off.run_at("extraction.tasks.deliver_webhook", event_id, name=f"webhook-{event_id}", when=when)
