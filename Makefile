@@ -78,10 +78,13 @@ test: $(STAMP) browser
 	PAGETRAIL_DATA_DIR=$(CURDIR)/var/test $(BIN)/python -m tests.run_profiles $(PYTEST_ARGS)
 
 # The quick loop while changing code: lint, then every test not marked slow on the embedded profile alone
-# (SQLite, file-system stores), in under three minutes. `make test` (and CI) still runs everything.
+# (SQLite, file-system stores), in under three minutes: one pytest-xdist worker per core, each with its own
+# test database (CHECK_WORKERS=0 runs them in this process). `make test` (and CI) still runs everything.
 EMBEDDED := env -u DATABASE_URL -u REDIS_URL -u PAGETRAIL_INPUT_BUCKET -u PAGETRAIL_OUTPUT_BUCKET -u AWS_S3_ENDPOINT_URL
+CHECK_WORKERS ?= auto
 check: lint
-	$(EMBEDDED) PAGETRAIL_DATA_DIR=$(CURDIR)/var/test $(BIN)/python -m pytest -m "not slow" -q $(PYTEST_ARGS)
+	$(EMBEDDED) PAGETRAIL_DATA_DIR=$(CURDIR)/var/test $(BIN)/python -m pytest -m "not slow" -q \
+	  -n $(CHECK_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
 # ruff and mypy (pinned in requirements.lock, configured in pyproject.toml): the code is formatted as `ruff format`
 # writes it, passes `ruff check`, and its types check (mypy with django-stubs over the product; strictly for the PDF

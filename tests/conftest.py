@@ -17,6 +17,7 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import storages
 
 from core import stores
+from core.logs import end_request
 
 STORES = ("inputs", "outputs")
 PRODUCTION = django_settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
@@ -42,7 +43,9 @@ def stores_outside_tests():
     the signing key) whose store witness markers must not meet a later database's (audit/ledger/store_witness.py)."""
     fresh_stores_outside_tests()
     yield
-    shutil.rmtree(django_settings.DATA_DIR / "outside-tests", ignore_errors=True)
+    # Only this process's: under `make check`'s workers (pytest-xdist) another process's stores are still in use.
+    for prefix in _outside["prefixes"]:
+        shutil.rmtree(django_settings.DATA_DIR / prefix, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
@@ -59,7 +62,7 @@ def pytest_runtest_teardown(item, nextitem):
         fresh_stores_outside_tests()
 
 
-_outside: dict = {"override": None}
+_outside: dict = {"override": None, "prefixes": []}
 
 
 def fresh_stores_outside_tests() -> None:
@@ -68,6 +71,7 @@ def fresh_stores_outside_tests() -> None:
     if _outside["override"] is not None:
         _outside["override"].disable()
     prefix = f"outside-tests/{uuid.uuid4().hex}"
+    _outside["prefixes"].append(prefix)
     configured = dict(django_settings.STORAGES)
     for alias in STORES:
         backend = dict(configured[alias])
@@ -77,6 +81,14 @@ def fresh_stores_outside_tests() -> None:
         configured[alias] = backend
     _outside["override"] = override_settings(STORAGES=configured)
     _outside["override"].enable()
+
+
+@pytest.fixture(autouse=True)
+def no_log_context_left():
+    """A view called outside Django's request cycle (RequestFactory, a raised exception) never sends
+    request_finished, whose receiver clears the request's log ids: no test's ids reach the next test's lines."""
+    yield
+    end_request()
 
 
 @pytest.fixture(autouse=True)
