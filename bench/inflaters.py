@@ -85,8 +85,9 @@ def flate_streams(files: list[Path]) -> list[tuple[bytes, int]]:
 
 
 def measure(streams: list[tuple[bytes, int]], rounds: int) -> dict[str, tuple[float, int, bool]]:
-    """{inflater: (median CPU seconds, peak traced bytes, every length as declared)}."""
-    found, cpu = inflaters(), {}
+    """{inflater: (median CPU seconds, peak traced bytes, every stream inflated to its length)}."""
+    found = inflaters()
+    cpu: dict[str, list[float]] = {}
     for _ in range(rounds):
         for name, inflate in found.items():
             start = time.process_time()
