@@ -108,11 +108,13 @@ browser:
 clean:
 	rm -rf var/test .pytest_cache
 
-# Performance: the extractor against the raw-copy floor, PyMuPDF and poppler's pdfimages, verification
-# hashing, intake. The reference tools are installed for the benchmark only; the product never imports them.
+# Performance: the extractor against the raw-copy and guarantee floors, PyMuPDF, poppler's pdfimages and pikepdf's
+# own extraction; the inflaters the registries offer (python-isal, libdeflate's binding beside the product's zlib-ng);
+# verification hashing, intake. The reference tools are installed for the benchmark only; the product never imports them.
 # BENCH_ARGS, e.g. "--scale 0.2 --workers 1,2"; the corpus is generated once under var/bench/.
 bench: $(STAMP)
 	$(BIN)/python -c 'import pymupdf' 2>/dev/null || $(BIN)/python -m pip install --quiet pymupdf
+	$(BIN)/python -c 'import isal, deflate' 2>/dev/null || $(BIN)/python -m pip install --quiet isal deflate
 	command -v pdfimages >/dev/null || apt-get install -y poppler-utils >/dev/null || \
 		echo "pdfimages unavailable (poppler-utils could not be installed): its row will be skipped"
 	$(BIN)/python -m bench $(BENCH_ARGS)

@@ -7,8 +7,11 @@
 Generates (once, then reuses) the deterministic corpus under --out, then times: the raw-copy
 floor, Pagetrail's extractor through the warm child process the product uses (and the same code
 in this process, and with a fresh child per PDF, to show what the child costs), PyMuPDF and poppler's pdfimages when
-installed; the floor, Pagetrail and PyMuPDF again on each kind of bundle (legal, clinical, forms: bench/kinds.py,
---rounds turns each, in turn); hashing of the outputs the way verification does it; validation against extraction
+installed; on each kind of bundle (legal, clinical, forms: bench/kinds.py, --rounds turns each, in turn) the
+raw-copy floor, the guarantee floor (the raw copy plus one inflate of each Flate image with the product's inflater),
+Pagetrail and every peer installed (PyMuPDF, poppler's pdfimages, pikepdf's own extraction); the inflaters the
+registries offer on the corpus's Flate images (bench/inflaters.py); hashing of the outputs the way verification
+does it; validation against extraction
 of the 240-page bundle, and refusal of hostile files. Outputs go to tmpfs when there is one.
 Exits 1 when a correctness check fails (counts against corpus.json, JPEGs passed through,
 identical outputs whatever the number of workers). Then, each in a process of its own (each sets
@@ -29,7 +32,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import checks, kinds, runners
+from . import checks, inflaters, kinds, runners
 from .corpus import make_corpus
 from .report import print_extraction, print_hashing, print_intake, print_summary
 
@@ -59,6 +62,10 @@ def main(argv: list[str] | None = None) -> int:
         by_kind = kinds.files_by_kind(truth, options.out)
         figures["kinds"] = kinds.print_kinds(
             kinds.per_kind(by_kind, scratch, options.references, options.rounds), by_kind, options.rounds
+        )
+        streams = inflaters.flate_streams(files)
+        figures["inflaters"] = inflaters.print_table(
+            inflaters.measure(streams, options.rounds), streams, options.rounds
         )
         figures["hashing"] = print_hashing(runs[1].directory)
         figures["intake"] = print_intake(truth, options.out, scratch)

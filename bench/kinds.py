@@ -1,10 +1,15 @@
-"""The extractor per kind of bundle (legal, clinical, forms): Pagetrail against the raw-copy floor and PyMuPDF.
+"""The extractor per kind of bundle (legal, clinical, forms): Pagetrail against its floors and every peer.
 
 Per-PDF costs (the child's round trip, opening, file creation) weigh on a kind of small files and not
 on one 240-page bundle, so each kind is timed on its own. The tools take turns: each round times every
 tool on every kind, one after the other, and each figure is the fastest of its rounds. On a shared
 machine the load changes from one second to the next; taking turns keeps a ratio's two sides measured
 under the same load.
+
+Two floors: the raw copy (every image stream's stored bytes written and hashed), and the guarantee
+floor, the raw copy plus one inflate of each Flate image with the product's inflater: an extractor
+that proves each wrapped image whole cannot do less. The target is 1.15 times the guarantee floor.
+The peers: PyMuPDF, poppler's pdfimages, pikepdf's own extraction, each when it is installed.
 """
 
 import shutil
@@ -16,8 +21,11 @@ from .tables import table
 
 KINDS = ("legal", "clinical", "forms")
 ROUNDS = 3
-FLOOR, PAGETRAIL, PYMUPDF = "raw-copy floor", "Pagetrail, 1 worker", "PyMuPDF"
-CPU = " CPU"  # the key of a tool's CPU seconds (its process and PDF child), steadier than wall time under load
+GOAL = 1.15  # × the guarantee floor
+FLOOR, GUARANTEE, PAGETRAIL = "raw-copy floor", "guarantee floor", "Pagetrail, 1 worker"
+PYMUPDF, PDFIMAGES, PIKEPDF = "PyMuPDF", "pdfimages", "pikepdf"
+PEERS = (PYMUPDF, PDFIMAGES, PIKEPDF)
+CPU = " CPU"  # the key of a tool's CPU seconds (its process and its children), steadier than wall time under load
 
 
 def files_by_kind(truth: dict, corpus: Path) -> dict[str, list[Path]]:
@@ -25,10 +33,17 @@ def files_by_kind(truth: dict, corpus: Path) -> dict[str, list[Path]]:
 
 
 def tools(references: bool = True) -> list[tuple[str, Callable, bool]]:
-    """(name, one, warm) of each tool timed per kind; PyMuPDF only when it is installed."""
-    found = [(FLOOR, runners.raw_copy, False), (PAGETRAIL, runners.pagetrail, True)]
-    mupdf = runners.pymupdf_tool() if references else None
-    return found + ([(PYMUPDF, mupdf, False)] if mupdf else [])
+    """(name, one, warm) of each tool timed per kind; a peer only when it is installed."""
+    found = [(FLOOR, runners.raw_copy, False), (GUARANTEE, runners.guarantee_floor, False)]
+    found.append((PAGETRAIL, runners.pagetrail, True))
+    if not references:
+        return found
+    peers = (
+        (PYMUPDF, runners.pymupdf_tool()),
+        (PDFIMAGES, runners.pdfimages_tool()),
+        (PIKEPDF, runners.pikepdf_images),
+    )
+    return found + [(name, one, False) for name, one in peers if one]
 
 
 def per_kind(by_kind: dict[str, list[Path]], scratch: Path, references: bool = True, rounds: int = ROUNDS) -> dict:
@@ -52,7 +67,7 @@ def overall(best: dict[str, dict[str, float]]) -> dict[str, float]:
 
 
 def print_kinds(best: dict[str, dict[str, float]], by_kind: dict[str, list[Path]], rounds: int = ROUNDS) -> dict:
-    """The table; returns {kind: {"megabytes", "files", tool: seconds}} with "all kinds" last, for the summary."""
+    """The tables; returns {kind: {"megabytes", "files", tool: seconds}} with "all kinds" last, for the summary."""
     figures = {kind: _figures(best[kind], by_kind[kind]) for kind in by_kind}
     figures["all kinds"] = _figures(overall(best), [p for files in by_kind.values() for p in files])
     print(
@@ -64,15 +79,19 @@ def print_kinds(best: dict[str, dict[str, float]], by_kind: dict[str, list[Path]
             "kind",
             "PDFs",
             "MB",
-            "floor s",
+            "raw-copy floor s",
+            "guarantee floor s",
             "Pagetrail s",
-            "× floor (goal ≤ 1.5)",
-            "CPU × floor",
-            "PyMuPDF s",
-            "× faster than PyMuPDF (goal ≥ 10)",
-            "PyMuPDF ÷ floor (the most any extractor at the floor gains)",
+            f"× guarantee floor (goal ≤ {GOAL})",
+            "CPU × guarantee floor",
+            "× raw-copy floor",
         ],
         [_row(kind, f) for kind, f in figures.items()],
+    )
+    print("\n### The peers on the same kinds (same rounds): each one's seconds, and how many times Pagetrail's\n")
+    table(
+        ["kind", *(f"{peer} s" for peer in PEERS), *(f"{peer} ÷ Pagetrail (goal > 1)" for peer in PEERS)],
+        [_peer_row(kind, f) for kind, f in figures.items()],
     )
     return figures
 
@@ -82,43 +101,51 @@ def _figures(seconds: dict[str, float], files: list[Path]) -> dict:
 
 
 def _row(kind: str, f: dict) -> list:
-    floor, ours, mupdf = f[FLOOR], f[PAGETRAIL], f.get(PYMUPDF)
-    against = [f"{mupdf:.3f}", f"{mupdf / ours:.1f}", f"{mupdf / floor:.1f}"] if mupdf else ["not run", "", ""]
-    cpu = f"{f[PAGETRAIL + CPU] / f[FLOOR + CPU]:.2f}" if f[FLOOR + CPU] else "–"
+    floor, guarantee, ours = f[FLOOR], f[GUARANTEE], f[PAGETRAIL]
+    cpu = f"{f[PAGETRAIL + CPU] / f[GUARANTEE + CPU]:.2f}" if f[GUARANTEE + CPU] else "–"
     return [
         kind,
         f["files"],
         f"{f['megabytes']:.0f}",
         f"{floor:.3f}",
+        f"{guarantee:.3f}",
         f"{ours:.3f}",
-        f"{ours / floor:.2f}",
+        f"{ours / guarantee:.2f}",
         cpu,
-        *against,
+        f"{ours / floor:.2f}",
     ]
 
 
+def _peer_row(kind: str, f: dict) -> list:
+    ours = f[PAGETRAIL]
+    seconds = [f"{f[peer]:.3f}" if peer in f else "not run" for peer in PEERS]
+    return [kind, *seconds, *(f"{f[peer] / ours:.1f}" if peer in f else "" for peer in PEERS)]
+
+
 def summary_rows(figures: dict) -> list[list]:
-    """Target 1 per kind and overall: Pagetrail beside the floor, and beside PyMuPDF."""
+    """Target 1 per kind and overall: Pagetrail beside the guarantee floor, and beside the fastest peer."""
     rows = []
     for kind, f in figures.items():
-        floor, ours, mupdf, mb = f[FLOOR], f[PAGETRAIL], f.get(PYMUPDF), f["megabytes"]
+        guarantee, ours, mb = f[GUARANTEE], f[PAGETRAIL], f["megabytes"]
         rows.append(
             [
                 f"1. extractor on {kind}, 1 worker",
                 f"{mb / ours:.0f} MB/s, {1000 * ours / f['files']:.2f} ms a PDF",
-                f"raw-copy floor {mb / floor:.0f} MB/s",
-                f"{ours / floor:.2f}× floor",
-                "≤ 1.5× floor",
+                f"guarantee floor {mb / guarantee:.0f} MB/s (raw copy {mb / f[FLOOR]:.0f} MB/s)",
+                f"{ours / guarantee:.2f}× guarantee floor",
+                f"≤ {GOAL}× guarantee floor",
             ]
         )
-        if mupdf:
+        ran = [peer for peer in PEERS if peer in f]
+        if ran:
+            fastest = min(ran, key=lambda peer: f[peer])
             rows.append(
                 [
-                    f"1. against PyMuPDF on {kind}",
+                    f"1. against the fastest peer on {kind}",
                     f"{mb / ours:.0f} MB/s",
-                    f"PyMuPDF {mb / mupdf:.0f} MB/s (itself {mupdf / floor:.1f}× floor)",
-                    f"{mupdf / ours:.1f}× faster",
-                    "≥ 10× faster",
+                    f"{fastest} {mb / f[fastest]:.0f} MB/s (of {', '.join(ran)})",
+                    f"{f[fastest] / ours:.2f}× faster",
+                    "ahead of every peer (> 1)",
                 ]
             )
     return rows

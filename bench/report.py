@@ -7,7 +7,7 @@ from pathlib import Path
 from extraction.intake import rules
 from extraction.pdf import Limits, Refusal, extract_images, inspect_pdf
 
-from . import hostile, runners
+from . import hostile, inflaters, runners
 from .kinds import summary_rows
 from .tables import table
 
@@ -136,6 +136,7 @@ def print_summary(figures: dict) -> None:
     """The targets, each measured figure beside its reference and goal (target 1 per kind of bundle too)."""
     print("\n### Summary: the targets\n")
     rows = _extraction_rows(figures["extraction"]) + summary_rows(figures.get("kinds", {}))
+    rows += [inflaters.summary_row(figures.get("inflaters", {}))]
     rows += [_pipeline_row(figures.get("pipeline"))]
     if "pipeline_production" in figures:
         rows += [_pipeline_row(figures["pipeline_production"], "production (PostgreSQL, Redis, S3 on loopback)")]

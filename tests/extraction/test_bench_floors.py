@@ -1,0 +1,44 @@
+"""The benchmark's floors and peers per kind, and its inflaters: what they write and what they inflate."""
+
+import hashlib
+
+from bench import inflaters, kinds, runners
+from tests import pdfs
+
+
+def outputs(tmp_path, tool, pdf):
+    out = tmp_path / tool.__name__
+    out.mkdir()
+    return tool(pdf, out)[0]
+
+
+def test_it_copies_the_stored_bytes_at_the_guarantee_floor_as_at_the_raw_copy(tmp_path):
+    pdf = pdfs.rgb_with_smask(tmp_path)
+
+    guaranteed = outputs(tmp_path, runners.guarantee_floor, pdf)
+
+    assert len(guaranteed) == 2 and guaranteed == outputs(tmp_path, runners.raw_copy, pdf)
+
+
+def test_it_has_pikepdf_write_each_placed_image_as_a_file(tmp_path):
+    pdf = pdfs.flate_rgb(tmp_path)
+
+    written = outputs(tmp_path, runners.pikepdf_images, pdf)
+
+    files = list((tmp_path / "pikepdf_images").iterdir())
+    assert [f.suffix for f in files] == [".png"] and written == [hashlib.sha256(files[0].read_bytes()).hexdigest()]
+
+
+def test_every_installed_inflater_inflates_each_flate_image_whole(tmp_path):
+    streams = inflaters.flate_streams([pdfs.flate_rgb(tmp_path), pdfs.flate_predictor(tmp_path)])
+
+    measured = inflaters.measure(streams, rounds=1)
+
+    assert len(streams) == 2 and inflaters.PRODUCT in measured
+    assert {name: whole for name, (_, _, whole) in measured.items()} == dict.fromkeys(measured, True)
+
+
+def test_it_times_the_guarantee_floor_and_pikepdf_on_every_kind():
+    names = [name for name, _, _ in kinds.tools()]
+
+    assert names[:3] == [kinds.FLOOR, kinds.GUARANTEE, kinds.PAGETRAIL] and kinds.PIKEPDF in names
