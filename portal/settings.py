@@ -408,6 +408,9 @@ PAGETRAIL_WEBHOOK_TRIES = env.int("PAGETRAIL_WEBHOOK_TRIES", default=8)
 PAGETRAIL_WEBHOOK_BACKOFF_BASE_SECONDS = env.float("PAGETRAIL_WEBHOOK_BACKOFF_BASE_SECONDS", default=30.0)
 PAGETRAIL_WEBHOOK_BACKOFF_CAP_SECONDS = env.float("PAGETRAIL_WEBHOOK_BACKOFF_CAP_SECONDS", default=3600.0)
 PAGETRAIL_WEBHOOK_TIMEOUT_SECONDS = env.float("PAGETRAIL_WEBHOOK_TIMEOUT_SECONDS", default=10.0)
+# Webhook URLs inside the deployment's network (loopback, private, link-local, cloud metadata) are refused at
+# registration and at delivery (extraction/webhooks/addresses.py) unless this says a receiver there is expected.
+PAGETRAIL_WEBHOOK_ALLOW_PRIVATE = env.bool("PAGETRAIL_WEBHOOK_ALLOW_PRIVATE", default=False)
 
 REDIS_URL = env.str("REDIS_URL", default="")
 Q_CLUSTER = {
