@@ -11,6 +11,8 @@ from django.core.validators import URLValidator
 from django.db import models, transaction
 from django.utils import timezone
 
+from core.sealed import SealedCharField
+
 from .signals import activity
 from .webhooks import addresses, signing
 
@@ -67,9 +69,10 @@ class ServiceAccount(models.Model):
         validators=[webhook_url_check],
         help_text="Where job.completed, job.failed and submission.refused events are POSTed (empty: none)",
     )
-    # Kept as they are, not hashed: every delivery is signed with them. Shown once, when issued.
-    webhook_secret = models.CharField(max_length=60, blank=True, editable=False)
-    webhook_previous_secret = models.CharField(max_length=60, blank=True, editable=False)
+    # Not hashed, since every delivery is signed with them: sealed in the database (core/sealed.py), so a copy of it
+    # (a backup, a read replica) holds no secret a receiver trusts. Shown once, when issued.
+    webhook_secret = SealedCharField(max_length=200, blank=True, editable=False)
+    webhook_previous_secret = SealedCharField(max_length=200, blank=True, editable=False)
     webhook_previous_until = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:

@@ -14,8 +14,8 @@ import sys
 import threading
 import time
 from collections import Counter
-from http.server import ThreadingHTTPServer
 from concurrent.futures import ThreadPoolExecutor
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
