@@ -28,9 +28,8 @@ from audit.verifier.keys import read_key_list
 from core.processes import ROOT
 from tests import pdfs
 from tests.extraction.test_webhooks import Receiver, documented_verify
-from tests.procs import profile_env
 from tests.waiting import wait_until
-from tests.webserver import WebServer
+from tests.webserver import api_deployment
 
 pytestmark = pytest.mark.slow
 PDFS = (pdfs.jpeg_rgb, pdfs.cmyk, pdfs.mixed, pdfs.reused_on_three_pages)
@@ -43,16 +42,8 @@ def server(tmp_path_factory):
     # Rate limits have tests of their own; here the run must not spend minutes waiting out a 120/m window.
     # The webhook receiver is on loopback, an internal address deliveries are otherwise refused.
     options = dict(PAGETRAIL_API_RATE="3000/m", PAGETRAIL_WEBHOOK_ALLOW_PRIVATE="true")
-    with profile_env("contract") as deployment:
-        web = WebServer("gunicorn", tmp_path_factory.mktemp("contract"), **options, **deployment)
-        try:
-            web.bearer()
-            web.portal.start_worker(PAGETRAIL_CLUSTER="intake")
-            web.portal.start_worker()
-            yield web
-        finally:
-            web.stop()
-            web.portal.stop()
+    with api_deployment(tmp_path_factory.mktemp("contract"), **options) as web:
+        yield web
 
 
 @pytest.fixture(scope="module")
