@@ -4,6 +4,7 @@ which bundles each may read, and Idempotency-Key records."""
 import hashlib
 import secrets
 from datetime import timedelta
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -118,7 +119,8 @@ class ServiceAccount(models.Model):
         webhook_url_check(url)
         ServiceAccount.objects.filter(pk=self.pk).update(webhook_url=url)
         self.webhook_url = url
-        _changed(by, "webhook_url_set", self, account=self.name, url=url)
+        # The host only: a URL may carry a receiver's credentials (user:password@, a token in its query).
+        _changed(by, "webhook_url_set", self, account=self.name, host=urlsplit(url).hostname)
         return None if self.webhook_secret else self.issue_webhook_secret(by=by)
 
     def remove_webhook(self, by: str = "") -> bool:

@@ -67,3 +67,15 @@ def test_each_account_sees_only_its_own_endpoint(client, account):
     other = ServiceAccount.objects.create(name="contracts")
     other.token = other.issue_token()
     assert call(client, other, "get").status_code == 404
+
+
+def test_registering_and_removing_are_activity_naming_the_host_never_the_url(client, account):
+    from audit.models import ActivityEvent
+
+    call(client, account, "put", {"url": "https://user:pw@hooks.example.org/p?token=abc"})
+    call(client, account, "delete")
+    recorded = {e.action: e for e in ActivityEvent.objects.filter(action__startswith="webhook_")}
+    assert set(recorded) == {"webhook_url_set", "webhook_secret_issued", "webhook_url_removed"}
+    assert recorded["webhook_url_set"].actor == "api:claims-ingest"
+    assert recorded["webhook_url_set"].after["host"] == "hooks.example.org"
+    assert "pw" not in str(recorded["webhook_url_set"].after) and "abc" not in str(recorded["webhook_url_set"].after)
