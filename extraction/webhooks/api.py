@@ -16,7 +16,8 @@ class WebhookEndpointIn(Schema):
     """Unknown fields are refused (400 naming them in `pointer`), as an unknown multipart part is."""
 
     model_config = ConfigDict(extra="forbid")
-    url: str = Field(max_length=URL_MAX, description="http:// or https://, not an internal address")
+    # Its length is checked with the URL's other checks, so a long one gets their code (`webhook_url_too_long`).
+    url: str = Field(description=f"http:// or https://, at most {URL_MAX} characters, not an internal address")
 
 
 class WebhookEndpointOut(Schema):

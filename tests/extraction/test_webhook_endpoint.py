@@ -55,6 +55,11 @@ def test_a_url_that_is_not_http_is_refused_naming_the_field(client, account):
     assert account.webhook_url == "" and account.webhook_secret == ""
 
 
+def test_a_url_over_its_column_is_refused_with_its_own_code(client, account):
+    answer = call(client, account, "put", {"url": "https://hooks.example.org/" + "a" * 500})
+    assert (answer.status_code, answer.json()["error"]["code"]) == (400, "webhook_url_too_long")
+
+
 def test_an_unknown_field_is_refused_naming_it(client, account):
     answer = call(client, account, "put", {"url": URL, "events": ["job.completed"]})
     assert (answer.status_code, answer.json()["error"]["pointer"]) == (400, "/events")
