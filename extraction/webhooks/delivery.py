@@ -4,7 +4,8 @@ events whose task was lost.
 2xx is delivered. No answer (a timeout, a refused connection), 408, 429 and 5xx are tried again with backoff (and
 Retry-After on 429 and 503, up to its cap), up to PAGETRAIL_WEBHOOK_TRIES. Any other answer (a 4xx, a redirect)
 stops: the receiver said it will never take this event (410: gone; 400: it cannot read it), and asking again
-would only repeat it; an operator replays it once the receiver is fixed.
+would only repeat it; an operator replays it once the receiver is fixed. So does a connection that reached an
+address inside the network (`addresses.py`): it is closed before a byte is sent, and the try recorded.
 """
 
 import logging
