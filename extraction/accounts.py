@@ -4,6 +4,7 @@ which bundles each may read, and Idempotency-Key records."""
 import hashlib
 import secrets
 from datetime import timedelta
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -11,8 +12,10 @@ from django.core.validators import URLValidator
 from django.db import models, transaction
 from django.utils import timezone
 
+from core.sealed import SealedCharField
+
 from .signals import activity
-from .webhooks import signing
+from .webhooks import addresses, signing
 
 
 def token_hash(token: str) -> str:
@@ -21,12 +24,33 @@ def token_hash(token: str) -> str:
 
 def http_address(value: str) -> None:
     """A webhook is an HTTP POST: any other scheme (ftp:, file:, javascript:) is refused in words."""
+    http_scheme(value)
+    URLValidator(schemes=["http", "https"], message="Enter a full web address, e.g. https://example.org/hooks.")(value)
+
+
+def http_scheme(value: str) -> None:
     if value.split(":", 1)[0].lower() not in ("http", "https"):
         raise ValidationError(
             "A webhook URL must start with http:// or https:// (the events are sent as HTTP POST requests).",
             code="webhook_url_scheme",
         )
-    URLValidator(schemes=["http", "https"], message="Enter a full web address, e.g. https://example.org/hooks.")(value)
+
+
+def webhook_url_check(value: str) -> None:
+    """Every check of a webhook URL at registration (the admin's form and the API alike); an internal host is
+    refused before the URL's form is judged, so any spelling of one gets the same code."""
+    if len(value) > URL_MAX:
+        raise ValidationError(f"A webhook URL holds at most {URL_MAX} characters.", code="webhook_url_too_long")
+    http_scheme(value)
+    if reason := addresses.internal_host(value):
+        raise ValidationError(
+            f"A webhook URL must not point inside Pagetrail's network ({reason}); use the receiver's public address.",
+            code="webhook_url_internal",
+        )
+    http_address(value)
+
+
+URL_MAX = 500
 
 
 class ServiceAccount(models.Model):
@@ -41,14 +65,15 @@ class ServiceAccount(models.Model):
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
     webhook_url = models.CharField(
-        max_length=500,
+        max_length=URL_MAX,
         blank=True,
-        validators=[http_address],
+        validators=[webhook_url_check],
         help_text="Where job.completed, job.failed and submission.refused events are POSTed (empty: none)",
     )
-    # Kept as they are, not hashed: every delivery is signed with them. Shown once, when issued.
-    webhook_secret = models.CharField(max_length=60, blank=True, editable=False)
-    webhook_previous_secret = models.CharField(max_length=60, blank=True, editable=False)
+    # Not hashed, since every delivery is signed with them: sealed in the database (core/sealed.py), so a copy of it
+    # (a backup, a read replica) holds no secret a receiver trusts. Shown once, when issued.
+    webhook_secret = SealedCharField(max_length=200, blank=True, editable=False)
+    webhook_previous_secret = SealedCharField(max_length=200, blank=True, editable=False)
     webhook_previous_until = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
@@ -87,6 +112,24 @@ class ServiceAccount(models.Model):
             setattr(self, name, value)
         _changed(by, "webhook_secret_issued", self, account=self.name)
         return secret
+
+    def register_webhook(self, url: str, by: str = "") -> str | None:
+        """Set the URL events are POSTed to (checked first: `webhook_url_check` raises ValidationError); the signing
+        secret issued with the first URL is returned once, None when the account already had one."""
+        webhook_url_check(url)
+        ServiceAccount.objects.filter(pk=self.pk).update(webhook_url=url)
+        self.webhook_url = url
+        # The host only: a URL may carry a receiver's credentials (user:password@, a token in its query).
+        _changed(by, "webhook_url_set", self, account=self.name, host=urlsplit(url).hostname)
+        return None if self.webhook_secret else self.issue_webhook_secret(by=by)
+
+    def remove_webhook(self, by: str = "") -> bool:
+        """No more events for this account (the secret is kept: a URL registered again signs as before)."""
+        done = ServiceAccount.objects.filter(pk=self.pk).exclude(webhook_url="").update(webhook_url="")
+        self.webhook_url = ""
+        if done:
+            _changed(by, "webhook_url_removed", self, account=self.name)
+        return done == 1
 
     def webhook_secrets(self, at=None) -> list[str]:
         """What a delivery is signed with now: the secret, and the one it replaced during the overlap."""

@@ -16,6 +16,7 @@ from core.api import error_body
 from extraction.accounts import ServiceAccount
 from extraction.api import router as bundles
 from extraction.uploads import discard_part_written
+from extraction.webhooks.api import router as webhooks
 from portal.api_edges import declare_edges
 from portal.errors import REFUSED, refused
 from portal.rate_limits import ClientRateThrottle, retry_after
@@ -54,6 +55,7 @@ api = PagetrailAPI(
 api.add_router("/", bundles)
 api.add_router("/", manifests)
 api.add_router("/", transparency_log)
+api.add_router("/", webhooks)
 
 
 def error(request, status: int, code: str, message: str):

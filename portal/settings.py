@@ -408,6 +408,12 @@ PAGETRAIL_WEBHOOK_TRIES = env.int("PAGETRAIL_WEBHOOK_TRIES", default=8)
 PAGETRAIL_WEBHOOK_BACKOFF_BASE_SECONDS = env.float("PAGETRAIL_WEBHOOK_BACKOFF_BASE_SECONDS", default=30.0)
 PAGETRAIL_WEBHOOK_BACKOFF_CAP_SECONDS = env.float("PAGETRAIL_WEBHOOK_BACKOFF_CAP_SECONDS", default=3600.0)
 PAGETRAIL_WEBHOOK_TIMEOUT_SECONDS = env.float("PAGETRAIL_WEBHOOK_TIMEOUT_SECONDS", default=10.0)
+# Webhook signing secrets are sealed in the database under a key derived from this, or from SECRET_KEY when it is
+# unset (core/sealed.py): every host alike. Set it to keep them readable across a SECRET_KEY change.
+PAGETRAIL_SECRETS_KEY = env.str("PAGETRAIL_SECRETS_KEY", default="")
+# Webhook URLs inside the deployment's network (loopback, private, link-local, cloud metadata) are refused at
+# registration and at delivery (extraction/webhooks/addresses.py) unless this says a receiver there is expected.
+PAGETRAIL_WEBHOOK_ALLOW_PRIVATE = env.bool("PAGETRAIL_WEBHOOK_ALLOW_PRIVATE", default=False)
 
 REDIS_URL = env.str("REDIS_URL", default="")
 Q_CLUSTER = {

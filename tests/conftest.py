@@ -113,6 +113,13 @@ def second_factor_not_required(settings):
 
 
 @pytest.fixture(autouse=True)
+def loopback_webhook_receivers(settings):
+    """The webhook tests' receivers listen on loopback, an internal address deliveries otherwise refuse; the tests
+    of that refusal turn it off (tests/extraction/test_webhook_addresses.py)."""
+    settings.PAGETRAIL_WEBHOOK_ALLOW_PRIVATE = True
+
+
+@pytest.fixture(autouse=True)
 def fast_password_hashing(settings):
     """Every admin_client and created user hashes a password, and every login checks one: the production
     hasher is slow by design and would dominate the suite. No test is about the hasher's strength; the

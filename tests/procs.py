@@ -1,10 +1,13 @@
 """Real processes for end-to-end tests: `manage.py` commands and `qcluster` workers on a data dir of their own."""
 
+import contextlib
 import json
 import os
 import signal
 import sqlite3
 import subprocess
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 from core import processes
@@ -17,6 +20,8 @@ class Portal:
     def __init__(self, data_dir: Path, **env):
         self.data_dir = data_dir
         data_dir.mkdir(parents=True, exist_ok=True)
+        # The tests' webhook receivers listen on loopback, which deliveries otherwise refuse.
+        env = {"PAGETRAIL_WEBHOOK_ALLOW_PRIVATE": "true", **env}
         self.env = processes.embedded_env(
             data_dir, DJANGO_SETTINGS_MODULE="portal.settings", PYTHONUNBUFFERED="1", **env
         )
@@ -70,3 +75,37 @@ class Portal:
     def files_under(self, *parts) -> list[Path]:
         root = self.data_dir.joinpath(*parts)
         return sorted(p for p in root.rglob("*") if p.is_file()) if root.exists() else []
+
+
+@contextlib.contextmanager
+def profile_env(name: str) -> Iterator[dict[str, str]]:
+    """The environment a deployment of its own needs on this run's profile: nothing more on the embedded one (its
+    data dir is everything); on the production one a PostgreSQL database of its own (dropped afterwards), this run's
+    Redis and buckets under a queue name and prefixes of its own, and the secrets every host shares."""
+    from django.conf import settings
+
+    if not settings.REDIS_URL:
+        yield {}
+        return
+    import psycopg
+
+    run = f"{name}_{uuid.uuid4().hex[:8]}"
+    base = settings.DATABASES["default"]
+    admin_url = f"postgresql://{base['USER']}@{base['HOST']}:{base['PORT']}/postgres"
+    with psycopg.connect(admin_url, autocommit=True) as db:
+        db.execute(f'CREATE DATABASE "pagetrail_{run}"')
+    try:
+        yield {
+            "DATABASE_URL": f"postgres://{base['USER']}@{base['HOST']}:{base['PORT']}/pagetrail_{run}",
+            "REDIS_URL": settings.REDIS_URL,
+            "PAGETRAIL_QUEUE_NAME": run,
+            "PAGETRAIL_INPUT_BUCKET": settings.STORAGES["inputs"]["OPTIONS"]["bucket_name"],
+            "PAGETRAIL_OUTPUT_BUCKET": settings.STORAGES["outputs"]["OPTIONS"]["bucket_name"],
+            "PAGETRAIL_INPUT_PREFIX": f"{run}/inputs",
+            "PAGETRAIL_OUTPUT_PREFIX": f"{run}/outputs",
+            "SECRET_KEY": uuid.uuid4().hex * 2,  # django-q2 signs tasks with it: the web server's and workers' alike
+            "PAGETRAIL_SIGNING_KEY": settings.PAGETRAIL_SIGNING_KEY,
+        }
+    finally:
+        with psycopg.connect(admin_url, autocommit=True) as db:
+            db.execute(f'DROP DATABASE IF EXISTS "pagetrail_{run}" WITH (FORCE)')

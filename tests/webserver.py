@@ -1,6 +1,7 @@
 """Real web servers on a free loopback port (runserver as `make run` starts it, gunicorn as `make serve` does),
 a raw-socket client that streams bodies generated on the fly, and the servers' memory as the kernel counts it."""
 
+import contextlib
 import os
 import select
 import signal
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.processes import ROOT
-from tests.procs import Portal
+from tests.procs import Portal, profile_env
 from tests.waiting import wait_until
 
 CHUNK = memoryview(bytes(1024 * 1024))
@@ -33,6 +34,22 @@ session.update({{SESSION_KEY: str(user.pk), HASH_SESSION_KEY: user.get_session_a
 session.create()
 print(session.session_key)
 """
+
+
+@contextlib.contextmanager
+def api_deployment(data_dir: Path, **env):
+    """gunicorn, an intake worker and an extraction worker on this run's profile (PostgreSQL, Redis and S3 of their
+    own on the production one), with a service account's token (`.token`), stopped afterwards."""
+    with profile_env("api") as deployment:
+        web = WebServer("gunicorn", data_dir, **env, **deployment)
+        try:
+            web.bearer()
+            web.portal.start_worker(PAGETRAIL_CLUSTER="intake")
+            web.portal.start_worker()
+            yield web
+        finally:
+            web.stop()
+            web.portal.stop()
 
 
 def free_port() -> int:

@@ -4,7 +4,8 @@ events whose task was lost.
 2xx is delivered. No answer (a timeout, a refused connection), 408, 429 and 5xx are tried again with backoff (and
 Retry-After on 429 and 503, up to its cap), up to PAGETRAIL_WEBHOOK_TRIES. Any other answer (a 4xx, a redirect)
 stops: the receiver said it will never take this event (410: gone; 400: it cannot read it), and asking again
-would only repeat it; an operator replays it once the receiver is fixed.
+would only repeat it; an operator replays it once the receiver is fixed. So does a connection that reached an
+address inside the network (`addresses.py`): it is closed before a byte is sent, and the try recorded.
 """
 
 import logging
@@ -19,7 +20,7 @@ from django.utils import timezone
 from core.retry import next_wait, parse_retry_after
 
 from ..intake import queue
-from . import signing
+from . import addresses, signing
 from .events import WebhookAttempt, WebhookEvent
 
 log = logging.getLogger(__name__)
@@ -32,6 +33,10 @@ def session() -> requests.Session:
     global _session
     if _session is None:
         _session = requests.Session()
+        # Connected directly, never through HTTP(S)_PROXY: a proxy would resolve the name where no check sees it.
+        _session.trust_env = False
+        for scheme in ("http://", "https://"):
+            _session.mount(scheme, addresses.CheckedAdapter())
     return _session
 
 
@@ -53,6 +58,10 @@ def deliver(event_pk: int, at=None, rng: random.Random | None = None) -> str:
         return WebhookEvent.State.GIVEN_UP
     status, retry_after, error = _post(event, account, now)
     _record(event, account.webhook_url, status, retry_after, error, now)
+    if error.startswith(addresses.REFUSED):  # the URL points inside: asking again would only be refused again
+        event.mark_given_up()
+        log.warning("webhook %s to %s: given up (%s)", event.webhook_id, account.name, error)
+        return WebhookEvent.State.GIVEN_UP
     if status is not None and 200 <= status < 300:
         event.mark_delivered(now)
         return WebhookEvent.State.DELIVERED
@@ -71,6 +80,8 @@ def _post(event: WebhookEvent, account, now) -> tuple[int | None, float | None, 
     try:
         # Never redirected: the signed body goes to the registered address or nowhere.
         answer = session().post(account.webhook_url, data=body, headers=headers, timeout=timeout, allow_redirects=False)
+    except addresses.InternalAddress as refusal:
+        return None, None, str(refusal)
     except requests.RequestException as exc:
         return None, None, f"No answer: {type(exc).__name__}."
     retry_after = parse_retry_after(answer.headers.get("Retry-After")) if answer.status_code in RETRY_AFTER else None

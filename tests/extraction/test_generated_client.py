@@ -1,7 +1,7 @@
 """The OpenAPI document is the contract: a client generated from the served document (openapi-python-client, with
 docs/openapi-python-client.yaml) drives the whole integration against real processes (gunicorn, an intake worker,
-an extraction worker), through nothing but that client. A construct the generator cannot use is fixed in the
-declaration, never here."""
+an extraction worker, on this run's profile: PostgreSQL, Redis and S3 on the production one), through nothing but
+that client, webhooks included. A construct the generator cannot use is fixed in the declaration, never here."""
 
 import base64
 import hashlib
@@ -15,6 +15,7 @@ import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -26,13 +27,11 @@ from audit.verifier import merkle, notes
 from audit.verifier.keys import read_key_list
 from core.processes import ROOT
 from tests import pdfs
-from tests.conftest import PRODUCTION
-from tests.webserver import WebServer
+from tests.extraction.test_webhooks import Receiver, documented_verify
+from tests.waiting import wait_until
+from tests.webserver import api_deployment
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(PRODUCTION, reason="a deployment of its own on the embedded profile, the same in both runs"),
-]
+pytestmark = pytest.mark.slow
 PDFS = (pdfs.jpeg_rgb, pdfs.cmyk, pdfs.mixed, pdfs.reused_on_three_pages)
 POLL_SECONDS = 0.25  # how often an integrator asks; a 429 is waited out as its Retry-After says
 CASE = "contract-run"
@@ -41,13 +40,21 @@ CASE = "contract-run"
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     # Rate limits have tests of their own; here the run must not spend minutes waiting out a 120/m window.
-    web = WebServer("gunicorn", tmp_path_factory.mktemp("contract"), PAGETRAIL_API_RATE="3000/m")
-    web.bearer()
-    web.portal.start_worker(queue="pagetrail-intake")
-    web.portal.start_worker()
-    yield web
-    web.stop()
-    web.portal.stop()
+    # The webhook receiver is on loopback, an internal address deliveries are otherwise refused.
+    options = dict(PAGETRAIL_API_RATE="3000/m", PAGETRAIL_WEBHOOK_ALLOW_PRIVATE="true")
+    with api_deployment(tmp_path_factory.mktemp("contract"), **options) as web:
+        yield web
+
+
+@pytest.fixture(scope="module")
+def receiver():
+    """The integrator's webhook receiver: a real HTTP server on loopback, recording every POST."""
+    http = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=http.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    Receiver.received, Receiver.answers = [], []
+    yield f"http://127.0.0.1:{http.server_address[1]}/hooks/pagetrail"
+    http.shutdown()
+    http.server_close()
 
 
 @pytest.fixture(scope="module")
@@ -144,7 +151,18 @@ class Integrator:
 
 
 @pytest.fixture(scope="module")
-def run(generated, server, tmp_path_factory):
+def registered(generated, server, receiver):
+    """The webhook endpoint registered through the generated client, before anything is submitted: its secret."""
+    integrator = Integrator(generated, server)
+    endpoint = integrator.models.WebhookEndpointIn(url=receiver)
+    answer = integrator.call("register_webhook", body=endpoint)
+    assert answer.status_code == 200, answer.content
+    assert integrator.call("get_webhook").parsed.url == receiver
+    return answer.parsed.secret
+
+
+@pytest.fixture(scope="module")
+def run(generated, server, registered, tmp_path_factory):
     """Each PDF sent twice at once from different threads, once raw and once multipart, under the same key."""
     made = tmp_path_factory.mktemp("pdfs")
     payloads = [make(made).read_bytes() for make in PDFS]
@@ -203,6 +221,25 @@ def test_each_asset_has_the_sha256_its_job_names_and_is_not_sent_twice(run):
         assert hashlib.sha256(data).hexdigest() == asset.sha256 == answer.headers["X-Asset-SHA256"]
         kept = integrator.call("get_asset", asset_id=asset.id, if_none_match=answer.headers["ETag"])
         assert (kept.status_code, kept.content) == (304, b"")
+
+
+def test_each_completed_job_is_posted_to_the_registered_webhook_signed_with_the_secret_given_once(run, registered):
+    integrator, _, _, done = run
+    assert registered.startswith("whsec_")
+    completed = wait_until(
+        lambda: len(events := delivered("job.completed")) >= len(done) and events,
+        timeout=120,
+        what=lambda: f"job.completed events: {[e['data']['id'] for e in delivered('job.completed')]}",
+    )
+    assert all(documented_verify()(registered, headers, body) for headers, body in Receiver.received)
+    JobOut = integrator.models.JobOut
+    told = {event["data"]["id"]: JobOut.from_dict(event["data"]) for event in completed}
+    assert told == {job.id: integrator.call("get_job", job_id=job.id).parsed for _, job in done}
+    assert integrator.call("get_webhook").parsed.secret is None  # shown once, never again
+
+
+def delivered(kind: str) -> list[dict]:
+    return [event for _, body in list(Receiver.received) if (event := json.loads(body))["type"] == kind]
 
 
 def test_each_manifest_has_an_inclusion_proof_on_demand_that_verifies(run):
