@@ -1,7 +1,7 @@
 """The ledger's rules for a package: each record it carries (a manifest, a retention event, a case map) is a leaf of
 the signed checkpoint the package carries (its inclusion proof leads from the record's bytes to the checkpoint's
-root), the checkpoint's RFC 3161 timestamp, an earlier checkpoint the auditor holds, and the completeness of a
-date range.
+root), the checkpoint's RFC 3161 timestamp, its witnesses' cosignatures against the auditor's quorum, an earlier
+checkpoint the auditor holds, and the completeness of a date range.
 
 A date range's records (its manifests, and the retention events, case maps and activity signed within it) are contiguous
 leaves, and both ends are proven: the leaf just before the first is a record made before the range starts, and
