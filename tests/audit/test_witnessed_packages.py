@@ -172,23 +172,27 @@ def rewrite_the_whole_history(chain):  # noqa: F811
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("grown", [False, True], ids=["same size", "larger"])
 def test_an_insiders_consistent_rewrite_is_refused_by_both_witnesses_and_fails_the_quorum(  # noqa: F811
-    chain, out, witnesses, settings
+    chain, out, witnesses, settings, grown
 ):
+    """The rewritten tree is of the size the witnesses cosigned (422 conflicting_root), or larger (422 bad_proof)."""
     from audit.ledger import witnessing
 
-    cosigned = signed_now()
+    size = chain[1].log_leaf.index + 1
+    cosigned = log_checkpoints._signed(size, log_checkpoints.tlog.root(size), datetime.now(UTC)) if grown else None
+    cosigned = cosigned or signed_now()
     assert witnessing.request_cosignatures(cosigned.pk) == {"w1": "cosigned", "w2": "cosigned"}
-    honest = export(out, "honest.zip")
-    assert verify(honest, *given(*vkeys_of(settings), quorum=2)).returncode == 0
+    scope = {"manifest": chain[1].sequence}
+    assert verify(export(out, "honest.zip", **scope), *given(*vkeys_of(settings), quorum=2)).returncode == 0
     kept = list(LogCosignature.objects.values_list("witness", "key_id", "line", "signed_at"))
 
     rewrite_the_whole_history(chain)
     rewritten = log_checkpoints.latest()
-    assert rewritten.tree_size == cosigned.tree_size and rewritten.root_hash != cosigned.root_hash
-    outcomes = witnessing.request_cosignatures(rewritten.pk)
-    assert outcomes == {"w1": "refused: conflicting_root", "w2": "refused: conflicting_root"}
-    package = export(out, "rewritten.zip")
+    assert (rewritten.tree_size > cosigned.tree_size) == grown and rewritten.root_hash != cosigned.root_hash
+    refusal = "refused: bad_proof" if grown else "refused: conflicting_root"
+    assert witnessing.request_cosignatures(rewritten.pk) == {"w1": refusal, "w2": refusal}
+    package = export(out, "rewritten.zip", **scope)
     assert verify(package).returncode == 0  # on its own, signed with the log's own key, it passes
     failed(verify(package, *given(*vkeys_of(settings), quorum=1)), "cosigned by 0 of 2 witnesses (quorum 1): none")
 
@@ -196,7 +200,7 @@ def test_an_insiders_consistent_rewrite_is_refused_by_both_witnesses_and_fails_t
         LogCosignature.objects.create(
             checkpoint=rewritten, witness=witness, key_id=key_id, line=line, signed_at=signed_at
         )
-    failed(verify(export(out, "copied.zip"), *given(*vkeys_of(settings), quorum=1)), "does not verify")
+    failed(verify(export(out, "copied.zip", **scope), *given(*vkeys_of(settings), quorum=1)), "does not verify")
 
 
 @pytest.mark.slow
