@@ -7,13 +7,14 @@ checkpoint's root, which only the evidence key can sign: a package's records are
 witness of that checkpoint holds, whatever the portal's database says later. A date range's records (its
 manifests, and the retention events, case maps and activity recorded within it) are contiguous leaves; the leaf
 just before them and the one just after (when the checkpoint holds it) travel as *boundaries*, whose own signed
-times fall outside the range, so nothing of the range can be left out.
+times fall outside the range, so nothing of the range can be left out. The checkpoint travels with the
+cosignatures its witnesses gave it (the newest checkpoint a quorum cosigned is preferred to a newer one none has).
 """
 
 import base64
 
 from audit.ledger import checkpoints as log_checkpoints
-from audit.ledger import tlog
+from audit.ledger import tlog, witnessing
 from audit.models import LogLeaf
 
 
@@ -26,14 +27,18 @@ def section(manifests, events, case_maps, activity, at, span=None, put=None) -> 
     maps_at = dict(LogLeaf.objects.filter(case_map__in=case_maps).values_list("case_map__sha256", "index"))
     activity_at = dict(LogLeaf.objects.filter(activity__in=activity).values_list("activity_id", "index"))
     if not places:
-        return {"checkpoint": None, "timestamp": None, "inclusion": [], "retention_inclusion": [],
-                "case_map_inclusion": [], "activity_inclusion": [], "boundaries": []}  # fmt: skip
+        return {"checkpoint": None, "timestamp": None, "cosigned_note": None, "cosignatures": [], "inclusion": [],
+                "retention_inclusion": [], "case_map_inclusion": [], "activity_inclusion": [],
+                "boundaries": []}  # fmt: skip
     others = [*events_at.values(), *maps_at.values(), *activity_at.values()]
-    checkpoint = log_checkpoints.covering(max([*places.values(), *others]) + 1, at)
+    needed = max([*places.values(), *others]) + 1
+    checkpoint = witnessing.cosigned_covering(needed) or log_checkpoints.covering(needed, at)
     tree = tlog.tree(checkpoint.tree_size, leaves=[*places.values(), *others])
     return {
         "checkpoint": checkpoint.note,
         "timestamp": base64.b64encode(bytes(checkpoint.timestamp_token)).decode() or None,
+        "cosigned_note": witnessing.cosigned_note(checkpoint),
+        "cosignatures": witnessing.package_cosignatures(checkpoint),
         "inclusion": [_proof(tree, index, sequence=sequence) for sequence, index in sorted(places.items())],
         "retention_inclusion": [_proof(tree, index, id=pk) for pk, index in sorted(events_at.items())],
         "case_map_inclusion": [_proof(tree, index, sha256=sha) for sha, index in sorted(maps_at.items())],

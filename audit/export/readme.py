@@ -10,7 +10,8 @@ What is inside
 - manifests/<sequence>-<sha256>.json: each manifest exactly as hashed and signed (canonical JSON).
 - index.json: the exporter's signed statement (signature in index.sig.json, Ed25519, over the exact bytes
   of index.json): the scope; each manifest's sequence, sha256, key id, signature; the log section (a C2SP
-  checkpoint note signed with the evidence key, its RFC 3161 token if any, the leaf index and inclusion
+  checkpoint note signed with the evidence key, its RFC 3161 token if any, the cosignatures its witnesses
+  had given it (C2SP tlog-cosignature lines, and each witness's name and key id), the leaf index and inclusion
   proof of each manifest, retention event and case map, and for a date range the boundary records just
   outside it: records/ holds those that are retention events); for a date range, the case maps made in it
   (cases/); the latest verification runs and their findings for this scope; the retention events, each
@@ -32,6 +33,9 @@ How to verify
         checks everything, warns, and exits 3 (UNPINNED) instead of printing PASS.
     ... --key-id KEY_ID --key KEY   or   --key-file keys.txt (id=key lines)
         HMAC keys, for manifests signed before Ed25519.
+    ... --witness VKEY [--witness VKEY ...] --quorum K
+        the checkpoint must be cosigned by K of these witnesses, each VKEY (name+key id+base64 key) obtained
+        from that witness, never from this package. Without --witness its cosignatures are listed, unchecked.
 
     python3 -m zipfile -l verify_evidence.pyz
         what the verifier is: the very modules (audit/verifier/) the portal's verification runs import.

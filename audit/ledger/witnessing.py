@@ -17,7 +17,7 @@ import requests
 from django.conf import settings
 from django.core import checks
 from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db.models import Count, Max
 from django.urls import reverse
 from django.utils import timezone
 
@@ -97,6 +97,42 @@ def after_checkpoint(checkpoint: LogCheckpoint) -> None:
 def cosigned_note(checkpoint: LogCheckpoint) -> str:
     """The checkpoint's note with its witnesses' cosignature lines after its own signature."""
     return checkpoint.note + "".join(line + "\n" for line in checkpoint.cosignatures.values_list("line", flat=True))
+
+
+def cosigned_covering(size: int) -> LogCheckpoint | None:
+    """The newest checkpoint of at least `size` leaves that PAGETRAIL_WITNESS_QUORUM witnesses have cosigned (None
+    without witnesses, or before they answer): an evidence package prefers it to a newer one nobody cosigned yet."""
+    if not settings.PAGETRAIL_WITNESSES:
+        return None
+    cosigned = LogCheckpoint.objects.filter(tree_size__gte=size).annotate(
+        witnesses=Count("cosignatures__witness", distinct=True)
+    )
+    return cosigned.filter(witnesses__gte=settings.PAGETRAIL_WITNESS_QUORUM).order_by("-tree_size").first()
+
+
+def package_cosignatures(checkpoint: LogCheckpoint) -> list[dict]:
+    """What an evidence package says of each cosignature kept for `checkpoint`: the witness, its key and the time
+    the cosignature states (the lines themselves travel in the cosigned note)."""
+    configured_keys = {
+        key.key_id.hex(): key.vkey for entry in settings.PAGETRAIL_WITNESSES for key in _keys_of(entry[2:])
+    }
+    return [
+        {
+            "witness": row.witness,
+            "name": cosignature.line_key(row.line)[0],
+            "key_id": row.key_id,
+            "vkey": configured_keys.get(row.key_id),
+            "signed_at": row.signed_at.astimezone(UTC).isoformat(),
+        }
+        for row in checkpoint.cosignatures.all()
+    ]
+
+
+def _keys_of(vkeys: list[str]) -> list[cosignature.VerifierKey]:
+    try:
+        return [cosignature.parse_vkey(vkey) for vkey in vkeys]
+    except cosignature.KeyFormatError:  # refused at start (audit.E010): nothing to name
+        return []
 
 
 def request_cosignatures(

@@ -63,6 +63,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--earlier-checkpoint", help="a log checkpoint seen before (an older package's, a witness's)")
     parser.add_argument("--consistency-proof", help="the portal's /log/consistency answer joining the two sizes")
     parser.add_argument("--tsa-certificate", help="the TSA's certificate (PEM) to check the log timestamp against")
+    parser.add_argument("--witness", action="append", default=[], help="a witness's verifier key (repeatable)")
+    parser.add_argument("--quorum", type=int, help="how many --witness must have cosigned the checkpoint (default 1)")
     return parser
 
 
@@ -89,12 +91,27 @@ def _options(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Optio
     if args.earlier_checkpoint:
         proof = json.loads(_read_text(args.consistency_proof)) if args.consistency_proof else None
         options.earlier = (_read_text(args.earlier_checkpoint), proof)
+    if args.witness or args.quorum is not None:
+        _witnesses(args, parser, options)
     if args.tsa_certificate:
         from cryptography import x509
 
         with open(args.tsa_certificate, "rb") as fh:
             options.tsa = x509.load_pem_x509_certificate(fh.read())
     return options
+
+
+def _witnesses(args: argparse.Namespace, parser: argparse.ArgumentParser, options: Options) -> None:
+    from . import cosignature, witnessed
+
+    if not args.witness:
+        parser.error("--quorum counts witnesses: give each one's verifier key with --witness")
+    try:
+        options.witnesses = witnessed.witness_keys(args.witness)
+        options.quorum = 1 if args.quorum is None else args.quorum
+        witnessed.check_quorum(options.quorum, options.witnesses)
+    except (cosignature.KeyFormatError, ValueError) as exc:
+        parser.error(f"--witness/--quorum: {exc}")
 
 
 def _verdict(report: Report, args: argparse.Namespace) -> int:
@@ -140,6 +157,8 @@ def summary_lines(report: Report) -> list[str]:
     ]
     if report.timestamp_unchecked:
         lines.append("note: the log checkpoint's RFC 3161 timestamp was not checked (give --tsa-certificate)")
+    if report.witnessed:
+        lines.append(report.witnessed)
     if report.timestamped_at:
         lines.append(f"timestamped: the log checkpoint existed by {report.timestamped_at.isoformat()} (RFC 3161)")
     if report.signers:

@@ -212,6 +212,12 @@ def cosigners(text: str, lines: list[str], keys: list[VerifierKey]) -> dict[str,
     return found
 
 
+def line_key(line: str) -> tuple[str, bytes]:
+    """The key name and 4-byte key id a signature line names (empty when it is not one), nothing verified."""
+    name, raw = _line_parts(line)
+    return name, raw[:4]
+
+
 def _line_parts(line: str) -> tuple[str, bytes]:
     name, _, encoded = line[len(notes.DASH) :].partition(" ") if line.startswith(notes.DASH) else ("", "", "")
     return name, _b64(encoded)

@@ -1,7 +1,7 @@
 """The ledger's rules for a package: each record it carries (a manifest, a retention event, a case map) is a leaf of
 the signed checkpoint the package carries (its inclusion proof leads from the record's bytes to the checkpoint's
-root), the checkpoint's RFC 3161 timestamp, an earlier checkpoint the auditor holds, and the completeness of a
-date range.
+root), the checkpoint's RFC 3161 timestamp, its witnesses' cosignatures against the auditor's quorum, an earlier
+checkpoint the auditor holds, and the completeness of a date range.
 
 A date range's records (its manifests, and the retention events, case maps and activity signed within it) are contiguous
 leaves, and both ends are proven: the leaf just before the first is a record made before the range starts, and
@@ -17,7 +17,7 @@ import zipfile
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from . import bounded, merkle, notes, timestamps
+from . import bounded, merkle, notes, timestamps, witnessed
 from .canonical import parse_time
 
 if TYPE_CHECKING:
@@ -41,7 +41,36 @@ def open_head(index: dict[str, Any], options: Options, report: Report) -> notes.
         report.fail("index.json: log checkpoint", str(exc))
         return None
     _check_timestamp(log, options.tsa, report)
+    _check_cosignatures(log, head, options, report)
     return head
+
+
+def _check_cosignatures(log: dict[str, Any], head: notes.Checkpoint, options: Options, report: Report) -> None:
+    """With witnesses given, the checkpoint must carry cosignatures by a quorum of them: a history no witness
+    cosigned may be one its log's key holder rewrote and showed to nobody. Without, say what it carries, unchecked."""
+    where = "index.json: log checkpoint"
+    try:
+        lines = witnessed.open_cosigned(str(log.get("cosigned_note") or head.note), notes.split(head.note)[0])
+        found = witnessed.cosigned(notes.split(head.note)[0], lines, options.witnesses, options.quorum)
+    except notes.NoteError as exc:
+        report.fail(where, f"its witness cosignatures do not count: {exc}")
+        return
+    if not options.witnesses:
+        carried = witnessed.claimed(lines, head.origin)
+        report.witnessed = (
+            f"note: the log checkpoint carries {len(carried)} witness cosignature(s) ({', '.join(carried)}), not "
+            "checked: give each witness's verifier key with --witness and the number required with --quorum"
+            if carried
+            else "note: the log checkpoint carries no witness cosignature"
+        )
+        return
+    report.witnessed = f"witnessed: the log checkpoint is {found.sentence()}"
+    if not found.met:
+        report.fail(
+            where,
+            f"{found.sentence()}: fewer witnesses than the quorum vouch that this history was shown to them, so it "
+            "may be a history rewritten by whoever holds the log's key",
+        )
 
 
 def proven_events(index: dict[str, Any], head: notes.Checkpoint | None, report: Report) -> dict[Any, Any]:

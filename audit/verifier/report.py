@@ -13,6 +13,8 @@ from .keys import ED25519, Trust
 if TYPE_CHECKING:
     from cryptography import x509
 
+    from .cosignature import VerifierKey
+
 LEFT_OUT = {
     "not_included": "asset(s) not included (package exported without assets)",
     "outside_case": "asset(s) of the manifest outside this case's pages, not included",
@@ -28,6 +30,8 @@ class Options:
     earlier: tuple[str, object] | None = None  # (note seen before, consistency proof document or None)
     tsa: x509.Certificate | None = None
     origin: str | None = None  # the log origin the auditor expects
+    witnesses: list[VerifierKey] = field(default_factory=list)  # the witnesses' keys, obtained from each witness
+    quorum: int = 0  # how many of them must have cosigned the package's checkpoint (with witnesses given)
 
 
 @dataclass
@@ -46,6 +50,7 @@ class Report:
     index: dict[str, Any] | None = None
     manifest_bytes: dict[str, bytes] = field(default_factory=dict)  # member -> bytes, read once for hashes and proofs
     record_leaves: dict[Any, datetime | None] = field(default_factory=dict)  # leaf -> a case map's, activity's time
+    witnessed: str = ""  # what the witnesses' cosignatures of the checkpoint showed, or that they went unchecked
 
     def fail(self, where: str, what: str) -> None:
         self.problems.append(f"{where}: {what}")

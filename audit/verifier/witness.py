@@ -12,12 +12,11 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
-import time
 import types
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from . import cosignature, notes
+from . import cosignature, notes, witnessed
 from .witness_protocol import MAX_BODY, Refusal, Witness
 from .witness_state import States, origin_hash
 
@@ -141,7 +140,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def check(note: str, logs: dict[str, list[cosignature.VerifierKey]], witnesses: list[str], quorum: int) -> int:
     """Print whether `note` is a checkpoint signed by its log and cosigned by `quorum` of `witnesses`: 0 if so."""
-    keys = [cosignature.parse_vkey(vkey) for vkey in witnesses]
+    keys = witnessed.witness_keys(witnesses)
+    witnessed.check_quorum(quorum, keys)
     try:
         checkpoint, text, lines = notes.read_checkpoint(note)
     except notes.NoteError as exc:
@@ -150,22 +150,13 @@ def check(note: str, logs: dict[str, list[cosignature.VerifierKey]], witnesses: 
     try:
         if not cosignature.verified_by(text, lines, logs.get(checkpoint.origin, [])):
             raise notes.NoteError(f"no signature by a key given for the log {checkpoint.origin!r} is on the checkpoint")
-        found = cosignature.cosigners(text, lines, keys)
+        found = witnessed.cosigned(text, lines, keys, quorum)
     except notes.NoteError as exc:
         print(f"FAILED: {exc}.")
         return 1
-    said = ", ".join(f"{name} at {_utc(at)}" for name, at in sorted(found.items())) or "none"
-    names = len({key.name for key in keys})
-    verdict = "OK" if len(found) >= quorum else "FAILED"
-    print(
-        f"{verdict}: {checkpoint.origin} at {checkpoint.size} leaves, cosigned by {len(found)} of {names} witnesses "
-        f"(quorum {quorum}): {said}"
-    )
-    return 0 if verdict == "OK" else 1
-
-
-def _utc(timestamp: int) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(timestamp))
+    verdict = "OK" if found.met else "FAILED"
+    print(f"{verdict}: {checkpoint.origin} at {checkpoint.size} leaves, {found.sentence()}")
+    return 0 if found.met else 1
 
 
 def _keygen(path: Path, name: str, algorithm: str) -> int:

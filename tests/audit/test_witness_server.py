@@ -268,3 +268,13 @@ def test_check_refuses_a_note_the_log_did_not_sign(witness, log, keys, tmp_path,
         "FAILED: no signature by a key given for the log 'log.example/test' is on the checkpoint."
         in capsys.readouterr().out
     )
+
+
+def test_check_refuses_a_quorum_no_one_can_meet_and_a_logs_key_given_as_a_witness(log, keys, tmp_path, capsys):
+    note = tmp_path / "checkpoint.note"
+    note.write_text(log.checkpoint(3))
+    args = ["check", str(note), "--log", f"{log.origin}={log.vkey}"]
+    assert witness_cli.main([*args, "--witness", keys[0].vkey, "--quorum", "2"]) == 1
+    assert "witness: a quorum is 1 to the number of witnesses given (1), not 2" in capsys.readouterr().err
+    assert witness_cli.main([*args, "--witness", log.vkey]) == 1
+    assert "is a log's signed-note key (type 0x01), not a witness's cosignature key" in capsys.readouterr().err
