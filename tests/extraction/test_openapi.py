@@ -108,3 +108,12 @@ def test_real_manifests_from_the_pipeline_match_the_declared_schema(client, docu
         body = json.loads(client.get(f"/api/v1/jobs/{job_id}/manifest", **auth).content)
         assert body["assets"] and list(declared.iter_errors(body)) == []
         assert list(declared.iter_errors({**body, "undeclared": 1})), "a field the schema does not name is refused"
+
+
+def test_the_webhook_endpoint_declares_a_closed_body_and_the_secret_once(document):
+    put = document["paths"]["/api/v1/webhook-endpoint"]["put"]
+    assert {"400", "401", "411", "413"} <= set(put["responses"])
+    schemas = document["components"]["schemas"]
+    assert schemas["WebhookEndpointIn"]["additionalProperties"] is False
+    assert "once" in schemas["WebhookEndpointOut"]["properties"]["secret"]["description"]
+    assert {"get", "head", "put", "delete"} == set(document["paths"]["/api/v1/webhook-endpoint"])
