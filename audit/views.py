@@ -148,7 +148,8 @@ def answered_hint(request, manifest: Manifest) -> HttpResponse:
         messages.warning(request, f"The suggestion on page(s) {pages} was already answered by {hint.decided_by}.")
     else:
         messages.error(request, "Choose Confirm or Dismiss for a suggestion.")
-    return redirect(f"{request.get_full_path()}#suggestions")
+    # An id no element has: a fragment naming the list would take the focus review.js gives the next suggestion.
+    return redirect(f"{request.get_full_path()}#next-suggestion")
 
 
 def review_context(request, manifest: Manifest, form: "FlagForm", split_form: "SplitForm") -> dict:

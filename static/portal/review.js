@@ -127,6 +127,6 @@
     }
   });
   arrived();
-  if (location.hash === "#suggestions") nextSuggestion(null);  // back from an answer: on to the next one
+  if (location.hash === "#next-suggestion") nextSuggestion(null);  // back from an answer: on to the next one
   if (/[?&]large=1(&|$)/.test(location.search) && current) enlarge(current);
 })();

@@ -63,7 +63,7 @@ def test_a_confirmed_suggestion_becomes_a_flag_and_a_dismissed_one_is_recorded(m
     url = reverse("review-manifest", args=[manifest.pk])
 
     response = admin_client.post(url, {"hint": missing.pk, "decision": "confirm"})
-    assert response.status_code == 302 and response["Location"].endswith("#suggestions")
+    assert response.status_code == 302 and response["Location"].endswith("#next-suggestion")
     flag = ReviewFlag.objects.get(manifest=manifest)
     assert (flag.kind, flag.pages, flag.raised_by) == ("missing_page", [3, 4], "admin")
     assert "printed page 4 of 10 is missing" in flag.note
