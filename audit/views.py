@@ -159,6 +159,8 @@ def review_context(request, manifest: Manifest, form: "FlagForm", split_form: "S
     chunk = chunks.Chunk.asked(request.GET.get("from"), manifest.page_count)
     top_messages, notes = card_messages(request, chunk)
     hints = page_hints.for_review(manifest)
+    case_maps = list(manifest.case_maps.prefetch_related("cases"))
+    page_hints.note_case_numbering(manifest, case_maps)
     return {
         "hints": hints,
         "hints_state": page_hints.state_of(manifest),
@@ -181,7 +183,7 @@ def review_context(request, manifest: Manifest, form: "FlagForm", split_form: "S
         "can_flag": request.user.has_perm("audit.add_reviewflag"),
         "split_form": split_form,
         "can_split": request.user.has_perm("audit.add_casemap"),
-        "case_maps": manifest.case_maps.prefetch_related("cases"),
+        "case_maps": case_maps,
         "verification": verification_state.of_manifest(manifest, request.user),
     }
 

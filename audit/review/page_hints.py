@@ -130,6 +130,27 @@ def for_review(manifest: Manifest) -> list[PageHint]:
     return sorted(hints, key=lambda h: (h.status != PageHint.Status.SUGGESTED, h.pages[:1], h.pk))
 
 
+def note_case_numbering(manifest: Manifest, case_maps) -> None:
+    """Give each case of the (prefetched) case maps a `printed` note: what its first and last pages print, and whether
+    it starts past its document's first printed page or ends before its last, where the pages print numbers."""
+    numbering = HintRun.objects.filter(pk=manifest.pk).values_list("numbering", flat=True).first() or []
+    for case_map in case_maps if numbering else []:
+        for case in case_map.cases.all():
+            first, last = printed_at(numbering, case.first_page), printed_at(numbering, case.last_page)
+            if not (first or last):
+                continue
+            notes = [f"printed {first or '?'} to {last or '?'}"]
+            if first and first.partition("/")[0] != "1":
+                notes.append("starts after its document's first page")
+            if last and last.partition("/")[2] and last.partition("/")[0] != last.partition("/")[2]:
+                notes.append("ends before its document's last page")
+            case.printed = "; ".join(notes)
+
+
+def printed_at(numbering: list[str], page: int) -> str:
+    return numbering[page - 1] if 1 <= page <= len(numbering) else ""
+
+
 def state_of(manifest: Manifest) -> str:
     """What the review page says of the hints: being found, found, failed, or never asked for."""
     run = HintRun.objects.filter(pk=manifest.pk).first()

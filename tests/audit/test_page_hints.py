@@ -111,3 +111,13 @@ def test_a_bundle_without_hints_gets_none(tmp_path, django_capture_on_commit_cal
         manifest = complete(pdfs.reused_on_three_pages(tmp_path))
     assert page_hints.find_page_hints(manifest.pk) == {"hints": 0}
     assert HintRun.objects.get(pk=manifest.pk).outcome == "done"
+
+
+def test_a_case_maps_ranges_are_read_against_the_printed_numbering(manifest, admin_client):
+    from audit.review import cases
+
+    tasks.find_page_hints(manifest.pk)
+    cases.split(manifest, [("claim 1", 1, 3), ("claim 2", 4, 10)], "rita")
+    page = review(admin_client, manifest)
+    assert "(printed 1/10 to 3/10; ends before its document&#x27;s last page)" in page
+    assert "(printed 5/10 to 10/10; starts after its document&#x27;s first page)" in page
