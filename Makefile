@@ -10,7 +10,7 @@ PREVIEWS := PAGETRAIL_CLUSTER=previews nice -n 10 $(MANAGE) qcluster
 # The cluster validating uploads (their own queue: the web server never parses a PDF, and uploads never wait behind jobs).
 INTAKE := PAGETRAIL_CLUSTER=intake $(MANAGE) qcluster
 
-.PHONY: run run-managed serve test check install lock lint browser clean bench fidelity
+.PHONY: run run-managed serve test check install lock lint browser clean bench fidelity evaluate-review
 
 # Every dependency and extra at the version and hashes of requirements.lock, then the project itself
 # (no dependencies of its own to fetch, no build environment to download); pip check proves the lock
@@ -129,3 +129,9 @@ fidelity: $(STAMP)
 	command -v mutool >/dev/null && command -v qpdf >/dev/null || apt-get install -y mupdf-tools qpdf >/dev/null || \
 		echo "mutool or qpdf unavailable: samples are judged by poppler alone"
 	$(BIN)/python -m bench.fidelity $(CORPUS) $(FIDELITY_ARGS)
+
+# Pages to look at first: precision and recall of each kind of page hint on a generated corpus with ground truth
+# (missing, repeated, blank, shuffled pages and pages without a scan) plus real PDFs, and the time per page, beside
+# the goals docs/roles.md justifies. Fails when a goal is missed. REVIEW_ARGS, e.g. "--out var/review-corpus".
+evaluate-review: $(STAMP)
+	$(BIN)/python -m bench.review_hints $(REVIEW_ARGS)

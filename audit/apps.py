@@ -17,6 +17,7 @@ class AuditConfig(AppConfig):
         from audit.models.keys import key_published
         from audit.operations import access_activity, webhook_redrive
         from audit.operations.roles import ensure_roles_after_migrate
+        from audit.review.page_hints import redrive_hints
         from audit.review.previews import redrive_previews
         from audit.verification import queued_runs
         from extraction import completion, job_evidence, reconciler
@@ -36,6 +37,7 @@ class AuditConfig(AppConfig):
         completion.register(record_completion)  # extraction calls it once per completed job, never imports audit
         job_evidence.register(api.job_evidence)  # what a job's API answer names of its evidence
         reconciler.register("previews_redriven", redrive_previews)  # previews whose queued task was lost
+        reconciler.register("page_hints_redriven", redrive_hints)  # page hints likewise
         reconciler.register("verification_runs_woken", queued_runs.redrive)  # runs started in the admin, likewise
         reconciler.register("alert_webhooks_redriven", webhook_redrive.redrive)  # alert webhooks whose try was lost
 

@@ -55,6 +55,17 @@ def deliver_webhook(alert_id: int, attempt: int) -> bool:
     return deliver(alert_id, attempt)
 
 
+def find_page_hints(manifest_id: int) -> dict:
+    from audit.models import Manifest
+    from audit.review.page_hints import find_page_hints as find
+
+    ids = Manifest.objects.filter(pk=manifest_id).values_list("correlation_id", "job_id").first() or ("", None)
+    with job_context(*ids):
+        result = find(manifest_id)
+        log.info("page hints of manifest %s: %s", manifest_id, result)
+        return result
+
+
 def generate_previews(manifest_id: int) -> dict:
     from audit.models import Manifest
     from audit.review.previews import generate_previews as generate

@@ -12,8 +12,8 @@ from django.urls import reverse
 from PIL import Image
 
 from audit.ledger import signing, store_witness
-from audit.models import Asset, Manifest, PagePreview, ReviewFlag
-from audit.review import cases, chunks, preview_requests, previews
+from audit.models import Asset, Manifest, PageHint, PagePreview, ReviewFlag
+from audit.review import cases, chunks, page_hints, preview_requests, previews
 from audit.review import flags as review
 from audit.verification import state as verification_state
 from core import display, stores
@@ -91,6 +91,8 @@ def review_page(request, manifest_id: int):
     )
     form = FlagForm(request.POST if "pages" in request.POST else None, page_count=manifest.page_count)
     split_form = SplitForm(request.POST if "cases" in request.POST else None)
+    if request.method == "POST" and "hint" in request.POST:
+        return answered_hint(request, manifest)
     if request.method == "POST" and split_form.is_bound:
         if not request.user.has_perm("audit.add_casemap"):
             raise PermissionDenied
@@ -131,13 +133,38 @@ def raised_flag(request, manifest: Manifest, form: "FlagForm") -> HttpResponse |
     return redirect(f"{request.path}?from={chunks.first_of_chunk(first)}#page-{first}")
 
 
+def answered_hint(request, manifest: Manifest) -> HttpResponse:
+    """Confirm a suggestion (a flag, as if raised by hand) or dismiss it, then back at the suggestions."""
+    if not request.user.has_perm("audit.add_reviewflag"):
+        raise PermissionDenied
+    asked = request.POST["hint"]
+    hint = get_object_or_404(PageHint, pk=int(asked) if asked.isdigit() else 0, manifest=manifest)
+    decision, by, pages = request.POST.get("decision"), request.user.get_username(), display.page_ranges(hint.pages)
+    if decision == "confirm" and (flag := page_hints.confirm(hint, by)):
+        messages.success(request, f"Suggestion confirmed: flag raised on page(s) {display.page_ranges(flag.pages)}.")
+    elif decision == "dismiss" and page_hints.dismiss(hint, by):
+        messages.success(request, f"Suggestion on page(s) {pages} dismissed.")
+    elif decision in ("confirm", "dismiss"):
+        messages.warning(request, f"The suggestion on page(s) {pages} was already answered by {hint.decided_by}.")
+    else:
+        messages.error(request, "Choose Confirm or Dismiss for a suggestion.")
+    # An id no element has: a fragment naming the list would take the focus review.js gives the next suggestion.
+    return redirect(f"{request.get_full_path()}#next-suggestion")
+
+
 def review_context(request, manifest: Manifest, form: "FlagForm", split_form: "SplitForm") -> dict:
     pages, flags = review.pages_of(manifest), list(manifest.review_flags.all())
     flagged = review.mark_flags(pages, flags)
     previewed = previews.attach(pages, manifest)
     chunk = chunks.Chunk.asked(request.GET.get("from"), manifest.page_count)
     top_messages, notes = card_messages(request, chunk)
+    hints = page_hints.for_review(manifest)
+    case_maps = list(manifest.case_maps.prefetch_related("cases"))
+    page_hints.note_case_numbering(manifest, case_maps)
     return {
+        "hints": hints,
+        "hints_state": page_hints.state_of(manifest),
+        "suggested_pages": {n for hint in hints if hint.status == PageHint.Status.SUGGESTED for n in hint.pages},
         **admin.site.each_context(request),
         "title": f"Review manifest {manifest.sequence}",
         "manifest": manifest,
@@ -156,7 +183,7 @@ def review_context(request, manifest: Manifest, form: "FlagForm", split_form: "S
         "can_flag": request.user.has_perm("audit.add_reviewflag"),
         "split_form": split_form,
         "can_split": request.user.has_perm("audit.add_casemap"),
-        "case_maps": manifest.case_maps.prefetch_related("cases"),
+        "case_maps": case_maps,
         "verification": verification_state.of_manifest(manifest, request.user),
     }
 

@@ -264,3 +264,40 @@ def test_a_240_page_review_indexes_its_pages_and_shows_previews_as_they_are_made
     expect(page.locator("#preview-title")).to_have_text("Page 200 of 240")
     expect(page.locator("#preview-image")).to_be_visible()
     assert "the scan is upside down" in page.inner_text("#page-200 .page-flags")
+
+
+def test_a_reviewer_confirms_one_suggestion_and_dismisses_another_on_a_240_page_bundle(browser, live_server, tmp_path):
+    from playwright.sync_api import expect
+
+    from audit.models import Manifest, PageHint
+    from bench.review_corpus import long_bundle
+
+    completed_job(tmp_path, make=lambda d: long_bundle(d / "long.pdf"), filename="long.pdf")
+    manifest = Manifest.objects.get()
+    assert PageHint.objects.filter(manifest=manifest).count() == 2  # found by the previews queue's task, run here
+    user("rita", "Reviewer")
+    page = wide(log_in(browser, live_server, "rita"))
+    page.goto(f"{live_server.url}/review/{manifest.pk}/")
+    expect(page.locator("#suggestions .suggestion.suggested")).to_have_count(2)
+    assert page.locator("#page-index a.suggested").all_inner_texts() == ["3", "4", "5", "6"]
+
+    page.keyboard.press("s")  # to the first suggestion
+    first = page.locator("#suggestions .suggestion").first
+    expect(first).to_be_focused()
+    expect(first).to_contain_text("printed page 4 of 240 is missing between PDF pages 3 and 4")
+    page.keyboard.press("c")  # confirmed: a flag, and on to the next suggestion
+    page.wait_for_url(re.compile(r"/review/\d+/#next-suggestion$"))
+    expect(page.locator(".messagelist")).to_contain_text("Suggestion confirmed: flag raised on page(s) 3-4.")
+    second = page.locator("#suggestions .suggestion.suggested")
+    expect(second).to_be_focused()
+    expect(second).to_contain_text("printed page 6 of 240 appears on PDF pages 5 and 6")
+    page.keyboard.press("x")
+    page.wait_for_url(re.compile(r"/review/\d+/#next-suggestion$"))
+    expect(page.locator(".messagelist")).to_contain_text("Suggestion on page(s) 5-6 dismissed.")
+    expect(page.locator("#suggestions .suggestion.suggested")).to_have_count(0)
+    assert page.locator("#page-index a.flagged").all_inner_texts() == ["3", "4"]
+    assert "(dismissed by rita, " in page.inner_text("#suggestions")
+    snap(page, "review-suggestions")
+    assert clipped(page) == []
+    statuses = dict(PageHint.objects.values_list("kind", "status"))
+    assert statuses == {"missing_page": "confirmed", "repeated_page": "dismissed"}

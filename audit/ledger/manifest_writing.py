@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from audit.ledger import manifests, signing, store_witness, tlog
 from audit.models import Asset, Manifest, Placement
-from audit.review import previews
+from audit.review import page_hints, previews
 from audit.review.flags import flag_intake_findings, flag_provider_warnings
 from core import stores
 from extraction.models import Job
@@ -76,6 +76,7 @@ class Evidence:
             lambda: log.info("job %s: manifest %s durable, ledger leaf %s", job.pk, manifest.pk, manifest.sequence)
         )
         previews.request(manifest)  # rendered by a worker, never the request
+        page_hints.request(manifest)  # found by a worker after this commits: one row here, no reading of pages
         flag_provider_warnings(manifest, self.report.warnings)
         flag_intake_findings(manifest, job.bundle)
 

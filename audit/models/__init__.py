@@ -14,6 +14,7 @@ from .evidence import (
     WriteOnceModel,
 )
 from .finding_responses import FindingResponse
+from .hints import HintRun, PageHint
 from .keys import SigningKey
 from .previews import PagePreview, PreviewRequest
 from .retention import LegalHoldSync, RetentionAssignment, RetentionEvent, RetentionPolicy
@@ -40,6 +41,8 @@ __all__ = [
     "Manifest",
     "ManifestChain",
     "PagePreview",
+    "HintRun",
+    "PageHint",
     "PreviewRequest",
     "Placement",
     "LegalHoldSync",

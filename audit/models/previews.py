@@ -34,10 +34,10 @@ class PagePreview(WriteOnceModel):
         return self.storage_name
 
 
-class PreviewRequest(models.Model):
-    """A manifest's page previews as asked of the previews queue: when, how often, the last sign of progress and
-    how it ended. The queue forgets (a flushed Redis, a task failed on a dropped connection); this row does not, so
-    the reconciler asks again for previews that stopped progressing (audit/review/preview_requests.py)."""
+class QueuedRequest(models.Model):
+    """Work asked of the previews queue for one manifest: when, how often, the last sign of progress and how it
+    ended. The queue forgets (a flushed Redis, a task failed on a dropped connection); this row does not, so the
+    reconciler asks again for work that stopped progressing (audit/review/preview_requests.py)."""
 
     class Outcome(models.TextChoices):
         PENDING = "", "being made"
@@ -45,9 +45,6 @@ class PreviewRequest(models.Model):
         FAILED = "failed", "could not be made"
         SKIPPED = "skipped", "not made: the input or outputs were deleted under retention"
 
-    manifest = models.OneToOneField(
-        Manifest, primary_key=True, on_delete=models.PROTECT, related_name="preview_request"
-    )
     asked_at = models.DateTimeField(default=timezone.now, help_text="When the previews were last asked for")
     times_asked = models.PositiveIntegerField(default=1)
     progress_at = models.DateTimeField(default=timezone.now, help_text="Asked, or a batch of pages stored")
@@ -55,6 +52,18 @@ class PreviewRequest(models.Model):
     error_code = models.CharField(max_length=40, blank=True)
     error_message = models.TextField(blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    work = "previews"  # what the log calls the work asked for
+
+    class Meta:
+        abstract = True
+
+
+class PreviewRequest(QueuedRequest):
+    """A manifest's page previews as asked of the previews queue."""
+
+    manifest = models.OneToOneField(
+        Manifest, primary_key=True, on_delete=models.PROTECT, related_name="preview_request"
+    )
 
     class Meta:
         # The reconciler's question every minute: pending requests, oldest progress first.

@@ -5,7 +5,8 @@ database connection (django-q2 acknowledges failures and does not retry them), w
 while the review page waited. So the manifest's writing transaction records a PreviewRequest beside it; the task
 marks progress after each batch and the outcome at the end; and each reconciler pass asks again, once, for every
 request without progress for PAGETRAIL_PREVIEWS_OVERDUE_MINUTES. A task asked twice is harmless: the second finds
-the pages stored and ends.
+the pages stored and ends. Page hints (audit/review/page_hints.py) are asked of the same queue the same way, through
+the same functions with their own model (`HintRun`).
 """
 
 import logging
@@ -18,6 +19,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from audit.models import Manifest, PreviewRequest
+from audit.models.previews import QueuedRequest
 from core import display
 
 log = logging.getLogger(__name__)
@@ -28,45 +30,56 @@ def overdue_after() -> timedelta:
     return timedelta(minutes=settings.PAGETRAIL_PREVIEWS_OVERDUE_MINUTES)
 
 
-def ask(manifest: Manifest, enqueue) -> PreviewRequest:
+def ask(manifest: Manifest, enqueue, model: type[QueuedRequest] = PreviewRequest) -> QueuedRequest:
     """In the manifest's own transaction: the request is durable with it, the task queued once both commit."""
-    request = PreviewRequest.objects.create(manifest=manifest)
+    request = model(manifest=manifest)  # type: ignore[misc]  # each concrete request names its manifest
+    request.save(force_insert=True)
     transaction.on_commit(lambda: enqueue(manifest.pk))
     return request
 
 
-def progressed(manifest_id: int, at: datetime | None = None) -> None:
+def progressed(manifest_id: int, at: datetime | None = None, model: type[QueuedRequest] = PreviewRequest) -> None:
     """A worker took the task, or stored a batch: not overdue for another PAGETRAIL_PREVIEWS_OVERDUE_MINUTES."""
-    PreviewRequest.objects.filter(pk=manifest_id, outcome=Outcome.PENDING).update(progress_at=at or timezone.now())
+    model._default_manager.filter(pk=manifest_id, outcome=Outcome.PENDING).update(progress_at=at or timezone.now())
 
 
-def finish(manifest_id: int, outcome: str, code: str = "", message: str = "", at: datetime | None = None) -> bool:
+def finish(
+    manifest_id: int,
+    outcome: str,
+    code: str = "",
+    message: str = "",
+    at: datetime | None = None,
+    model: type[QueuedRequest] = PreviewRequest,
+) -> bool:
     """The end of the request (first writer wins: a duplicate task's ending changes nothing)."""
     now = at or timezone.now()
     changes = dict(outcome=outcome, error_code=code, error_message=message, finished_at=now, progress_at=now)
-    return PreviewRequest.objects.filter(pk=manifest_id, outcome=Outcome.PENDING).update(**changes) == 1
+    return model._default_manager.filter(pk=manifest_id, outcome=Outcome.PENDING).update(**changes) == 1
 
 
-def overdue(at: datetime | None = None):
-    return PreviewRequest.objects.filter(
+def overdue(at: datetime | None = None, model: type[QueuedRequest] = PreviewRequest):
+    return model._default_manager.filter(
         outcome=Outcome.PENDING, progress_at__lt=(at or timezone.now()) - overdue_after()
     )
 
 
-def redrive(enqueue, at: datetime | None = None) -> int:
+def redrive(enqueue, at: datetime | None = None, model: type[QueuedRequest] = PreviewRequest) -> int:
     """Ask again for every overdue request, counted and logged."""
     now, asked = at or timezone.now(), 0
-    for manifest_id, last in overdue(now).values_list("pk", "progress_at"):
-        if ask_again(manifest_id, last, now):
-            log.warning("re-drove previews of manifest %s (no progress since %s)", manifest_id, display.timestamp(last))
+    for manifest_id, last in overdue(now, model).values_list("pk", "progress_at"):
+        if ask_again(manifest_id, last, now, model):
+            since = display.timestamp(last)
+            log.warning("re-drove %s of manifest %s (no progress since %s)", model.work, manifest_id, since)
             enqueue(manifest_id)
             asked += 1
     return asked
 
 
-def ask_again(manifest_id: int, seen_progress: datetime, at: datetime) -> bool:
+def ask_again(
+    manifest_id: int, seen_progress: datetime, at: datetime, model: type[QueuedRequest] = PreviewRequest
+) -> bool:
     """Guarded on the progress the caller saw: of two reconcilers that read the same overdue request, one asks."""
-    pending = PreviewRequest.objects.filter(pk=manifest_id, outcome=Outcome.PENDING, progress_at=seen_progress)
+    pending = model._default_manager.filter(pk=manifest_id, outcome=Outcome.PENDING, progress_at=seen_progress)
     return pending.update(asked_at=at, progress_at=at, times_asked=F("times_asked") + 1) == 1
 
 

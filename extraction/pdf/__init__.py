@@ -3,9 +3,11 @@
 Nothing here imports Django: the child imports this package by itself.
 """
 
-from .entry_points import extract_images, inspect_pdf, render_pages, write_attachment
+from .entry_points import extract_images, inspect_pdf, read_page_evidence, render_pages, write_attachment
 from .errors import Refusal, SandboxError, WorkerStopping
 from .limits import Limits
+from .page_evidence import PageEvidence
+from .page_hints import Hint, hints
 from .render import RenderedPage, Rendering
 from .results import Extraction, Inspection, WrittenImage
 
@@ -23,4 +25,8 @@ __all__ = [
     "extract_images",
     "render_pages",
     "write_attachment",
+    "read_page_evidence",
+    "PageEvidence",
+    "Hint",
+    "hints",
 ]

@@ -10,6 +10,7 @@ line on stdin, {"args": [command, ...], "limits": LIMITS_JSON}, where the comman
     attachment PATH OBJ OUT_DIR             (OBJ like "12 0": an attached file, as inspect listed it)
     extract PATH OUT_DIR
     render PATH OUT_DIR WIDTHS FIRST LAST   (WIDTHS like 200,1000)
+    evidence PATH                           (each page's printed number, ink, scan: page_evidence.py)
 
 and answers each with one JSON line on stdout: {"ok": true, "result": {...}} or
 {"ok": false, "code", "message", "permanent"}; it exits at the end of its input. Every command
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from .attachments import attachment
 from .errors import Refusal, raise_if_out_of_memory, reason
 from .extract import extract
+from .page_evidence import PageEvidence, read_evidence
 from .protocol import EXIT_OUT_OF_MEMORY, READY, limits_from_json, plain
 from .render import render
 from .validate import inspect
@@ -53,6 +55,10 @@ CRASHED = {
     "attachment": (
         "validator_crashed",
         "Pagetrail's PDF validator failed to read an attached file ({}), so it was not submitted.",
+    ),
+    "evidence": (
+        "hints_crashed",
+        "Pagetrail's page reader failed on this file ({}); trying again would fail the same way.",
     ),
     "render": (
         "renderer_crashed",
@@ -128,7 +134,7 @@ def crashed(command: str, exc: Exception) -> dict[str, Any]:
     return {"ok": False, "code": code, "message": message.format(cause), "permanent": True}
 
 
-def run(argv: list[str]) -> "Inspection | Extraction | Rendering | dict[str, Any]":
+def run(argv: list[str]) -> "Inspection | Extraction | Rendering | list[PageEvidence] | dict[str, Any]":
     command, *args = argv
     if command == "inspect" and len(args) == 2:
         return inspect(args[0], limits_from_json(args[1]))
@@ -141,6 +147,8 @@ def run(argv: list[str]) -> "Inspection | Extraction | Rendering | dict[str, Any
         return render(
             path, out_dir, [int(w) for w in widths.split(",")], int(first), int(last), limits_from_json(limits)
         )
+    if command == "evidence" and len(args) == 2:
+        return read_evidence(args[0], limits_from_json(args[1]))
     raise ValueError(f"unknown child command {argv!r}")
 
 

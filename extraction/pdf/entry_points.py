@@ -8,6 +8,7 @@ from .errors import Refusal, SandboxError
 from .exits import ChildStopped
 from .findings import trailing_data
 from .limits import Limits
+from .page_evidence import PageEvidence
 from .protocol import PARTIAL, extraction_from_dict
 from .render import RenderedPage, Rendering
 from .results import Extraction, Inspection
@@ -80,6 +81,18 @@ def render_pages(
     ]
     result = _produce(args, out_dir, limits)
     return Rendering(pages=result["pages"], images=[RenderedPage(**image) for image in result["images"]])
+
+
+def read_page_evidence(path: str | Path, limits: Limits = Limits()) -> list[PageEvidence]:
+    """Each page's printed number, label, ink, scan hash and difference hash (page_evidence.py), read in the child;
+    raises SandboxError like extract_images (permanent when the document cannot be read or a limit stopped it)."""
+    try:
+        reply = run_child(["evidence", os.path.abspath(path)], limits)
+    except ChildStopped as exc:
+        raise SandboxError(exc.code, exc.message, permanent=True) from None
+    if not reply["ok"]:
+        raise SandboxError(reply["code"], reply["message"], permanent=reply["permanent"])
+    return [PageEvidence(**page) for page in reply["result"]]
 
 
 def _produce(args: list[str], out_dir: str | Path, limits: Limits) -> dict[str, Any]:

@@ -85,6 +85,28 @@
       target.querySelector(".page-preview").replaceChildren(button);
     });
   });
+  // Suggestions (pages to look at first): s moves to the next open one, c confirms it, x dismisses it, each a
+  // click on its own button, so the keys and the buttons send the same form.
+  function nextSuggestion(from) {
+    var open = Array.prototype.slice.call(document.querySelectorAll("#suggestions .suggestion.suggested"));
+    if (!open.length) return false;
+    var next = open[(open.indexOf(from) + 1) % open.length];
+    next.scrollIntoView({block: "center"});
+    next.focus({preventScroll: true});
+    return true;
+  }
+  function answer(suggestion, decision) {
+    var button = suggestion && suggestion.querySelector("button[value=" + decision + "]");
+    if (button) button.click();
+    return !!button;
+  }
+  var ANSWERS = {c: "confirm", x: "dismiss"};
+  document.addEventListener("keydown", function (event) {
+    if (event.altKey || event.ctrlKey || event.metaKey || typing(event.target)) return;
+    var suggestion = event.target.closest ? event.target.closest(".suggestion") : null;
+    var done = event.key === "s" ? nextSuggestion(suggestion) : ANSWERS[event.key] && answer(suggestion, ANSWERS[event.key]);
+    if (done) { event.preventDefault(); event.stopImmediatePropagation(); }
+  });
   var STEPS = {j: 1, k: -1};
   // Arrows keep scrolling the document unless the reader is moving by page (a page or the large view has focus).
   var ARROWS = {ArrowDown: 1, ArrowUp: -1, ArrowRight: 1, ArrowLeft: -1};
@@ -105,5 +127,6 @@
     }
   });
   arrived();
+  if (location.hash === "#next-suggestion") nextSuggestion(null);  // back from an answer: on to the next one
   if (/[?&]large=1(&|$)/.test(location.search) && current) enlarge(current);
 })();

@@ -44,13 +44,17 @@ def lose_the_previews_queue() -> None:
 
 
 def run_preview_tasks() -> list[dict]:
-    """Run what the previews queue holds in this process, as its worker would."""
+    """Run what the previews queue holds in this process, as its worker would; returns what the previews' tasks
+    returned (the page hints' tasks share the queue)."""
     broker, results = get_broker(settings.PAGETRAIL_PREVIEW_QUEUE), []
     while batch := broker.dequeue():
         for ack_id, payload in batch:
             task = SignedPackage.loads(payload)
-            assert task["func"] == "audit.tasks.generate_previews", task["func"]
-            results.append(tasks.generate_previews(*task["args"]))
+            assert task["func"] in ("audit.tasks.generate_previews", "audit.tasks.find_page_hints"), task["func"]
+            if task["func"] == "audit.tasks.generate_previews":
+                results.append(tasks.generate_previews(*task["args"]))
+            else:
+                tasks.find_page_hints(*task["args"])
             broker.acknowledge(ack_id)
     return results
 
@@ -66,7 +70,7 @@ def previews_text(client, manifest_id: int) -> str:
 def test_it_asks_for_previews_in_the_manifests_own_transaction(tmp_path, django_capture_on_commit_callbacks):
     request = written(pdfs.reused_on_three_pages(tmp_path), django_capture_on_commit_callbacks)
     assert (request.outcome, request.times_asked, request.finished_at) == ("", 1, None)
-    assert get_broker(settings.PAGETRAIL_PREVIEW_QUEUE).queue_size() == 1
+    assert get_broker(settings.PAGETRAIL_PREVIEW_QUEUE).queue_size() == 2  # and its page hints
 
 
 def test_the_reconciler_re_drives_previews_whose_queued_task_was_lost_to_completion(
@@ -149,13 +153,14 @@ def test_a_deployment_whose_previews_queue_row_was_deleted_gets_its_previews_aft
         [submitted] = p.manage_json("submit_bundle", "--here", pdfs.reused_on_three_pages(tmp_path))
         p.start_worker()
         p.wait_for("select status = 'completed' from extraction_job where id = ?", submitted["job_id"])
-        p.wait_for("select count(*) = 1 from django_q_ormq where key = 'pagetrail-previews'")
-        p.query("delete from django_q_ormq")  # the lost task
+        p.wait_for("select count(*) = 2 from django_q_ormq where key = 'pagetrail-previews'")  # previews, page hints
+        p.query("delete from django_q_ormq")  # the lost tasks
         p.start_worker(queue="pagetrail-previews")
 
         # At once rather than after PAGETRAIL_PREVIEWS_OVERDUE_MINUTES (the workers' own reconciler waits those 10).
         at_once = processes.manage({**p.env, "PAGETRAIL_PREVIEWS_OVERDUE_MINUTES": "0"}, "reconcile")
         assert json.loads(at_once.stdout)["previews_redriven"] == 1
+        assert json.loads(at_once.stdout)["page_hints_redriven"] == 1
 
         p.wait_for("select outcome = 'done' from audit_previewrequest")
         assert p.query("select count(*), max(times_asked) from audit_previewrequest")[0] == (1, 2)

@@ -173,7 +173,8 @@ def test_completing_a_job_queues_its_previews_when_the_transaction_commits(
         manifest = complete(pdfs.reused_on_three_pages(tmp_path))
     assert not manifest.previews.exists()  # the request (here, the runner) renders nothing itself
     assert [(t["func"], t["args"]) for t in queued(settings.PAGETRAIL_PREVIEW_QUEUE)] == [
-        ("audit.tasks.generate_previews", (manifest.pk,))
+        ("audit.tasks.generate_previews", (manifest.pk,)),
+        ("audit.tasks.find_page_hints", (manifest.pk,)),
     ]
     assert not [t for t in queued(settings.Q_CLUSTER["name"]) if "previews" in t["func"]]  # jobs never wait behind it
 
