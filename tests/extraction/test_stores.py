@@ -139,6 +139,17 @@ def test_it_writes_a_new_job_output_on_s3_with_one_request(tmp_path, s3_store, s
 
 
 @s3_only
+def test_it_writes_a_new_input_on_s3_with_one_question_and_one_request(tmp_path, s3_store, sent):
+    path, sha256 = written(tmp_path, b"pdf bytes")
+
+    assert stores.store_once(s3_store, "inputs/ab/abcdef.pdf", path, sha256) is True
+
+    assert sent == ["HeadObject", "PutObject"]  # not django-storages' second HEAD before its PUT
+    assert s3_store.open("inputs/ab/abcdef.pdf").read() == b"pdf bytes"
+    assert stores.store_once(s3_store, "inputs/ab/abcdef.pdf", path, sha256) is False
+
+
+@s3_only
 def test_an_s3_output_repeated_with_the_same_bytes_writes_nothing_new(tmp_path, s3_store, sent):
     first, sha256 = written(tmp_path, b"image bytes")
     stores.store_once(s3_store, "x.png", first, sha256, expect_new=True)
