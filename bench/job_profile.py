@@ -10,7 +10,10 @@ from .tables import table
 # caller's part (a socket send is the S3 client's when botocore calls it).
 PARTS = [
     ("extractor (parent side of the PDF child)", ("extraction/pdf/",)),
-    ("S3 client (boto3, botocore, s3transfer, urllib3, django-storages)", ("botocore", "boto3", "s3transfer", "urllib3", "storages/")),
+    (
+        "S3 client (boto3, botocore, s3transfer, urllib3, django-storages)",
+        ("botocore", "boto3", "s3transfer", "urllib3", "storages/"),
+    ),
     ("broker (django-q2, the Redis client, task pickling)", ("django_q/", "/redis/", "pickle")),
     ("ORM and database driver", ("django/db/", "psycopg", "sqlite3")),
     ("signing (manifest, ledger)", ("audit/ledger/signing", "cryptography", "nacl", "_hashlib")),
@@ -25,7 +28,7 @@ COUNTED = {
     "statements": ("django/db/backends/utils.py", ("_execute", "_executemany")),
     "redis_commands": ("redis/client.py", ("_execute_command",)),
     "s3_requests": ("botocore/endpoint.py", ("_send",)),
-    "storage_backends_built": ("storages/backends/s3.py", ("__init__",)),
+    "django_storages_objects_built": ("storages/backends/s3.py", ("__init__",)),
     "boto3_clients_built": ("boto3/session.py", ("client",)),
     "log_records": ("logging/__init__.py", ("makeRecord",)),
 }
@@ -33,8 +36,8 @@ COUNTED = {
 STEPS = {
     "run_job (the task)": ("extraction/runner.py", "run_job"),
     "complete_job (the completion transaction and its evidence)": ("extraction/completion.py", "complete_job"),
-    "the manifest signed": ("audit/ledger/signing.py", "sign"),
-    "storage backends built (django-storages S3Storage.__init__)": ("storages/backends/s3.py", "__init__"),
+    "the manifest signed": ("audit/ledger/signing.py", "signed"),
+    "django-storages objects built (S3Storage, S3File)": ("storages/backends/s3.py", "__init__"),
     "boto3 clients built": ("boto3/session.py", "client"),
     "the PDF child's round trip (parent side)": ("extraction/pdf/sandbox.py", "run_child"),
     "log records handled": ("logging/__init__.py", "handle"),

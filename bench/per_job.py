@@ -19,10 +19,8 @@ fail on time.
 import argparse
 import json
 import os
-import pstats
 import random
 import re
-import shutil
 import statistics
 import subprocess
 import tempfile
@@ -302,7 +300,11 @@ def print_report(result: dict) -> None:
         ["of which the PDF child (the extractor)", f"{median['pdf_child_cpu_ms']:.2f}", ""],
         ["an idle cluster (CPU share)", f"{median['idle_cpu_share']:.3f}", "about 0.03" * (name == "embedded")],
         ["intake CPU a file (this process and its validation child, ms)", f"{median['intake_cpu_ms']:.2f}", ""],
-        ["intake CPU a file beyond validation (ms)", f"{median['intake_beyond_validation_ms']:.2f}", "≤ 5" * (name == "production")],
+        [
+            "intake CPU a file beyond validation (ms)",
+            f"{median['intake_beyond_validation_ms']:.2f}",
+            "≤ 5" * (name == "production"),
+        ],
         ["intake statements a file", f"{median['intake_statements']:.1f}", ""],
     ]
     if "redis_ops" in median:
@@ -311,9 +313,20 @@ def print_report(result: dict) -> None:
         rows.append(["input reads a job (GET on the input bucket)", f"{median['input_reads']:.2f}", "1"])
     if "profile_table" in result:
         counts = result["profile_table"]["counts"]
-        rows.append(["SQL statements a job, in the cluster (profiled batch)", f"{counts['statements']:.1f}", "≤ 10" * (name == "production")])
+        rows.append(
+            [
+                "SQL statements a job, in the cluster (profiled batch)",
+                f"{counts['statements']:.1f}",
+                "≤ 10" * (name == "production"),
+            ]
+        )
     table(["per job", "measured", "target"], rows)
-    for key, label in (("redis", "Redis commands a job"), ("redis_idle_per_s", "an idle cluster's Redis commands a second"), ("s3", "the cluster's S3 requests a job"), ("s3_intake", "intake's S3 requests a file")):
+    for key, label in (
+        ("redis", "Redis commands a job"),
+        ("redis_idle_per_s", "an idle cluster's Redis commands a second"),
+        ("s3", "the cluster's S3 requests a job"),
+        ("s3_intake", "intake's S3 requests a file"),
+    ):
         if key in result["by"]:
             print(f"\n{label}: " + ", ".join(f"{k} {v}" for k, v in result["by"][key].items()))
     if "profile_table" in result:
