@@ -21,6 +21,7 @@ import json
 import os
 import random
 import re
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -109,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3, help="batches measured; the median is reported")
     parser.add_argument("--out", type=Path, default=Path("var/bench"), help="where the forms are kept")
     parser.add_argument("--no-profile", action="store_false", dest="profile", help="skip the profiled batch")
+    parser.add_argument("--keep-profile", type=Path, help="copy the profiled batch's .prof files here (for pstats)")
     parser.add_argument("--summary", type=Path, help="also write the headline figures here, as JSON (for `-m bench`)")
     parser.add_argument(
         "--production",
@@ -157,6 +159,8 @@ def run(forms: list[Path], options, data_dir: Path, production: dict | None = No
             with running_cluster({**env, "PAGETRAIL_PROFILE_DIR": str(profile_dir)}, data_dir / "q2.log") as cluster:
                 measure_batch(batch, cluster, None, None, result["failures"])
             result["profile_table"] = profile_summary(profile_dir, len(batch))
+            if options.keep_profile:
+                shutil.copytree(profile_dir, options.keep_profile, dirs_exist_ok=True)
         result["load"].append(os.getloadavg()[0])
     finally:
         if redis:
