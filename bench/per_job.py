@@ -325,6 +325,7 @@ def print_report(result: dict) -> None:
             ]
         )
     table(["per job", "measured", "target"], rows)
+    print("\ncluster CPU a job, each batch: " + ", ".join(f"{b['cluster_cpu_ms']:.2f} ms" for b in result["batches"]))
     for key, label in (
         ("redis", "Redis commands a job"),
         ("redis_idle_per_s", "an idle cluster's Redis commands a second"),
