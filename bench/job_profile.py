@@ -34,13 +34,13 @@ COUNTED = {
 }
 # Cumulative CPU of named steps (a call inside another is counted in both).
 STEPS = {
-    "run_job (the task)": ("extraction/runner.py", "run_job"),
-    "complete_job (the completion transaction and its evidence)": ("extraction/completion.py", "complete_job"),
-    "the manifest signed": ("audit/ledger/signing.py", "signed"),
-    "django-storages objects built (S3Storage, S3File)": ("storages/backends/s3.py", "__init__"),
-    "boto3 clients built": ("boto3/session.py", "client"),
-    "the PDF child's round trip (parent side)": ("extraction/pdf/sandbox.py", "run_child"),
-    "log records handled": ("logging/__init__.py", "handle"),
+    "run_job (the task)": ("extraction/runner.py", ("run_job",)),
+    "complete_job (the completion transaction and its evidence)": ("extraction/completion.py", ("complete_job",)),
+    "the manifest signed": ("audit/ledger/signing.py", ("sign", "signed")),
+    "django-storages objects built (S3Storage, S3File)": ("storages/backends/s3.py", ("__init__",)),
+    "boto3 clients built": ("boto3/session.py", ("client",)),
+    "the PDF child's round trip (parent side)": ("extraction/pdf/sandbox.py", ("run_child",)),
+    "log records handled": ("logging/__init__.py", ("handle",)),
 }
 
 
@@ -71,8 +71,8 @@ def profile_summary(directory: Path, jobs: int) -> dict:
                     counts[name] += calls
                     if name == "statements":
                         counts[f"statements in the {role}"] += calls
-            for name, (marker, function) in STEPS.items():
-                if marker in key[0] and key[2] == function:
+            for name, (marker, functions) in STEPS.items():
+                if marker in key[0] and key[2] in functions:
                     steps[name] += cumulative
     per_job = 1000 / max(jobs, 1)
     return {

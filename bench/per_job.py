@@ -37,7 +37,8 @@ from . import pipeline, runners
 from .job_profile import profile_summary
 from .tables import table
 
-IDLE_SECONDS = 2.0  # the idle cluster measured before each batch, over this long
+IDLE_SECONDS = 1.0  # the idle cluster measured before each batch, over the quieter of two windows this long
+WARM_UP = 2  # jobs run before the first batch
 TARGETS = {"production": 15.0, "embedded": 8.0}  # ms of cluster CPU a one-image job (issue 36, target 2)
 
 
@@ -119,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         "created anew) and PAGETRAIL_TEST_REDIS_URL",
     )
     options = parser.parse_args(argv)
-    forms = make_forms(options.out, options.jobs * (options.runs + options.profile))
+    forms = make_forms(options.out, options.jobs * (options.runs + options.profile) + WARM_UP)
     if options.production:
         from .production import DEFAULTS, services
 
@@ -147,6 +148,8 @@ def run(forms: list[Path], options, data_dir: Path, production: dict | None = No
         s3 = S3Log(data_dir / "s3.log") if production else None
         batches = []
         with running_cluster(env, data_dir / "qcluster.log") as cluster:
+            # Not measured: a worker's first job builds what it keeps (its S3 clients, the signing key), once a process.
+            result["failures"] += pipeline.wait_for_jobs(set(submit(forms[-WARM_UP:])["jobs"]), cluster)
             for number in range(options.runs):
                 batch = forms[number * options.jobs : (number + 1) * options.jobs]
                 batches.append(measure_batch(batch, cluster, redis, s3, result["failures"]))
@@ -155,7 +158,7 @@ def run(forms: list[Path], options, data_dir: Path, production: dict | None = No
         result["by"] = batches[len(batches) // 2]["by"]
         if options.profile:
             profile_dir = data_dir / "profile"
-            batch = forms[options.runs * options.jobs :]
+            batch = forms[options.runs * options.jobs : -WARM_UP]
             with running_cluster({**env, "PAGETRAIL_PROFILE_DIR": str(profile_dir)}, data_dir / "q2.log") as cluster:
                 measure_batch(batch, cluster, None, None, result["failures"])
             result["profile_table"] = profile_summary(profile_dir, len(batch))
@@ -206,12 +209,15 @@ def cluster_cpu(session: int) -> tuple[float, float]:
 def measure_batch(forms: list[Path], cluster, redis: RedisCommands | None, s3: S3Log | None, failures: list) -> dict:
     """One batch: the idle cluster first, then every form submitted and its job waited for."""
     count = len(forms)
-    idle_start, idle_cpu = time.monotonic(), sum(cluster_cpu(cluster.pid))
-    if s3:
-        s3.take()
-    time.sleep(IDLE_SECONDS)
-    start, (python, child) = time.monotonic(), cluster_cpu(cluster.pid)
-    idle_rate = (python + child - idle_cpu) / (start - idle_start)
+    rates = []
+    for _ in range(2):  # the quieter window: a scheduled task (the reconciler's) may run in the other
+        idle_start, idle_cpu = time.monotonic(), sum(cluster_cpu(cluster.pid))
+        if s3:
+            s3.take()
+        time.sleep(IDLE_SECONDS)
+        start, (python, child) = time.monotonic(), cluster_cpu(cluster.pid)
+        rates.append((python + child - idle_cpu) / (start - idle_start))
+    idle_rate = min(rates)
     intake = submit(forms)
     failures += pipeline.wait_for_jobs(set(intake.pop("jobs")), cluster)
     end, (python_after, child_after) = time.monotonic(), cluster_cpu(cluster.pid)
