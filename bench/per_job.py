@@ -95,13 +95,14 @@ class S3Log:
     """moto's request log (werkzeug's access lines): requests by method and bucket since the last call."""
 
     LINE = re.compile(r'"(GET|PUT|HEAD|POST|DELETE) /([^/ ?]+)[^"]*" (\d{3})')
+    COLOUR = re.compile(r"\x1b\[[0-9;]*m")  # werkzeug colours the lines of answers other than 200 (a HEAD's 404)
 
     def __init__(self, path: Path):
         self.path, self.offset = path, 0
 
     def take(self) -> Counter:
-        text = self.path.read_text(errors="replace")
-        new, self.offset = text[self.offset :], len(text)
+        text = self.COLOUR.sub("", self.path.read_text(errors="replace"))
+        new, self.offset = text[self.offset :], len(text)  # offsets in the uncoloured text: it only grows
         return Counter(f"{method} {bucket}" for method, bucket, _ in self.LINE.findall(new))
 
 
