@@ -5,6 +5,10 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
+pytestmark = pytest.mark.slow  # each test starts a Python process that forks another
+
 PROGRAM = textwrap.dedent(
     """
     import multiprocessing, os
