@@ -5,8 +5,10 @@ the queue name and the buckets are new for each run, so nothing of an earlier ru
 """
 
 import contextlib
+import subprocess
 import uuid
 from collections import Counter
+from pathlib import Path
 
 from tests.run_profiles import DATABASE_URL, REDIS_URL, production_env, start_s3
 
@@ -25,10 +27,12 @@ DEFAULTS = (DATABASE_URL, REDIS_URL)  # PAGETRAIL_TEST_DATABASE_URL, PAGETRAIL_T
 
 
 @contextlib.contextmanager
-def services(database_url: str, redis_url: str):
-    """Yields the variables that put the cluster and this process on the production profile."""
+def services(database_url: str, redis_url: str, s3_log: Path | None = None):
+    """Yields the variables that put the cluster and this process on the production profile; `s3_log` keeps
+    moto's request log (bench.per_job counts the requests there)."""
     fresh_database(database_url)
-    server, endpoint = start_s3()
+    log = open(s3_log, "w") if s3_log else None  # noqa: SIM115  (closed with the server)
+    server, endpoint = start_s3(log or subprocess.DEVNULL)
     try:
         env = production_env(endpoint)
         yield {
@@ -41,6 +45,8 @@ def services(database_url: str, redis_url: str):
     finally:
         server.terminate()
         server.wait(timeout=30)
+        if log:
+            log.close()
 
 
 def fresh_database(url: str) -> None:

@@ -140,6 +140,7 @@ def print_summary(figures: dict) -> None:
     rows += [_pipeline_row(figures.get("pipeline"))]
     if "pipeline_production" in figures:
         rows += [_pipeline_row(figures["pipeline_production"], "production (PostgreSQL, Redis, S3 on loopback)")]
+    rows += [_per_job_row(figures.get(key)) for key in ("per_job", "per_job_production") if key in figures]
     rows += [_hashing_row(figures["hashing"]), _admin_row(figures.get("admin"))] + _intake_rows(figures["intake"])
     rows += _log_rows(figures.get("log"))
     table(["target", "measured", "reference (same run)", "ratio", "goal"], rows)
@@ -176,6 +177,24 @@ def _extraction_rows(extraction: dict) -> list[list]:
             ]
         )
     return rows
+
+
+def _per_job_row(per_job: dict | None) -> list:
+    """Issue 36's target 2: a one-image form's job in the cluster (bench/per_job.py)."""
+    if not per_job or "median" not in per_job:
+        return ["2. a one-image job in the cluster", "not run", "", "", ""]
+    median, production = per_job["median"], per_job["profile"] == "production"
+    statements = per_job.get("profile_table", {}).get("counts", {}).get("statements")
+    measured = f"{median['cluster_cpu_ms']:.1f} ms CPU" + (f", {statements:.0f} statements" if statements else "")
+    if production:
+        measured += f", {median['s3_requests']:.1f} S3 requests, {median['redis_ops']:.1f} Redis commands"
+    return [
+        f"2. a one-image job in the cluster, {per_job['profile']}",
+        measured,
+        f"intake beyond validation {median['intake_beyond_validation_ms']:.1f} ms a file",
+        f"extractor {median['pdf_child_cpu_ms']:.1f} ms",
+        "≤ 15 ms, ≤ 10 statements, S3 = assets + 1, intake ≤ 5 ms" if production else "≤ 8 ms",
+    ]
 
 
 def _hashing_row(hashing: dict) -> list:

@@ -2,10 +2,11 @@
 
 import errno
 import hashlib
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 from django.core.files.storage import Storage
+from storages.utils import clean_name
 
 from .stores import CHUNK, STORAGE_ERRORS, StorageUnavailable, inputs, is_s3, local_path
 
@@ -79,8 +80,21 @@ def _read_input(bundle, copy_to: Path):
         with open(path, "rb") as fh:
             return path, hashlib.file_digest(fh, "sha256")
     digest = hashlib.sha256()
-    with inputs().open(bundle.input_name, "rb") as src, open(copy_to, "wb") as dst:
+    with _input_stream(inputs(), bundle.input_name) as src, open(copy_to, "wb") as dst:
         while chunk := src.read(CHUNK):
             digest.update(chunk)
             dst.write(chunk)
     return copy_to, digest
+
+
+def _input_stream(storage: Storage, name: str):
+    """The stored bytes as a stream: on S3 one GetObject (a missing key its NoSuchKey), not django-storages' S3File,
+    which builds a boto3 resource object and sends a HEAD before the transfer's own requests."""
+    if not is_s3(storage):
+        return storage.open(name, "rb")
+    from s3transfer.constants import ALLOWED_DOWNLOAD_ARGS
+
+    key = storage._normalize_name(clean_name(name))
+    parameters = {k: v for k, v in storage.get_object_parameters(name).items() if k in ALLOWED_DOWNLOAD_ARGS}
+    answer = storage.connection.meta.client.get_object(Bucket=storage.bucket_name, Key=key, **parameters)
+    return closing(answer["Body"])

@@ -59,7 +59,8 @@ def store_once(storage: Storage, name: str, path: Path, sha256: str, expect_new:
     bytes it is a conflict. Two racing writers: the backend renames the loser's copy, which we drop.
     `expect_new` (a job's own outputs, taken only by a redelivered task): no exists() first; a link, or on
     S3 a conditional PutObject, fails on a taken name (one request for a new name), so a rare repeat finds
-    out when it writes, as a race does. Without it a repeat costs one question, no write.
+    out when it writes, as a race does. Without it a repeat costs one question, no write, and a new name on S3
+    one question and one conditional PutObject.
     """
     if not expect_new and storage.exists(name):
         _check_same(storage, name, sha256)
@@ -68,10 +69,8 @@ def store_once(storage: Storage, name: str, path: Path, sha256: str, expect_new:
         if not linked:
             _check_same(storage, name, sha256)
         return linked
-    if (
-        expect_new
-        and (put := _put_if_absent(storage, name, lambda: open(path, "rb"), path.stat().st_size, sha256)) is not None
-    ):
+    # Free a moment ago, or expected new: on S3 one conditional PutObject, not django-storages' HEAD again and a PUT.
+    if (put := _put_if_absent(storage, name, lambda: open(path, "rb"), path.stat().st_size, sha256)) is not None:
         if not put:
             _check_same(storage, name, sha256)
         return put

@@ -16,6 +16,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from typing import IO
 
 ROOT = Path(__file__).resolve().parent.parent
 DATABASE_URL = os.environ.get("PAGETRAIL_TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/pagetrail")
@@ -56,13 +57,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_s3() -> tuple[subprocess.Popen, str]:
-    """moto's standalone S3 server on a free loopback port, up before we return."""
+def start_s3(log: IO[str] | int = subprocess.DEVNULL) -> tuple[subprocess.Popen, str]:
+    """moto's standalone S3 server on a free loopback port, up before we return; `log` takes its request log."""
     port = free_port()
     server = subprocess.Popen(
         [str(Path(sys.executable).parent / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stdout=log,
+        stderr=log,
     )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

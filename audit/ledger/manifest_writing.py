@@ -179,7 +179,7 @@ def _write(job, document, ordered, names, attempt_number, at, written: list[str]
         page_count=job.bundle.page_count,
         body=body.decode("ascii"),
         sha256=sha256,
-        signature=signing.sign(body, at),
+        signature=signing.signed(body),  # write() covered `at` under the ledger's lock
         key_id=document["key_id"],
         storage_name=storage_name,
         created_at=at,

@@ -35,9 +35,10 @@ def lock() -> None:
 def append(record: Manifest | RetentionEvent | CaseMap | ActivityEvent) -> LogLeaf:
     """The next leaf, for a record being written in the caller's transaction, which holds lock().
     LedgerRollback when the output store already holds that position (store_witness.py)."""
-    index = leaf_count()
-    if isinstance(record, Manifest) and record.sequence != index:
-        raise RuntimeError(f"manifest {record.sequence} would be leaf {index}: its sequence must be its leaf index")
+    return _append_at(leaf_count(), record)
+
+
+def _append_at(index: int, record: Manifest | RetentionEvent | CaseMap | ActivityEvent) -> LogLeaf:
     store_witness.check_position(index)
     kind, hashed = KINDS[type(record)], merkle.leaf_hash(record.body.encode("utf-8"))
     leaf = LogLeaf.objects.create(
@@ -67,7 +68,9 @@ def store_subtrees(start: int, leaves: list[bytes]) -> None:
 def append_manifest(manifest: Manifest) -> LogLeaf:
     """A manifest's leaf, in the transaction that appends it to the chain (which holds the log's lock)."""
     transaction.on_commit(lambda: worm.lock_manifest(manifest))
-    return append(manifest)
+    # Its sequence is the leaf count its writer read under this same lock, after the signing key's own leaf (if
+    # any): read again, it could only be the same. LogLeaf's unique index still refuses a place taken twice.
+    return _append_at(manifest.sequence, manifest)
 
 
 def leaf_hashes(size: int | None = None) -> list[bytes]:

@@ -16,7 +16,7 @@ from django.conf import settings
 from audit.ledger import activity_records, manifests
 from audit.models import Manifest, PagePreview, PreviewRequest, RetentionEvent
 from audit.review import preview_requests
-from core import stored_inputs, stores
+from core import broker, stored_inputs, stores
 from core.limits import configured_limits
 from extraction import pdf, worker_stop
 
@@ -35,9 +35,7 @@ def request(manifest: Manifest) -> None:
 
 
 def enqueue(manifest_id: int) -> None:
-    from django_q.tasks import async_task
-
-    async_task("audit.tasks.generate_previews", manifest_id, cluster=settings.PAGETRAIL_PREVIEW_QUEUE)
+    broker.enqueue("audit.tasks.generate_previews", manifest_id, cluster=settings.PAGETRAIL_PREVIEW_QUEUE)
 
 
 def redrive_previews(at=None) -> int:

@@ -8,13 +8,12 @@ from django.conf import settings
 from django.db import transaction
 
 from core import one_off
+from core.broker import enqueue
 
 
 def enqueue_decision(submission) -> None:
     """On the intake queue of the host holding the staged bytes (only that host can read them)."""
-    from django_q.tasks import async_task
-
-    async_task(
+    enqueue(
         "extraction.tasks.decide_submission",
         submission.pk,
         cluster=submission.queue,
@@ -23,10 +22,8 @@ def enqueue_decision(submission) -> None:
 
 
 def enqueue_job(job_id: int) -> None:
-    from django_q.tasks import async_task
-
     # Named: called from the intake worker too, whose own queue would otherwise be the default.
-    async_task(
+    enqueue(
         "extraction.tasks.run_job",
         job_id,
         task_name=f"job-{job_id}-{time.time_ns()}",
@@ -45,9 +42,7 @@ def run_after_commit(job_id: int) -> None:
 
 def wake_job_now(job_id: int) -> None:
     """Queued at once, on the cluster that runs it; the task sleeps out what is left of the job's hold."""
-    from django_q.tasks import async_task
-
-    async_task("extraction.tasks.run_job", job_id, waking=True, task_name=f"wake-job-{job_id}-{time.time_ns()}")
+    enqueue("extraction.tasks.run_job", job_id, waking=True, task_name=f"wake-job-{job_id}-{time.time_ns()}")
 
 
 def wake_job_at(job_id: int, when: datetime) -> None:
@@ -57,9 +52,7 @@ def wake_job_at(job_id: int, when: datetime) -> None:
 
 def enqueue_webhook(event_id: int) -> None:
     """On the jobs' cluster, named: the intake worker records refusals' events too."""
-    from django_q.tasks import async_task
-
-    async_task(
+    enqueue(
         "extraction.tasks.deliver_webhook",
         event_id,
         task_name=f"webhook-{event_id}-{time.time_ns()}",

@@ -139,6 +139,17 @@ def test_it_writes_a_new_job_output_on_s3_with_one_request(tmp_path, s3_store, s
 
 
 @s3_only
+def test_it_writes_a_new_input_on_s3_with_one_question_and_one_request(tmp_path, s3_store, sent):
+    path, sha256 = written(tmp_path, b"pdf bytes")
+
+    assert stores.store_once(s3_store, "inputs/ab/abcdef.pdf", path, sha256) is True
+
+    assert sent == ["HeadObject", "PutObject"]  # not django-storages' second HEAD before its PUT
+    assert s3_store.open("inputs/ab/abcdef.pdf").read() == b"pdf bytes"
+    assert stores.store_once(s3_store, "inputs/ab/abcdef.pdf", path, sha256) is False
+
+
+@s3_only
 def test_an_s3_output_repeated_with_the_same_bytes_writes_nothing_new(tmp_path, s3_store, sent):
     first, sha256 = written(tmp_path, b"image bytes")
     stores.store_once(s3_store, "x.png", first, sha256, expect_new=True)
@@ -202,3 +213,22 @@ def test_a_manifest_on_s3_is_one_conditional_request_written_once_with_the_stora
     assert {k: v for k, v in stored.items() if k not in ("LastModified",)} == {
         k: v for k, v in saved.items() if k not in ("LastModified",)
     }
+
+
+@s3_only
+def test_a_stored_input_is_read_from_s3_with_one_request(tmp_path, s3_store, sent):
+    from types import SimpleNamespace
+
+    from core import stored_inputs
+
+    path, sha256 = written(tmp_path, b"%PDF- the input")
+    stores.store_once(stores.inputs(), f"w36a/{sha256}.pdf", path, sha256)
+    events = stores.inputs().connection.meta.client.meta.events
+    reads: list[str] = []
+    events.register("before-send.s3", lambda event_name, **kwargs: reads.append(event_name.rsplit(".", 1)[-1]))
+    bundle = SimpleNamespace(input_name=f"w36a/{sha256}.pdf", correlation_id=sha256)
+
+    copy = stored_inputs.verified_input(bundle, tmp_path / "copy.pdf")
+
+    assert copy.read_bytes() == b"%PDF- the input"
+    assert reads == ["GetObject"]  # not a HEAD, then the transfer's own HEAD and GET

@@ -8,6 +8,7 @@ import sys
 from django.conf import settings
 from django_q.management.commands.qcluster import Command as ClusterCommand
 
+from core import profiling
 from extraction.cluster_stop import Cluster
 from extraction.worker_versions import may_start
 
@@ -27,6 +28,7 @@ class Command(ClusterCommand):
         if options.get("cluster_name"):
             os.environ["Q_CLUSTER_NAME"] = options["cluster_name"]
         warn_if_nobody_fills(queue_served())
+        profiling.start_if_asked()  # PAGETRAIL_PROFILE_DIR: bench.per_job's profile of every cluster process
         q = Cluster()
         q.start()
         if options.get("run_once"):
