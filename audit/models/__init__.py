@@ -14,7 +14,7 @@ from .evidence import (
     WriteOnceModel,
 )
 from .finding_responses import FindingResponse
-from .keys import SigningKey
+from .keys import IndexSignature, SigningKey
 from .previews import PagePreview, PreviewRequest
 from .retention import LegalHoldSync, RetentionAssignment, RetentionEvent, RetentionPolicy
 from .review import ReviewFlag
@@ -36,6 +36,7 @@ __all__ = [
     "CaseMap",
     "Checkpoint",
     "Finding",
+    "IndexSignature",
     "FindingResponse",
     "Manifest",
     "ManifestChain",
