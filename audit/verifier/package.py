@@ -132,6 +132,11 @@ def _check_index_signature(zf: zipfile.ZipFile, data: bytes, index: dict[str, An
     if not str(signed.get("key_id", "")).startswith(ED25519):
         report.fail("index.sig.json", "the index must be signed with an Ed25519 key")
         return
+    if report.require_post_quantum and not signed.get("mldsa_key_id"):
+        report.fail(
+            "index.sig.json", "the index carries no ML-DSA-44 signature, and post-quantum signatures are required"
+        )
+        return
     before = len(report.problems)
     report.check_signature(
         "index.sig.json", data, signed.get("signature"), signed.get("key_id"), index.get("generated_at"), signed
