@@ -128,6 +128,9 @@ def open_checkpoint(
     if origin is not None and parsed.origin != origin:
         raise NoteError(f"the checkpoint is of log {parsed.origin!r}, not {origin!r}")
     mldsa = [(line, public) for line in lines for public in mldsa_publics or [] if _names(line, parsed.origin, public)]
+    named = [line for line in lines for public in publics if _names(line, parsed.origin, public, ED25519_TYPE)]
+    if (named or not mldsa) and not any(_signed_by(text, ln, parsed.origin, pk) for ln in lines for pk in publics):
+        raise NoteError("no signature on the checkpoint verifies with a trusted key under its origin's name")
     if not all(_mldsa_signed_by(text, line, public) for line, public in mldsa):
         raise NoteError("an ML-DSA-44 signature on the checkpoint by a trusted key does not verify")
     if require_mldsa and not mldsa:
@@ -135,9 +138,6 @@ def open_checkpoint(
             "the checkpoint carries no ML-DSA-44 signature by a trusted key (signed with Ed25519 alone), "
             "and post-quantum signatures are required"
         )
-    named = [line for line in lines for public in publics if _names(line, parsed.origin, public, ED25519_TYPE)]
-    if (named or not mldsa) and not any(_signed_by(text, ln, parsed.origin, pk) for ln in lines for pk in publics):
-        raise NoteError("no signature on the checkpoint verifies with a trusted key under its origin's name")
     return parsed
 
 
