@@ -22,6 +22,7 @@ from functools import lru_cache
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from django.conf import settings
+from django.core import checks
 
 from audit.verifier.keys import ED25519, MLDSA44, Trust, ed25519_ok, hmac_sign, key_id_of
 
@@ -151,6 +152,18 @@ def configured_keys() -> dict[str, bytes]:
     keys += [public] if (public := _mldsa_public()) is not None else []
     keys += [_retired_mldsa_public(k) for k in settings.PAGETRAIL_MLDSA_SIGNING_RETIRED_KEYS]
     return {key_id_of(public): public for public in keys}
+
+
+@checks.register()
+def mldsa_keys_configured(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+    """A malformed ML-DSA-44 key refuses to start, rather than failing the first job's completion."""
+    try:
+        _mldsa_public()
+        [_retired_mldsa_public(k) for k in settings.PAGETRAIL_MLDSA_SIGNING_RETIRED_KEYS]
+    except ValueError as exc:  # binascii.Error is one
+        message = str(exc) if "ML-DSA" in str(exc) else f"An ML-DSA-44 key is not base64: {exc}."
+        return [checks.Error(message, hint="Make one with the command in docs/configuration.md.", id="audit.E012")]
+    return []
 
 
 def configured_publics(prefix: str = ED25519) -> list[bytes]:

@@ -125,3 +125,16 @@ def test_key_rotation_keeps_old_records_verifying(chain, out, settings, tmp_path
     listed = {k["key_id"]: k for k in signing.published_document()["keys"]}
     assert listed[old_id]["valid_until"] and listed[newest.mldsa_key_id]["valid_until"] is None
     passed(verify(export(out), PQ))  # old records under the retired key, new ones under the new key
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("PAGETRAIL_MLDSA_SIGNING_KEY", base64.b64encode(bytes(31)).decode()),
+        ("PAGETRAIL_MLDSA_SIGNING_RETIRED_KEYS", ["AAAA"]),
+    ],
+)
+def test_a_malformed_ml_dsa_key_refuses_to_start(settings, name, value):
+    setattr(settings, name, value)
+    (error,) = signing.mldsa_keys_configured()
+    assert error.id == "audit.E012" and "ML-DSA-44" in error.msg
