@@ -22,6 +22,18 @@ SIGNED = {
         "schema": {**HEX, "minLength": 64, "maxLength": 128},
     },
     "X-Manifest-Key-Id": {"description": "The signing key's id.", "required": True, "schema": {"type": "string"}},
+    "X-Manifest-ML-DSA-Signature": {
+        "description": "ML-DSA-44 signature of the same bytes, base64 (2420 bytes), by the key "
+        "X-Manifest-ML-DSA-Key-Id names, published beside the Ed25519 key at /signing-keys.json. Absent on a "
+        "manifest signed before ML-DSA-44.",
+        "required": False,
+        "schema": {"type": "string"},
+    },
+    "X-Manifest-ML-DSA-Key-Id": {
+        "description": "The ML-DSA-44 key's id (ml-dsa-44-...); absent with the signature.",
+        "required": False,
+        "schema": {"type": "string"},
+    },
 }
 ERROR = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}}}
 PRECONDITION = {"description": "`precondition_failed`: an If-Match the bytes' ETag does not match.", **ERROR}
@@ -66,6 +78,9 @@ def manifest_response(request, manifest: Manifest) -> HttpResponseBase:
     response = HttpResponse(manifest.body.encode("ascii"), content_type="application/json")
     response["X-Manifest-SHA256"], response["X-Manifest-Signature"] = manifest.sha256, manifest.signature
     response["X-Manifest-Key-Id"] = manifest.key_id
+    if manifest.mldsa_key_id:
+        response["X-Manifest-ML-DSA-Signature"] = manifest.mldsa_signature
+        response["X-Manifest-ML-DSA-Key-Id"] = manifest.mldsa_key_id
     return validated(response, manifest.sha256, manifest.created_at)
 
 

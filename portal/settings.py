@@ -373,6 +373,16 @@ PAGETRAIL_SIGNING_KEY = shared_secret(
 # Retired Ed25519 public keys (base64, as /signing-keys.json shows them), comma-separated: verification
 # trusts these and the signing key's own, never a key found only in the database.
 PAGETRAIL_SIGNING_RETIRED_KEYS = env.list("PAGETRAIL_SIGNING_RETIRED_KEYS", default=[])
+# The ML-DSA-44 twin of the signing key (base64 of a 32-byte seed, the same command makes one): every record and
+# checkpoint is signed with both. Optional on a shared deployment, so an upgrade starts before it is set (records
+# then carry Ed25519 alone, which --require-post-quantum refuses); retired public keys (base64), comma-separated.
+PAGETRAIL_MLDSA_SIGNING_KEY = shared_secret(
+    "PAGETRAIL_MLDSA_SIGNING_KEY",
+    "mldsa_signing_key",
+    lambda: base64.b64encode(secrets.token_bytes(32)).decode(),
+    needed=not SHARED_DEPLOYMENT,
+)
+PAGETRAIL_MLDSA_SIGNING_RETIRED_KEYS = env.list("PAGETRAIL_MLDSA_SIGNING_RETIRED_KEYS", default=[])
 PAGETRAIL_MANIFEST_KEY_ID = env.str("PAGETRAIL_MANIFEST_KEY_ID", default="local-1")
 # Only verifies: a shared deployment without HMAC-signed manifests from before Ed25519 needs none.
 PAGETRAIL_MANIFEST_KEY = shared_secret("PAGETRAIL_MANIFEST_KEY", "manifest_key", needed=not SHARED_DEPLOYMENT)

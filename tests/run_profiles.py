@@ -91,6 +91,7 @@ def production_env(endpoint: str) -> dict:
         # what every host of a shared deployment must be given alike (settings refuse to start without)
         "SECRET_KEY": secrets.token_urlsafe(48),
         "PAGETRAIL_SIGNING_KEY": base64.b64encode(os.urandom(32)).decode(),
+        "PAGETRAIL_MLDSA_SIGNING_KEY": base64.b64encode(os.urandom(32)).decode(),
     }
 
 

@@ -71,6 +71,7 @@ def shared_env(database_url):
         "SECRET_KEY": uuid.uuid4().hex * 2,
         "PAGETRAIL_MANIFEST_KEY": uuid.uuid4().hex,
         "PAGETRAIL_SIGNING_KEY": settings.PAGETRAIL_SIGNING_KEY,
+        "PAGETRAIL_MLDSA_SIGNING_KEY": settings.PAGETRAIL_MLDSA_SIGNING_KEY,
     }
 
 

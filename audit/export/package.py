@@ -214,6 +214,7 @@ def _put_signed_index(zf: zipfile.ZipFile, index: bytes, at) -> None:
         "sha256": hashlib.sha256(index).hexdigest(),
         "key_id": signing.current_key_id(),
         "signature": signing.sign(index, at),
+        **signing.stable_mldsa_fields(index, at),
     }
     _put(zf, "index.sig.json", json.dumps(signed, indent=1, sort_keys=True).encode("ascii"))
 
@@ -238,6 +239,7 @@ def _put_manifest(zf: zipfile.ZipFile, manifest: Manifest, file_deleted: bool) -
         **chained,
         "key_id": manifest.key_id,
         "signature": manifest.signature,
+        **sections.mldsa(manifest),
         "correlation_id": manifest.correlation_id,
         "created_at": timestamp(manifest.created_at),
         "stored_name": manifest.storage_name,
@@ -297,6 +299,7 @@ def _put_activity(zf: zipfile.ZipFile, event: ActivityEvent) -> dict:
         "sha256": hashlib.sha256(body).hexdigest(),
         "signature": event.signature,
         "key_id": event.key_id,
+        **sections.mldsa(event),
         "signed_at": json.loads(body)["signed_at"],
     }
     _put(zf, entry["file"], body)
@@ -309,6 +312,7 @@ def _put_case_map(zf: zipfile.ZipFile, case_map: CaseMap) -> dict:
         "sha256": case_map.sha256,
         "signature": case_map.signature,
         "key_id": case_map.key_id,
+        **sections.mldsa(case_map),
         "manifest_sha256": case_map.manifest_sha256,
         "created_at": timestamp(case_map.created_at),
     }

@@ -19,7 +19,8 @@ What is inside
   or the reason it is absent; the sha256 of keys.json.
 - assets/<name>: the extracted images, if the package was exported with assets. Files deleted under a
   retention policy are left out; a signed retention event in index.json names each of them.
-- keys.json: the portal's Ed25519 public keys (current and retired, with their validity periods).
+- keys.json: the portal's Ed25519 and ML-DSA-44 public keys (current and retired, with their validity
+  periods). Each record, the index and the checkpoint are signed with both where the portal had both keys.
 - verify_evidence.pyz: the offline verifier (Python 3.9+, no network). It needs only the `cryptography`
   package, for Ed25519 (pip install cryptography): a widely reviewed implementation, not one of our own.
 
@@ -36,6 +37,9 @@ How to verify
     ... --witness VKEY [--witness VKEY ...] --quorum K
         the checkpoint must be cosigned by K of these witnesses, each VKEY (name+key id+base64 key) obtained
         from that witness, never from this package. Without --witness its cosignatures are listed, unchecked.
+    ... --require-post-quantum
+        every record, the index and the log checkpoint must also carry a verifying ML-DSA-44 signature
+        (evidence that stays checkable once Ed25519 no longer holds); one signed with Ed25519 alone fails.
 
     python3 -m zipfile -l verify_evidence.pyz
         what the verifier is: the very modules (audit/verifier/) the portal's verification runs import.

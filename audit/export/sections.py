@@ -21,6 +21,11 @@ def stored_copy(name: str, body: bytes, deleted_by_retention: bool = False) -> s
         return "deleted_by_retention" if deleted_by_retention else "missing"
 
 
+def mldsa(row) -> dict:
+    """A record's ML-DSA-44 signature and key id, beside its Ed25519 one; none for a record signed before them."""
+    return {"mldsa_signature": row.mldsa_signature, "mldsa_key_id": row.mldsa_key_id} if row.mldsa_key_id else {}
+
+
 def verification_runs(scoped: QuerySet) -> list[dict]:
     """The latest finished runs, with only their findings about what is in scope."""
     runs = list(VerificationRun.objects.filter(finished_at__isnull=False).order_by("-finished_at", "-pk")[:RECENT_RUNS])
@@ -90,6 +95,7 @@ def retention_events(events: QuerySet) -> list[dict]:
             "body": e.body,
             "signature": e.signature,
             "key_id": e.key_id,
+            **mldsa(e),
         }
         for e in events
     ]

@@ -72,6 +72,8 @@ def record(actor: str, action: str, obj, before=None, after=None, at=None) -> Ac
         event.sha256 = hashlib.sha256(event.content()).hexdigest()
         body = canonical_bytes(statement(event, event.at))
         event.body, event.signature = body.decode("ascii"), signing.sign(body, event.at)
+        twin = signing.mldsa_fields(body, event.at)
+        event.mldsa_signature, event.mldsa_key_id = twin["mldsa_signature"], twin["mldsa_key_id"]
         event.save()
         try:
             with transaction.atomic():

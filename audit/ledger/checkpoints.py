@@ -1,8 +1,9 @@
 """Signed checkpoints of the transparency log (C2SP tlog-checkpoint notes), kept in the output store.
 
 Written on the checkpoint schedule and on demand (an evidence export whose manifests no checkpoint covers
-yet, the `log_checkpoint` command). Each is signed with the evidence key; a witness outside the operator's
-control keeps the ones it saw and checks that every later one extends them (docs/transparency-log.md).
+yet, the `log_checkpoint` command). Each is signed with the evidence key, and with its ML-DSA-44 twin on a second
+line; a witness outside the operator's control keeps the ones it saw and checks that every later one extends them
+(docs/transparency-log.md).
 """
 
 import logging
@@ -63,7 +64,7 @@ def _signed(size: int, root: bytes, at) -> LogCheckpoint | None:
         note, token = held.decode(), _held(name + TOKEN) or b""
     else:
         signing.cover(at)  # the key is published before anything it signs
-        note = notes.sign(text, settings.PAGETRAIL_LOG_ORIGIN, signing.private_key())
+        note = notes.sign(text, settings.PAGETRAIL_LOG_ORIGIN, signing.private_key(), signing.mldsa_private_key())
         token = _timestamp(note.encode())
         _store_once(name, note.encode(), at)
         if token:
@@ -150,4 +151,12 @@ def stored_names() -> list[str]:
 
 def trusted_publics() -> list[bytes]:
     """The Ed25519 public keys the configuration vouches for (never one found only in the database)."""
-    return list(signing.configured_keys().values())
+    return signing.configured_publics(signing.ED25519)
+
+
+def open_note(note: str):
+    """The checkpoint of one of the log's own notes: an Ed25519 or ML-DSA-44 line by a configured key verifies,
+    and an ML-DSA-44 line of a configured key that does not verify rejects it (notes.NoteError)."""
+    return notes.open_checkpoint(
+        note, trusted_publics(), settings.PAGETRAIL_LOG_ORIGIN, signing.configured_publics(signing.MLDSA44)
+    )

@@ -181,6 +181,7 @@ def _write(job, document, ordered, names, attempt_number, at, written: list[str]
         sha256=sha256,
         signature=signing.signed(body),  # write() covered `at` under the ledger's lock
         key_id=document["key_id"],
+        **signing.mldsa_fields(body, at),
         storage_name=storage_name,
         created_at=at,
     )

@@ -15,7 +15,7 @@ from .evidence import (
 )
 from .finding_responses import FindingResponse
 from .hints import HintRun, PageHint
-from .keys import SigningKey
+from .keys import IndexSignature, SigningKey
 from .previews import PagePreview, PreviewRequest
 from .retention import LegalHoldSync, RetentionAssignment, RetentionEvent, RetentionPolicy
 from .review import ReviewFlag
@@ -37,6 +37,7 @@ __all__ = [
     "CaseMap",
     "Checkpoint",
     "Finding",
+    "IndexSignature",
     "FindingResponse",
     "Manifest",
     "ManifestChain",

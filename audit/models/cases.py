@@ -18,6 +18,8 @@ class CaseMap(WriteOnceModel):
     sha256 = models.CharField(max_length=64, unique=True)
     signature = models.CharField(max_length=128)  # hex: 128 digits for Ed25519, 64 for HMAC-SHA256
     key_id = models.CharField(max_length=50)
+    mldsa_signature = models.TextField(blank=True, help_text="base64 ML-DSA-44 signature of the same bytes")
+    mldsa_key_id = models.CharField(max_length=50, blank=True, help_text="Empty: signed before ML-DSA-44")
     created_by = models.CharField(max_length=150)
     created_at = models.DateTimeField(default=timezone.now)
 

@@ -12,11 +12,12 @@ key_published = Signal()
 
 
 class SigningKey(models.Model):
-    """One Ed25519 public key: valid from its first signature until the next key's first signature."""
+    """One public key, Ed25519 or ML-DSA-44: valid from its first signature until the next key of its algorithm
+    signs for the first time."""
 
     key_id = models.CharField(max_length=50, unique=True)
     algorithm = models.CharField(max_length=20, default="ed25519")
-    public_key = models.CharField(max_length=64, help_text="base64 of the 32 raw bytes")
+    public_key = models.TextField(help_text="base64 of the raw bytes (32 for Ed25519, 1312 for ML-DSA-44)")
     valid_from = models.DateTimeField(default=timezone.now)
     valid_until = models.DateTimeField(null=True, blank=True, help_text="Empty: the key in use")
 
@@ -27,8 +28,8 @@ class SigningKey(models.Model):
         return self.key_id
 
     @classmethod
-    def publish(cls, key_id: str, public_key: str, at=None) -> None:
-        """Record the key in use (once); the key it replaces is retired from the same moment.
+    def publish(cls, key_id: str, public_key: str, at=None, algorithm: str = "ed25519") -> None:
+        """Record the key in use (once); the key of its algorithm it replaces is retired from the same moment.
 
         `at`, the time a statement signed with the key gives itself, is kept inside the key's period: a
         worker that took its time before another published the key, or a host still on the old key
@@ -41,10 +42,10 @@ class SigningKey(models.Model):
             # the ledger's one lock first, as every signer takes it: a rotation is a ledger record
             ManifestChain.objects.select_for_update().get_or_create(pk=1)
             key, created = cls.objects.get_or_create(
-                key_id=key_id, defaults={"public_key": public_key, "valid_from": at}
+                key_id=key_id, defaults={"public_key": public_key, "valid_from": at, "algorithm": algorithm}
             )
             if created:
-                retired = cls.objects.exclude(key_id=key_id).filter(valid_until__isnull=True)
+                retired = cls.objects.exclude(key_id=key_id).filter(valid_until__isnull=True, algorithm=algorithm)
                 retires = sorted(retired.values_list("key_id", flat=True))
                 retired.update(valid_until=at)
                 key_published.send(sender=cls, key=key, retires=retires)
@@ -61,3 +62,16 @@ class SigningKey(models.Model):
             "valid_from": stamp(self.valid_from),
             "valid_until": stamp(self.valid_until),
         }
+
+
+class IndexSignature(models.Model):
+    """An evidence index's ML-DSA-44 signature, made once per index and key: ML-DSA-44 signing is randomized
+    (FIPS 204's hedged mode, the only one `cryptography` offers), and the same evidence exports as the same bytes."""
+
+    sha256 = models.CharField(max_length=64)
+    key_id = models.CharField(max_length=50)
+    signature = models.TextField(help_text="base64 of the 2420-byte signature")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["sha256", "key_id"], name="index_signature_once_per_key")]

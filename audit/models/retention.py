@@ -147,6 +147,8 @@ class RetentionEvent(WriteOnceModel):
     body = models.TextField(blank=True, help_text="Canonical JSON that was signed: what, when, policy, every file")
     signature = models.CharField(max_length=128, blank=True)
     key_id = models.CharField(max_length=50, blank=True)
+    mldsa_signature = models.TextField(blank=True, help_text="base64 ML-DSA-44 signature of the same bytes")
+    mldsa_key_id = models.CharField(max_length=50, blank=True, help_text="Empty: signed before ML-DSA-44")
 
     class Meta:
         ordering = ["-at"]

@@ -89,7 +89,10 @@ def signed_fields(
         said=said,
     )
     body = canonical_bytes(document)
-    return {"body": body.decode("ascii"), "signature": signing.sign(body, at), "key_id": document["key_id"]}
+    signature = signing.sign(body, at)
+    return {"body": body.decode("ascii"), "signature": signature, "key_id": document["key_id"]} | signing.mldsa_fields(
+        body, at
+    )
 
 
 def row_fields(event: RetentionEvent) -> dict:

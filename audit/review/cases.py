@@ -54,6 +54,7 @@ def split(manifest: Manifest, ranges: list[tuple[str, int, int]], by: str) -> Ca
             sha256=hashlib.sha256(body).hexdigest(),
             signature=signing.sign(body, at),
             key_id=signing.current_key_id(),
+            **signing.mldsa_fields(body, at),
             created_by=by[:150],
             created_at=at,
         )

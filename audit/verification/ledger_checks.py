@@ -166,7 +166,7 @@ def _read(name: str, row: LogCheckpoint | None) -> tuple[str | None, notes.Check
     with stores.outputs().open(name, "rb") as fh:
         note = fh.read().decode("utf-8", "replace")
     try:
-        head = notes.open_checkpoint(note, log_checkpoints.trusted_publics(), settings.PAGETRAIL_LOG_ORIGIN)
+        head = log_checkpoints.open_note(note)
     except notes.NoteError as exc:
         return f"The checkpoint does not count: {exc}.", None
     if row is None or row.note != note:

@@ -151,7 +151,9 @@ def check_manifest(
 
     if hashlib.sha256(body).hexdigest() != manifest.sha256:
         out.append(problem(Kind.MANIFEST_CHANGED, "The manifest row's bytes no longer match its sha256."))
-    if why := signing.signature_problem(body, manifest.signature, manifest.key_id, trusted, manifest.created_at):
+    if why := signing.signature_problem(
+        body, manifest.signature, manifest.key_id, trusted, manifest.created_at, manifest
+    ):
         out.append(problem(Kind.BAD_SIGNATURE, why))
     if manifest.schema_version <= manifests.CHAINED and manifest.previous_sha256 != place:
         out.append(

@@ -65,6 +65,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--tsa-certificate", help="the TSA's certificate (PEM) to check the log timestamp against")
     parser.add_argument("--witness", action="append", default=[], help="a witness's verifier key (repeatable)")
     parser.add_argument("--quorum", type=int, help="how many --witness must have cosigned the checkpoint (default 1)")
+    parser.add_argument(
+        "--require-post-quantum",
+        action="store_true",
+        help="require an ML-DSA-44 signature (beside Ed25519) on every record and on the log checkpoint",
+    )
     return parser
 
 
@@ -85,7 +90,7 @@ def _options(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Optio
             secrets[key_id.strip()] = key.strip()
     from .report import Options
 
-    options = Options(secrets=secrets, origin=args.origin)
+    options = Options(secrets=secrets, origin=args.origin, require_post_quantum=args.require_post_quantum)
     if args.public_keys:
         options.pinned = json.loads(_read_text(args.public_keys))
     if args.earlier_checkpoint:
@@ -163,6 +168,8 @@ def summary_lines(report: Report) -> list[str]:
         lines.append(f"timestamped: the log checkpoint existed by {report.timestamped_at.isoformat()} (RFC 3161)")
     if report.signers:
         lines.append(f"signed by: {', '.join(sorted(report.signers))}")
+    for key_id, count in sorted(report.mldsa_signers.items()):
+        lines.append(f"post-quantum: {count} of the signatures also signed with ML-DSA-44 by {key_id}")
     if not report.pinned:
         lines.append(
             "WARNING: no --public-keys given: every signature was checked with the keys.json the package "

@@ -5,6 +5,12 @@ a signature line is "\\u2014 <key name> <base64(key hash || signature)>", the ke
 SHA-256(key name || 0x0A || 0x01 || public key). Reading follows the spec and Go's golang.org/x/mod/sumdb/note:
 UTF-8 without control characters but the newline, the signatures after the *last* blank line, a key name
 without spaces or "+", the size in decimal without leading zeros, and the key name is the checkpoint's origin.
+
+The log also signs its notes with ML-DSA-44, a second line under the same name. signed-note assigns no type byte to
+an ML-DSA signature of the note text (0x06 is tlog-cosignature's ML-DSA-44 *cosignature*, which signs a binary
+subtree message with a timestamp, not the text), so the key id uses 0xff, "reserved for signature types without an
+identifier byte", followed by a longer identifier as the spec recommends: SHA-256(name || 0x0A || 0xff ||
+"pagetrail.ml-dsa-44-note/v1" || public key)[:4]. Verifiers that know only the Ed25519 key ignore the line.
 """
 
 from __future__ import annotations
@@ -13,12 +19,17 @@ import base64
 import binascii
 import hashlib
 from dataclasses import dataclass
+from typing import Any
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from .keys import mldsa_ok
+
 DASH = "\u2014 "
 ED25519_TYPE = b"\x01"
+MLDSA44_TYPE = b"\xffpagetrail.ml-dsa-44-note/v1"  # 0xff and a longer identifier: signed-note's rule for new types
+MLDSA44_SIGNATURE = 2420
 MAX_SIGNATURES = 100  # Go's note.Open refuses more
 MAX_NOTE = 1 << 20
 
@@ -70,11 +81,15 @@ def checkpoint_text(origin: str, size: int, root: bytes) -> str:
     return f"{origin}\n{size}\n{base64.b64encode(root).decode()}\n"
 
 
-def sign(text: str, name: str, key: Ed25519PrivateKey) -> str:
-    """The note `text` with one signature line by `key` under `name`."""
+def sign(text: str, name: str, key: Ed25519PrivateKey, mldsa_key: Any = None) -> str:
+    """The note `text` with one signature line by `key` under `name`, then one by the ML-DSA-44 `mldsa_key`."""
     public = key.public_key().public_bytes_raw()
     signature = key.sign(text.encode())
-    return f"{text}\n{DASH}{name} {base64.b64encode(key_hash(name, public) + signature).decode()}\n"
+    lines = [f"{DASH}{name} {base64.b64encode(key_hash(name, public) + signature).decode()}"]
+    if mldsa_key is not None:
+        hashed = key_id(name, MLDSA44_TYPE, bytes(mldsa_key.public_key().public_bytes_raw()))
+        lines.append(f"{DASH}{name} {base64.b64encode(hashed + mldsa_key.sign(text.encode())).decode()}")
+    return f"{text}\n" + "".join(f"{line}\n" for line in lines)
 
 
 def verify_note(note: str, name: str, public: bytes) -> str:
@@ -98,15 +113,43 @@ def split(note: str) -> tuple[str, list[str]]:
     return note[: at + 1], lines
 
 
-def open_checkpoint(note: str, publics: list[bytes], origin: str | None = None) -> Checkpoint:
-    """The checkpoint in `note` once a signature by one of `publics`, under the checkpoint's own origin as key
-    name, verifies; NoteError otherwise. `origin`: the log the caller expects."""
+def open_checkpoint(
+    note: str,
+    publics: list[bytes],
+    origin: str | None = None,
+    mldsa_publics: list[bytes] | None = None,
+    require_mldsa: bool = False,
+) -> Checkpoint:
+    """The checkpoint in `note` once a signature by one of `publics` (Ed25519) or `mldsa_publics` (ML-DSA-44),
+    under the checkpoint's own origin as key name, verifies; NoteError otherwise. An ML-DSA-44 line of a trusted key
+    that does not verify rejects the note (signed-note's rule for a known key); `require_mldsa`: one must verify.
+    `origin`: the log the caller expects."""
     parsed, text, lines = read_checkpoint(note)
     if origin is not None and parsed.origin != origin:
         raise NoteError(f"the checkpoint is of log {parsed.origin!r}, not {origin!r}")
-    if not any(_signed_by(text, line, parsed.origin, public) for line in lines for public in publics):
+    mldsa = [(line, public) for line in lines for public in mldsa_publics or [] if _names(line, parsed.origin, public)]
+    named = [line for line in lines for public in publics if _names(line, parsed.origin, public, ED25519_TYPE)]
+    if (named or not mldsa) and not any(_signed_by(text, ln, parsed.origin, pk) for ln in lines for pk in publics):
         raise NoteError("no signature on the checkpoint verifies with a trusted key under its origin's name")
+    if not all(_mldsa_signed_by(text, line, public) for line, public in mldsa):
+        raise NoteError("an ML-DSA-44 signature on the checkpoint by a trusted key does not verify")
+    if require_mldsa and not mldsa:
+        raise NoteError(
+            "the checkpoint carries no ML-DSA-44 signature by a trusted key (signed with Ed25519 alone), "
+            "and post-quantum signatures are required"
+        )
     return parsed
+
+
+def _names(line: str, name: str, public: bytes, kind: bytes = MLDSA44_TYPE) -> bool:
+    """The line is by `name` with the key `public` of type `kind` (its key id), whether or not it verifies."""
+    line_name, _, encoded = line[len(DASH) :].partition(" ")
+    return line_name == name and base64.b64decode(encoded)[:4] == key_id(name, kind, public)
+
+
+def _mldsa_signed_by(text: str, line: str, public: bytes) -> bool:
+    raw = base64.b64decode(line[len(DASH) :].partition(" ")[2])
+    return len(raw) == 4 + MLDSA44_SIGNATURE and mldsa_ok(public, text.encode(), raw[4:])
 
 
 def read_checkpoint(note: str) -> tuple[Checkpoint, str, list[str]]:

@@ -117,6 +117,7 @@ def _load_keys(zf: zipfile.ZipFile, index: dict[str, Any], options: Options, rep
                 report.fail("keys.json", f"key {key_id} is not in the published key list given with --public-keys")
         carried = trusted
     report.trust = Trust(carried, periods, dict(options.secrets))
+    report.require_post_quantum = options.require_post_quantum
 
 
 def _check_index_signature(zf: zipfile.ZipFile, data: bytes, index: dict[str, Any], report: Report) -> None:
@@ -131,9 +132,14 @@ def _check_index_signature(zf: zipfile.ZipFile, data: bytes, index: dict[str, An
     if not str(signed.get("key_id", "")).startswith(ED25519):
         report.fail("index.sig.json", "the index must be signed with an Ed25519 key")
         return
+    if report.require_post_quantum and not signed.get("mldsa_key_id"):
+        report.fail(
+            "index.sig.json", "the index carries no ML-DSA-44 signature, and post-quantum signatures are required"
+        )
+        return
     before = len(report.problems)
     report.check_signature(
-        "index.sig.json", data, signed.get("signature"), signed.get("key_id"), index.get("generated_at")
+        "index.sig.json", data, signed.get("signature"), signed.get("key_id"), index.get("generated_at"), signed
     )
     if len(report.problems) > before:
         report.problems[-1] = "index.json: changed after export: " + report.problems[-1].split(": ", 1)[1]
@@ -157,7 +163,7 @@ def _check_retention_events(
                 where, "is not in the ledger: no inclusion proof leads from its signed body to the package's checkpoint"
             )
         elif report.check_signature(
-            where, text.encode(), event.get("signature"), event.get("key_id"), body.get("signed_at")
+            where, text.encode(), event.get("signature"), event.get("key_id"), body.get("signed_at"), event
         ):
             differing = [k for k, f in RETENTION_FIELDS.items() if event.get(k) != body.get(f)]
             if differing:
@@ -192,7 +198,7 @@ def _check_manifests(zf: zipfile.ZipFile, index: dict[str, Any], report: Report)
             if body.get(name) != entry.get(name):
                 report.fail(where, f"the manifest says {name} {body.get(name)!r}, index.json says {entry.get(name)!r}")
         bodies[seq] = body
-        report.check_signature(where, data, entry.get("signature"), entry.get("key_id"), body.get("created_at"))
+        report.check_signature(where, data, entry.get("signature"), entry.get("key_id"), body.get("created_at"), entry)
         _check_stored_copy(report, where, entry.get("stored_copy"), seq, entry.get("stored_name"))
     return bodies
 
@@ -319,7 +325,7 @@ def _signed_file(
         return None
     if hashlib.sha256(data).hexdigest() != entry.get("sha256"):
         report.fail(where, "the record's bytes do not match the sha256 in index.json")
-    report.check_signature(where, data, entry.get("signature"), entry.get("key_id"), entry.get(time_field))
+    report.check_signature(where, data, entry.get("signature"), entry.get("key_id"), entry.get(time_field), entry)
     return data
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import bounded, merkle, notes, timestamps, witnessed
 from .canonical import parse_time
+from .keys import ED25519, MLDSA44
 
 if TYPE_CHECKING:
     from cryptography import x509
@@ -35,7 +36,11 @@ def open_head(index: dict[str, Any], options: Options, report: Report) -> notes.
         return None
     try:
         head = notes.open_checkpoint(
-            str(log.get("checkpoint") or ""), list(report.trust.public.values()), options.origin
+            str(log.get("checkpoint") or ""),
+            report.trust.publics(ED25519),
+            options.origin,
+            report.trust.publics(MLDSA44),
+            options.require_post_quantum,
         )
     except notes.NoteError as exc:
         report.fail("index.json: log checkpoint", str(exc))
@@ -105,7 +110,7 @@ def check(
     if isinstance(scope, dict) and scope.get("kind") == "date_range":
         _check_range_complete(zf, index, head, records, events, report)
     if options.earlier is not None:
-        _check_earlier(head, *options.earlier, list(report.trust.public.values()), report)
+        _check_earlier(head, *options.earlier, report.trust.publics(ED25519), report)
 
 
 def _decode(proof: dict[str, Any]) -> list[bytes]:

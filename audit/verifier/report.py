@@ -32,6 +32,7 @@ class Options:
     origin: str | None = None  # the log origin the auditor expects
     witnesses: list[VerifierKey] = field(default_factory=list)  # the witnesses' keys, obtained from each witness
     quorum: int = 0  # how many of them must have cosigned the package's checkpoint (with witnesses given)
+    require_post_quantum: bool = False  # every record and the checkpoint must carry a verifying ML-DSA-44 signature
 
 
 @dataclass
@@ -42,9 +43,11 @@ class Report:
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys((*COUNTS, *LEFT_OUT), 0))
     unsigned: dict[str, int] = field(default_factory=dict)  # HMAC key id -> signatures unchecked for want of its key
     signers: set[str] = field(default_factory=set)
+    mldsa_signers: dict[str, int] = field(default_factory=dict)  # ML-DSA-44 key id -> signatures that verified
     retention: list[dict[str, Any]] = field(default_factory=list)  # signed bodies of retention events that verified
     pinned: bool = False
     trust: Trust = field(default_factory=Trust)
+    require_post_quantum: bool = False
     timestamp_unchecked: bool = False
     timestamped_at: datetime | None = None
     index: dict[str, Any] | None = None
@@ -55,8 +58,14 @@ class Report:
     def fail(self, where: str, what: str) -> None:
         self.problems.append(f"{where}: {what}")
 
-    def check_signature(self, where: str, body: bytes, signature: object, key_id: object, at: object = None) -> bool:
-        """`at`: the time the statement gives itself, which must fall inside its key's validity period."""
+    def check_signature(
+        self, where: str, body: bytes, signature: object, key_id: object, at: object = None, signed: object = None
+    ) -> bool:
+        """`at`: the time the statement gives itself, which must fall inside its key's validity period. `signed`:
+        the entry that carries the signature, whose `mldsa_signature` and `mldsa_key_id` beside it must verify
+        too (and be there, with --require-post-quantum)."""
+        if not self._check_mldsa(where, body, signed if isinstance(signed, dict) else {}, parse_time(at)):
+            return False
         key_id = key_id if isinstance(key_id, str) else ""
         if not key_id.startswith(ED25519) and key_id not in self.trust.secrets:
             self.unsigned[key_id] = self.unsigned.get(key_id, 0) + 1
@@ -72,4 +81,14 @@ class Report:
         self.counts["signatures"] += 1
         if key_id.startswith(ED25519):
             self.signers.add(key_id)
+        return True
+
+    def _check_mldsa(self, where: str, body: bytes, signed: dict[str, Any], at: datetime | None) -> bool:
+        key_id = signed.get("mldsa_key_id")
+        problem = self.trust.mldsa_problem(body, signed.get("mldsa_signature"), key_id, at, self.require_post_quantum)
+        if problem:
+            self.fail(where, problem[0].lower() + problem[1:].rstrip("."))
+            return False
+        if key_id:
+            self.mldsa_signers[str(key_id)] = self.mldsa_signers.get(str(key_id), 0) + 1
         return True

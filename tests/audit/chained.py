@@ -36,6 +36,8 @@ def make_chained(rows) -> list[Manifest]:
             body=raw.decode(),
             sha256=sha256,
             signature=signing.sign(raw, manifest.created_at),
+            mldsa_signature="",  # schemas 1-3 are from before ML-DSA-44
+            mldsa_key_id="",
             sequence=n,
             schema_version=3,
             previous_sha256=previous,

@@ -75,7 +75,7 @@ def test_an_event_rewritten_re_signed_and_re_leafed_breaks_the_signed_checkpoint
     body = json.loads(middle.body) | {"actor": "someone else"}
     raw = activity_records.canonical_bytes(body)
     ActivityEvent.objects.filter(pk=middle.pk).update(
-        actor="someone else", body=raw.decode(), signature=signing.sign(raw)
+        actor="someone else", body=raw.decode(), signature=signing.sign(raw), **signing.mldsa_fields(raw)
     )
     rechain_after(middle.pk)
     LogLeaf.objects.filter(activity=middle).update(leaf_hash=merkle.leaf_hash(raw).hex())
@@ -110,7 +110,10 @@ def test_the_upgrade_signs_and_logs_every_event_recorded_before_the_ledger(compl
     flag(completed.first())
     with connection.cursor() as cursor:  # as the database stood before the upgrade
         cursor.execute("DELETE FROM audit_logleaf WHERE kind = 'activity'")
-        cursor.execute("UPDATE audit_activityevent SET body = '', signature = '', key_id = ''")
+        cursor.execute(
+            "UPDATE audit_activityevent SET body = '', signature = '', key_id = '', "
+            "mldsa_signature = '', mldsa_key_id = ''"
+        )
         cursor.execute("DELETE FROM audit_logsubtree")  # 0023 stores them after 0021
     # the leaves after the removed ones close up, as they had not been appended yet before the upgrade
     for i, leaf in enumerate(LogLeaf.objects.order_by("index")):

@@ -6,6 +6,7 @@ import hashlib
 import pytest
 
 from audit.models import Asset, Manifest
+from audit.verifier import keys
 from core import stores
 from extraction.runner import run_job
 from tests import pdfs
@@ -46,6 +47,18 @@ def test_the_manifest_id_leads_to_the_jobs_own_manifest(client, token, job):  # 
     by_job = client.get(f"/api/v1/jobs/{job['id']}/manifest", **auth(token))
     assert by_id.status_code == by_job.status_code == 200 and by_id.content == by_job.content
     assert by_id["X-Manifest-SHA256"] == Manifest.objects.get(job_id=job["id"]).sha256
+
+
+def test_the_manifest_is_served_with_both_its_signatures_which_verify_with_the_published_keys(client, token, job):  # noqa: F811
+    answer = client.get(f"/api/v1/manifests/{job['manifest_id']}", **auth(token))
+    published = keys.read_key_list(client.get("/signing-keys.json").json())
+    trusted = keys.Trust(published[0], published[1])
+    assert answer["X-Manifest-ML-DSA-Key-Id"].startswith(keys.MLDSA44)
+    for signature, key_id in (
+        ("X-Manifest-Signature", "X-Manifest-Key-Id"),
+        ("X-Manifest-ML-DSA-Signature", "X-Manifest-ML-DSA-Key-Id"),
+    ):
+        assert trusted.problem(answer.content, answer[signature], answer[key_id]) is None
 
 
 def test_it_serves_each_assets_bytes_with_their_sha256(client, token, job):  # noqa: F811

@@ -171,7 +171,7 @@ def legacy_hmac(manifest, key=None):
     signature = hmac_sign(body, key or django_settings.PAGETRAIL_MANIFEST_KEY)
     sha256 = hashlib.sha256(body).hexdigest()
     Manifest.objects.filter(pk=manifest.pk).update(
-        body=body.decode(), sha256=sha256, signature=signature, key_id=key_id
+        body=body.decode(), sha256=sha256, signature=signature, key_id=key_id, mldsa_signature="", mldsa_key_id=""
     )
     LogLeaf.objects.filter(manifest=manifest).update(leaf_hash=leaf_hash(body).hex())  # as the log's backfill did
     rehash_subtrees()  # and 0023 after it

@@ -24,11 +24,14 @@ def published() -> dict:
     return response.json()
 
 
-def test_it_publishes_the_key_that_signed_the_manifests(chain):  # noqa: F811
-    keys = published()["keys"]
-    assert [k["key_id"] for k in keys] == [chain.first().key_id]
-    public = base64.b64decode(keys[0]["public_key"])
-    assert key_id_of(public) == keys[0]["key_id"] and keys[0]["valid_until"] is None
+def test_it_publishes_both_keys_that_signed_the_manifests(chain):  # noqa: F811
+    keys = {k["algorithm"]: k for k in published()["keys"]}
+    manifest = chain.first()
+    assert keys["ed25519"]["key_id"] == manifest.key_id and keys["ml-dsa-44"]["key_id"] == manifest.mldsa_key_id
+    for key in keys.values():
+        public = base64.b64decode(key["public_key"])
+        assert key_id_of(public) == key["key_id"] and key["valid_until"] is None and key["valid_from"]
+    assert len(base64.b64decode(keys["ml-dsa-44"]["public_key"])) == 1312
 
 
 def test_it_passes_a_package_checked_against_the_published_key_list(chain, out):  # noqa: F811
@@ -107,11 +110,11 @@ def test_the_verifier_runs_without_django_or_pagetrail(chain, out):  # noqa: F81
 def test_it_does_not_publish_a_key_row_the_configuration_does_not_hold(chain):  # noqa: F811
     public = public_bytes(Ed25519PrivateKey.generate().public_key())
     SigningKey.objects.create(key_id=key_id_of(public), public_key=base64.b64encode(public).decode())
-    assert [k["key_id"] for k in published()["keys"]] == [chain.first().key_id]
+    assert {k["key_id"] for k in published()["keys"]} == {chain.first().key_id, chain.first().mldsa_key_id}
 
 
 def test_the_signing_key_is_published_from_the_first_start(client):
     """Before any manifest, checkpoint or export: migrate (or a flush) publishes it."""
     assert not Manifest.objects.exists()
     keys = client.get("/signing-keys.json").json()["keys"]
-    assert [k["key_id"] for k in keys] == [signing.current_key_id()]
+    assert sorted(k["key_id"] for k in keys) == [signing.current_key_id(), signing.current_mldsa_key_id()]

@@ -177,8 +177,9 @@ def test_the_upgrade_signs_events_recorded_before_signing_and_widens_key_periods
     with connection.cursor() as cursor:  # as recorded before the ledger (0015) held anything
         cursor.execute("DELETE FROM audit_logleaf")
         cursor.execute("DELETE FROM audit_logsubtree")
-    RetentionEvent.objects.update(body="", signature="", key_id="")  # as recorded before events were signed
-    ActivityEvent.objects.update(body="", signature="", key_id="")  # and activity (0021)
+    unsigned = {"body": "", "signature": "", "key_id": "", "mldsa_signature": "", "mldsa_key_id": ""}
+    RetentionEvent.objects.update(**unsigned)  # as recorded before events were signed
+    ActivityEvent.objects.update(**unsigned)  # and activity (0021)
     SigningKey.objects.update(valid_from=timezone.now())  # published at the first signature, after its statement
     assert set(kinds()) == {
         "activity_invalid",  # not signed yet
@@ -191,6 +192,7 @@ def test_the_upgrade_signs_events_recorded_before_signing_and_widens_key_periods
     with connection.cursor() as cursor:  # the run's own activity event took leaf 0: it too predates the ledger
         cursor.execute("DELETE FROM audit_logleaf")
         cursor.execute("DELETE FROM audit_logsubtree")
+    ActivityEvent.objects.update(mldsa_signature="", mldsa_key_id="")  # 0021 ran before ML-DSA-44 (0035)
     upgrade = importlib.import_module("audit.migrations.0014_signed_retention_events")
     upgrade.periods_covering_what_each_key_signed(apps, None)
     upgrade.sign_events_recorded_before_signing(apps, None)

@@ -687,6 +687,7 @@ def test_a_case_map_made_up_and_signed_with_the_portals_own_key_is_not_in_the_le
             sha256=hashlib.sha256(data).hexdigest(),
             file=f"cases/case-map-{hashlib.sha256(data).hexdigest()}.json",
             signature=signing.private_key().sign(data).hex(),
+            **signing.mldsa_fields(data),
         )
         members[entry["file"]] = data
         members["index.json"] = json.dumps(index).encode()

@@ -67,8 +67,14 @@ def rewrite_manifest_row(manifest: Manifest, **changes) -> None:
     raw = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
     with connection.cursor() as cursor:
         cursor.execute(
-            "UPDATE audit_manifest SET body = %s, sha256 = %s, signature = %s WHERE id = %s",
-            [raw.decode(), hashlib.sha256(raw).hexdigest(), signing.sign(raw), manifest.pk],
+            "UPDATE audit_manifest SET body = %s, sha256 = %s, signature = %s, mldsa_signature = %s WHERE id = %s",
+            [
+                raw.decode(),
+                hashlib.sha256(raw).hexdigest(),
+                signing.sign(raw),
+                signing.mldsa_fields(raw)["mldsa_signature"],
+                manifest.pk,
+            ],
         )
         cursor.execute(
             "UPDATE audit_logleaf SET leaf_hash = %s WHERE manifest_id = %s",
@@ -157,6 +163,7 @@ def test_the_upgrade_logs_every_manifest_written_before_the_log(completed):  # n
     with connection.cursor() as cursor:
         cursor.execute("DELETE FROM audit_logleaf")  # as the database stood before the upgrade
         cursor.execute("DELETE FROM audit_logsubtree")
+        cursor.execute("UPDATE audit_activityevent SET mldsa_signature = '', mldsa_key_id = ''")  # 0021 signs them
     importlib.import_module("audit.migrations.0015_transparency_log").log_every_manifest_so_far(apps, None)
     assert list(LogLeaf.objects.values_list("manifest__sequence", "leaf_hash")) == before
     assert list(LogLeaf.objects.values_list("index", flat=True)) == [0, 1]

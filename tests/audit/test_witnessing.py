@@ -66,7 +66,7 @@ def test_it_serves_the_checkpoint_with_both_witnesses_cosignatures(chain, witnes
     assert witnessing.request_cosignatures(checkpoint.pk) == {"w1": "cosigned", "w2": "cosigned"}
     note = served(client)
     _, text, lines = notes.read_checkpoint(note)
-    assert note.startswith(checkpoint.note) and len(lines) == 3
+    assert note.startswith(checkpoint.note) and len(lines) == 4  # the log's Ed25519 and ML-DSA-44 lines, two witnesses
     assert cosignature.verified_by(text, lines, keys_of(settings)) == keys_of(settings)
     assert notes.open_checkpoint(note, log_checkpoints.trusted_publics()).size == checkpoint.tree_size
 
