@@ -48,6 +48,22 @@ def stores_outside_tests():
         shutil.rmtree(django_settings.DATA_DIR / prefix, ignore_errors=True)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def cache_of_this_process():
+    """The embedded profile's cache is files in the data dir, shared by every process on the host (rate limits count
+    there); under `make check`'s workers (pytest-xdist) each worker gets its own, since tests clear it."""
+    from django.test.utils import override_settings
+
+    worker, cache = os.environ.get("PYTEST_XDIST_WORKER"), django_settings.CACHES["default"]
+    if not worker or not cache["BACKEND"].endswith("FileBasedCache"):
+        yield
+        return
+    with override_settings(
+        CACHES={**django_settings.CACHES, "default": {**cache, "LOCATION": f"{cache['LOCATION']}-{worker}"}}
+    ):
+        yield
+
+
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup):
     """The test database's migrations wrote their markers to the stores outside tests: the first test's flush

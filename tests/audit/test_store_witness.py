@@ -45,6 +45,8 @@ def lose_the_newest_append() -> Manifest:
         for table, column, value in (
             ("audit_placement", "manifest_id", newest.pk),
             ("audit_previewrequest", "manifest_id", newest.pk),
+            ("audit_pagehint", "manifest_id", newest.pk),
+            ("audit_hintrun", "manifest_id", newest.pk),
             ("audit_logleaf", "manifest_id", newest.pk),
             ("audit_asset", "manifest_id", newest.pk),
             ("audit_manifest", "id", newest.pk),

@@ -101,6 +101,8 @@ def delete_newest_manifest_with_its_rows_and_files() -> None:
         for table, column, value in (
             ("audit_placement", "manifest_id", newest.pk),
             ("audit_previewrequest", "manifest_id", newest.pk),
+            ("audit_pagehint", "manifest_id", newest.pk),
+            ("audit_hintrun", "manifest_id", newest.pk),
             ("audit_logleaf", "manifest_id", newest.pk),  # and its log leaf, which no signed checkpoint holds yet
             ("audit_asset", "manifest_id", newest.pk),
             ("audit_manifest", "id", newest.pk),
