@@ -37,6 +37,7 @@ class AuditConfig(AppConfig):
         job_evidence.register(api.job_evidence)  # what a job's API answer names of its evidence
         reconciler.register("previews_redriven", redrive_previews)  # previews whose queued task was lost
         reconciler.register("verification_runs_woken", queued_runs.redrive)  # runs started in the admin, likewise
+        reconciler.register("verification_runs_abandoned", queued_runs.redrive_abandoned)  # their worker died
         reconciler.register("alert_webhooks_redriven", webhook_redrive.redrive)  # alert webhooks whose try was lost
 
 
