@@ -147,4 +147,5 @@ def _dropped_connection() -> OperationalError | None:
     `pg_terminate_backend`). Django's health check would replace it silently: asked first, so the drop is told."""
     if connection.connection is None or connection.is_usable():
         return None
+    connection.close()  # the beat opens a new one
     return OperationalError("the database closed the connection the heartbeat held")
