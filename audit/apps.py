@@ -39,6 +39,7 @@ class AuditConfig(AppConfig):
         reconciler.register("previews_redriven", redrive_previews)  # previews whose queued task was lost
         reconciler.register("page_hints_redriven", redrive_hints)  # page hints likewise
         reconciler.register("verification_runs_woken", queued_runs.redrive)  # runs started in the admin, likewise
+        reconciler.register("verification_runs_abandoned", queued_runs.redrive_abandoned)  # their worker died
         reconciler.register("alert_webhooks_redriven", webhook_redrive.redrive)  # alert webhooks whose try was lost
 
 

@@ -113,6 +113,8 @@ class BundleAdmin(NamedSearch):
                 if submission is not None:
                     return redirect(reverse("admin:extraction_submission_status", args=[submission.pk]))
         except OSError:  # the temp area is full or read-only; stage() removed what it had written
+            declared = int(request.META.get("CONTENT_LENGTH") or 0)
+            staging.refuse_not_staged("", declared, submitted_by=request.user.get_username())
             form = UploadForm()
             form.is_valid()
             form.errors["file"] = form.error_class([STORAGE_UNAVAILABLE])

@@ -14,9 +14,10 @@ import threading
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import close_old_connections, models
+from django.db import DatabaseError, OperationalError, close_old_connections, connection, models
 from django.utils import timezone
 
+from .connection_loss import Connections
 from .signals import alert, alert_cleared
 
 log = logging.getLogger(__name__)
@@ -104,6 +105,7 @@ class Heart:
     def __init__(self, queue: str, pid: int) -> None:
         self.host, self.queue, self.pid = socket.gethostname(), queue, pid
         self.done = threading.Event()
+        self.connections = Connections(f"{queue}@{self.host}")
 
     def start(self) -> None:
         self._beat(started=True)
@@ -123,8 +125,27 @@ class Heart:
 
     def _beat(self, started: bool = False) -> None:
         try:
+            if dropped := _dropped_connection():
+                self.connections.database_failed(dropped)
             close_old_connections()  # a connection the database dropped is replaced, not reused
             beat(self.host, self.queue, self.pid, started=started)
+            self.connections.database_answers()
             check_silent()
+        except DatabaseError as exc:  # noted, and alerted on the first beat that reaches the database again
+            self.connections.database_failed(exc)
+            return
         except Exception:  # a failed beat is a missed beat: the others notice if it lasts
             log.exception("the cluster's heartbeat failed")
+        try:
+            self.connections.check_broker()
+        except DatabaseError as exc:  # the broker's alert could not be written: the database went too
+            self.connections.database_failed(exc)
+
+
+def _dropped_connection() -> OperationalError | None:
+    """The beat's connection was closed by the server since the last beat (a restart, a failover,
+    `pg_terminate_backend`). Django's health check would replace it silently: asked first, so the drop is told."""
+    if connection.connection is None or connection.is_usable():
+        return None
+    connection.close()  # the beat opens a new one
+    return OperationalError("the database closed the connection the heartbeat held")

@@ -18,6 +18,7 @@ from extraction.api import router as bundles
 from extraction.uploads import discard_part_written
 from extraction.webhooks.api import router as webhooks
 from portal.api_edges import declare_edges
+from portal.bodies import refused_for_space
 from portal.errors import REFUSED, refused
 from portal.rate_limits import ClientRateThrottle, retry_after
 
@@ -141,6 +142,7 @@ def storage_unavailable(request, exc):
         return internal(request, exc)
     log.warning("API request %s %s could not store its data: %s", request.method, request.path, exc)
     discard_part_written(request)
+    refused_for_space(request)
     return error(
         request,
         507,

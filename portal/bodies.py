@@ -80,6 +80,13 @@ def refused_upload(request, where: str, declared: int):
     return refusal(request, 413, refused.code, refused.message, upload=True)
 
 
+def refused_for_space(request) -> None:
+    """A 507 on a route that takes a file (the temp area full or read-only): recorded and alerted when the sender
+    may upload (`extraction/intake/decision.py` `refuse_not_staged`), its size the declared length."""
+    if (where := file_route(request.path)) and (who := uploader(request, where)):
+        staging.refuse_not_staged("", int(request.META.get("CONTENT_LENGTH") or 0), submitted_by=who)
+
+
 def uploader(request, where: str) -> str:
     """Who sent the upload, when they may upload at all: the Rejection names them."""
     if where == "api":

@@ -1,9 +1,12 @@
 """Liveness and readiness for a load balancer: /healthz (this process answers) and /readyz (the database, the
-broker and both stores answer), answered before every other middleware."""
+broker and both stores answer, each within PAGETRAIL_READY_TIMEOUT_SECONDS), answered before every other
+middleware."""
 
 import logging
+import math
 import os
 
+from django.conf import settings
 from django.core.files.storage import storages
 from django.db import connection
 from django.http import JsonResponse
@@ -56,15 +59,48 @@ def _fails(check) -> str:
     return ""
 
 
+def bound() -> float:
+    """Seconds each probe may take to connect and to be answered: a part that hangs fails, it does not hang us."""
+    return settings.PAGETRAIL_READY_TIMEOUT_SECONDS
+
+
 def database() -> None:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT 1")
+    """A connection of the probe's own, so that its timeouts bind: PostgreSQL's connect_timeout covers the
+    connection and its start-up exchange, statement_timeout the query; a server that accepts and never answers
+    fails within them. SQLite has no network: the shared connection answers."""
+    if connection.vendor != "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        return
+    params = connection.get_connection_params()
+    params["connect_timeout"] = max(1, math.ceil(bound()))  # libpq takes whole seconds, 1 at least
+    params["options"] = f"{params.get('options', '')} -c statement_timeout={int(bound() * 1000)}".strip()
+    raw = connection.get_new_connection(params)
+    try:
+        raw.execute("SELECT 1")
+    finally:
+        raw.close()
 
 
 def broker() -> None:
     from django_q.brokers import get_broker
+    from django_q.brokers.redis_broker import Redis
+    from django_q.conf import Conf
 
-    get_broker().queue_size()  # Redis' LLEN, or a count on the ORM broker's table: the queue itself answers
+    queue = get_broker()
+    if isinstance(queue, Redis):  # a client of the probe's own, with connect and read timeouts
+        import redis
+
+        timeouts = dict(socket_connect_timeout=bound(), socket_timeout=bound(), retry_on_timeout=False)
+        if isinstance(Conf.REDIS, str):
+            queue.connection = redis.Redis.from_url(Conf.REDIS, **timeouts)
+        else:
+            queue.connection = redis.StrictRedis(**{**Conf.REDIS, **timeouts})
+    try:
+        queue.queue_size()  # Redis' LLEN, or a count on the ORM broker's table: the queue itself answers
+    finally:
+        if isinstance(queue, Redis):
+            queue.connection.close()
 
 
 def store_reachable(alias: str) -> None:
@@ -76,7 +112,24 @@ def store_reachable(alias: str) -> None:
         if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
             raise NotADirectoryError(f"{existing} is not a directory this process can write")
     elif stores.is_s3(storage):
-        storage.connection.meta.client.head_bucket(Bucket=storage.bucket_name)
+        s3_client(storage).head_bucket(Bucket=storage.bucket_name)
+
+
+def s3_client(storage):
+    """The store's client with the probe's timeouts and no retry (botocore's defaults: 60 s reads, retried)."""
+    from botocore.config import Config
+
+    config = storage.client_config.merge(
+        Config(connect_timeout=bound(), read_timeout=bound(), retries={"total_max_attempts": 1})
+    )
+    return storage._create_session().client(
+        "s3",
+        region_name=storage.region_name,
+        use_ssl=storage.use_ssl,
+        endpoint_url=storage.endpoint_url,
+        config=config,
+        verify=storage.verify,
+    )
 
 
 def inputs() -> None:

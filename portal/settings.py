@@ -314,6 +314,8 @@ PAGETRAIL_STOP_MARGIN_SECONDS = env.float("PAGETRAIL_STOP_MARGIN_SECONDS", defau
 # Each qcluster's master reports every quarter of this; one silent longer opens a cluster_silent alert naming it
 # (extraction/cluster_heartbeat.py), cleared when it reports again.
 PAGETRAIL_CLUSTER_SILENT_SECONDS = env.float("PAGETRAIL_CLUSTER_SILENT_SECONDS", default=120.0)
+# /readyz: each probe's connect and read timeouts (a part that accepts and never answers fails, portal/health.py).
+PAGETRAIL_READY_TIMEOUT_SECONDS = env.float("PAGETRAIL_READY_TIMEOUT_SECONDS", default=2.0)
 PAGETRAIL_JOB_DEADLINE_SECONDS = env.int("PAGETRAIL_JOB_DEADLINE_SECONDS", default=3600)
 PAGETRAIL_REQUEUE_AFTER_SECONDS = env.int("PAGETRAIL_REQUEUE_AFTER_SECONDS", default=120)
 PAGETRAIL_RECONCILE_EVERY_MINUTES = env.int("PAGETRAIL_RECONCILE_EVERY_MINUTES", default=1)

@@ -25,7 +25,7 @@ from extraction.admin import NOT_STORED
 from extraction.models import Bundle
 from extraction.uploads import discard_part_written
 from portal.api import TokenAuth, unauthenticated
-from portal.bodies import file_route, refusal
+from portal.bodies import file_route, refusal, refused_for_space
 
 
 class UploadGateMiddleware:
@@ -76,5 +76,6 @@ def read_body(request):
         request.FILES  # noqa: B018  (reading it parses the body)
     except OSError:
         discard_part_written(request)
+        refused_for_space(request)
         return refusal(request, 507, "storage_unavailable", NOT_STORED, upload=True)
     return None

@@ -76,3 +76,59 @@ def test_a_gunicorn_host_whose_database_is_gone_is_alive_and_not_ready(tmp_path)
         assert "not ready: database: OperationalError" in web.log()
     finally:
         web.stop()
+
+
+def answered(client, path: str):
+    """The probe's answer, from a thread: a probe that hangs fails the test instead of hanging it."""
+    import threading
+
+    outcome: list = []
+    asking = threading.Thread(target=lambda: outcome.append(probe(client, path)), daemon=True)
+    asking.start()
+    asking.join(HANG)
+    assert outcome, f"{path} did not answer within {HANG} s"
+    return outcome[0]
+
+
+HANG = 30  # far above the probes' bound: only a probe without timeouts gets near it
+
+
+@pytest.fixture
+def hanging():
+    from tests.listeners import Silent
+
+    listener = Silent()
+    yield listener
+    listener.close()
+
+
+@pytest.mark.skipif(not PRODUCTION, reason="PostgreSQL over the network")
+def test_readyz_names_a_database_that_accepts_and_never_answers(client, settings, hanging, monkeypatch):
+    from django.db import connection
+
+    settings.PAGETRAIL_READY_TIMEOUT_SECONDS = 1
+    monkeypatch.setitem(connection.settings_dict, "PORT", hanging.port)  # the probe's own connection goes there
+    status, body = answered(client, "/readyz")
+    assert status == 503 and list(body["failed"]) == ["database"]
+    assert body["failed"]["database"].startswith("The database does not answer. (")
+
+
+@pytest.mark.skipif(not PRODUCTION, reason="the embedded profile's broker is the database")
+def test_readyz_names_a_broker_that_accepts_and_never_answers(client, settings, hanging, monkeypatch):
+    from django_q.conf import Conf
+
+    settings.PAGETRAIL_READY_TIMEOUT_SECONDS = 0.5
+    monkeypatch.setattr(Conf, "REDIS", f"redis://127.0.0.1:{hanging.port}/0")
+    status, body = answered(client, "/readyz")
+    assert status == 503 and body["failed"] == {"broker": "The task broker does not answer. (TimeoutError)"}
+
+
+@pytest.mark.skipif(not PRODUCTION, reason="an S3 store")
+def test_readyz_names_a_store_that_accepts_and_never_answers(client, settings, hanging):
+    settings.PAGETRAIL_READY_TIMEOUT_SECONDS = 0.5
+    configured = dict(settings.STORAGES)
+    options = {**configured["inputs"]["OPTIONS"], "endpoint_url": f"http://127.0.0.1:{hanging.port}"}
+    settings.STORAGES = {**configured, "inputs": {**configured["inputs"], "OPTIONS": options}}
+    status, body = answered(client, "/readyz")
+    assert status == 503 and list(body["failed"]) == ["inputs"]
+    assert body["failed"]["inputs"] == "The inputs store cannot be reached. (ReadTimeoutError)"

@@ -23,6 +23,8 @@ class Alert(models.Model):
         INTAKE_FAILING = "intake_failing"
         WITNESS_QUORUM = "witness_quorum"
         WITNESS_REFUSED = "witness_refused"
+        DATABASE_LOST = "database_lost"
+        BROKER_LOST = "broker_lost"
 
     class Status(models.TextChoices):
         OPEN = "open"

@@ -1,7 +1,7 @@
 """Verification runs: one re-verification pass each, and its progress (the findings are evidence rows)."""
 
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 from django.db.models.functions import Now
 from django.utils import timezone
 
@@ -37,6 +37,9 @@ class VerificationRun(Wakeable, models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     # Queued, or last asked again by the reconciler (the queue lost its task): audit/verification/queued_runs.py.
     last_woken_at = models.DateTimeField(default=timezone.now)
+    tries = models.PositiveSmallIntegerField(default=0, help_text="Times a worker started it")
+
+    MAX_TRIES = 2  # a run whose worker died is queued once more, then given up as an error
 
     class Meta:
         ordering = ["-created_at"]
@@ -59,7 +62,20 @@ class VerificationRun(Wakeable, models.Model):
 
     def mark_running(self) -> bool:
         """Only a queued run: a redelivered task finds it taken."""
-        return update_if(self, Q(status=self.Status.QUEUED), status=self.Status.RUNNING, started_at=Now())
+        return update_if(
+            self, Q(status=self.Status.QUEUED), status=self.Status.RUNNING, started_at=Now(), tries=F("tries") + 1
+        )
+
+    def mark_requeued(self, at=None) -> bool:
+        """A run whose worker died (running past its task's lease) goes back to the queue; only from the start this
+        reader saw (its try), so two reconcilers, or one behind a run already started again, requeue it once."""
+        changes = dict(status=self.Status.QUEUED, started_at=None, last_woken_at=at or timezone.now())
+        return update_if(self, Q(status=self.Status.RUNNING, tries=self.tries), **changes)
+
+    def mark_abandoned(self, error: str) -> bool:
+        """A run whose worker died on its last try: an error, from the try this reader saw."""
+        changes = dict(status=self.Status.ERROR, error=error, finished_at=Now())
+        return update_if(self, Q(status=self.Status.RUNNING, tries=self.tries), **changes)
 
     def record_progress(self, **counts: int) -> bool:
         """Move the progress counters (`manifests_total`, `manifests_done`, `assets_total`, `assets_done`,

@@ -7,7 +7,7 @@ from datetime import timedelta
 from functools import partial
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
@@ -33,6 +33,7 @@ WORKER_LOST = "its worker stopped (killed or timed out) while validating"
 LOST = "The uploaded bytes were lost before they could be checked (its host's temp was cleared). Send it again."
 STORAGE = "The input store could not take the file now ({cause}). Nothing was kept; send it again later."
 INTAKE_FAILING = "intake_failing"  # the alert kind of refusals that are this machine's fault
+NOT_STORED_CODE = "storage_unavailable"
 
 
 @dataclass
@@ -218,6 +219,39 @@ def _alert_machine_fault(submission: Submission, code: str, message: str) -> Non
         message=f"Uploads are refused for a fault of this machine ({code}), {submission.original_filename} first: "
         f"{message}",
     )
+
+
+NOT_STAGED = (
+    "The web server could not take the upload: its temp area (PAGETRAIL_TEMP_DIR) is full or read-only; nothing "
+    "was kept. The sender was answered 507 and may send it again later."
+)
+
+
+def refuse_not_staged(filename: str, size: int, submitted_by: str, at=None) -> None:
+    """The web tier refused an upload for lack of space (a 507; no submission exists): recorded as a Rejection
+    (counted by /metrics by its code) and alerted like intake's refusals for a fault of this machine. The 507 is
+    answered even when the database cannot record it."""
+    try:
+        _record_rejection(
+            NOT_STORED_CODE,
+            NOT_STAGED,
+            size=size,
+            sha256="",
+            filename=filename,
+            submitted_by=submitted_by,
+            at=at,
+            level=logging.WARNING,
+        )
+        alert.send(
+            Rejection,
+            kind=INTAKE_FAILING,
+            key=f"intake-failing-web-{NOT_STORED_CODE}",
+            link=f"{reverse('admin:extraction_rejection_changelist')}?code={NOT_STORED_CODE}",
+            message=f"Uploads are refused by the web server for lack of space (507 {NOT_STORED_CODE}), "
+            f"{filename or 'an upload'} first: {NOT_STAGED}",
+        )
+    except DatabaseError:
+        log.exception("the web tier's refusal of %s could not be recorded", filename)
 
 
 def refuse_too_large(filename: str, seen: int, submitted_by: str, at=None) -> validation.TooLarge:

@@ -37,6 +37,11 @@ def refuse_cut_off(filename: str, seen: int, submitted_by: str, at=None) -> TooL
     return decision.refuse_too_large(display_name(filename), seen, submitted_by, at)
 
 
+def refuse_not_staged(filename: str, size: int, submitted_by: str, at=None) -> None:
+    """An upload this host's temp area could not take (the caller answers 507): recorded and alerted."""
+    decision.refuse_not_staged(display_name(filename), size, submitted_by, at)
+
+
 def _copy(stream, limit: int) -> StagedUpload:
     path = stores.uploads_dir() / f"{uuid.uuid4().hex}.part"
     digest, size = hashlib.sha256(), 0

@@ -88,3 +88,44 @@ def run_queued_verifications() -> int:
                 ran += 1
             broker.acknowledge(ack_id)
     return ran
+
+
+def started_and_abandoned() -> VerificationRun:
+    """A run a worker took and died in (SIGKILL, a host gone): `running`, its task gone from the queue."""
+    run = start_run("alice")
+    assert run.mark_running()
+    lose_the_queue()
+    run.refresh_from_db()
+    return run
+
+
+def past_its_lease(run: VerificationRun):
+    from audit.verification.queued_runs import lease
+
+    return run.started_at + lease() + timedelta(seconds=1)
+
+
+def test_a_run_whose_worker_died_is_queued_again_after_its_lease_and_runs(completed):
+    run = started_and_abandoned()
+    assert reconcile()["verification_runs_abandoned"] == 0  # its worker may still be at it
+
+    later = past_its_lease(run)
+    assert [reconcile(at=later)["verification_runs_abandoned"] for _ in range(2)] == [1, 0]
+    assert run_queued_verifications() == 1
+    run.refresh_from_db()
+    assert (run.status, run.tries) == ("passed", 2)
+
+
+def test_a_run_whose_worker_died_on_its_last_try_is_an_error_that_says_why(completed):
+    run = started_and_abandoned()
+    reconcile(at=past_its_lease(run))
+    run = VerificationRun.objects.get()
+    assert run.mark_running()  # its second worker died too
+    lose_the_queue()
+    run.refresh_from_db()
+
+    assert reconcile(at=past_its_lease(run))["verification_runs_abandoned"] == 1
+    run.refresh_from_db()
+    assert (run.status, run.tries, run.findings.count()) == ("error", 2, 0)
+    assert run.error.startswith("Its worker stopped (killed, its host gone, or the run took longer than the task")
+    assert queued_tasks() == 0

@@ -84,3 +84,32 @@ def test_a_file_refused_for_itself_raises_no_alert_and_logs_at_info(tmp_path, ca
 
     assert not Alert.objects.exists()
     assert [r.levelno for r in caplog.records if "rejected" in r.getMessage()] == [logging.INFO]
+
+
+def temp_area_that_cannot_take_uploads(settings, tmp_path) -> None:
+    settings.TEMP_ROOT = tmp_path / "broken"
+    settings.TEMP_ROOT.mkdir()
+    (settings.TEMP_ROOT / "uploads").write_bytes(b"")  # a file where the uploads directory belongs
+
+
+def test_the_web_tiers_refusals_for_lack_of_space_are_counted_and_one_alert(settings, tmp_path, admin_client, client):
+    from audit.operations.totals import refusals
+    from extraction.accounts import ServiceAccount
+    from extraction.models import Rejection
+    from tests.extraction.test_admin import upload
+    from tests.extraction.test_api import post_pdf
+
+    secret = ServiceAccount.objects.create(name="claims-ingest").issue_token()
+    temp_area_that_cannot_take_uploads(settings, tmp_path)
+    assert post_pdf(client, secret, pdfs.mixed(tmp_path).read_bytes()).status_code == 507
+    assert upload(admin_client, pdfs.jpeg_rgb(tmp_path)).status_code == 507
+
+    assert sorted(Rejection.objects.values_list("code", "submitted_by")) == [
+        ("storage_unavailable", "admin"),
+        ("storage_unavailable", "api:claims-ingest"),
+    ]
+    assert refusals() == [(["storage_unavailable"], 2)]  # pagetrail_submissions_refused_total{code=...}
+    alert = Alert.objects.get()
+    assert (alert.kind, alert.key, alert.occurrences) == ("intake_failing", "intake-failing-web-storage_unavailable", 2)
+    assert alert.message.startswith("Uploads are refused by the web server for lack of space (507 storage_unavailable)")
+    assert admin_client.get(alert.link).status_code == 200
