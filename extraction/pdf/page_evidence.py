@@ -15,6 +15,7 @@ from PIL import Image, ImageChops, ImageStat
 
 from .errors import Refusal, raise_if_out_of_memory, reason
 from .limits import Limits
+from .render import opened
 
 # Printed numbering as bundles carry it, in the order tried on each line of a page's head and foot.
 PRINTED = (
@@ -55,16 +56,7 @@ class PageEvidence:
 
 def read_evidence(path: str | Path, limits: Limits) -> list[PageEvidence]:
     """The evidence of every page of the PDF at `path`, in order."""
-    import pypdfium2 as pdfium
-
-    try:
-        document = pdfium.PdfDocument(str(path))
-    except pdfium.PdfiumError as exc:
-        raise Refusal("unreadable", f"The PDF renderer cannot open the file ({reason(exc)}).") from None
-    with document:
-        count = len(document)
-        if count > limits.max_pages:
-            raise Refusal("too_many_pages", f"The PDF has {count} pages; the limit is {limits.max_pages}.")
+    with opened(path, limits) as (document, count):
         found, previous = [], None
         for number in range(1, count + 1):
             evidence, thumbnail = page_evidence(document, number, previous)

@@ -8,6 +8,8 @@ import hashlib
 import io
 import math
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,10 +62,10 @@ class Rendering:
     images: list[RenderedPage] = field(default_factory=list)
 
 
-def render(
-    path: str | Path, out_dir: str | Path, widths: list[int], first: int, last: int, limits: Limits
-) -> Rendering:
-    """Render pages first..last (from 1, clipped to the document) at every width in `widths`."""
+@contextmanager
+def opened(path: str | Path, limits: Limits) -> Iterator[tuple[Any, int]]:
+    """The PDF at `path` opened by PDFium, with its page count: refused if PDFium cannot open it or it has more
+    pages than the limit (previews and page evidence read pages the same way)."""
     import pypdfium2 as pdfium
 
     try:
@@ -74,6 +76,14 @@ def render(
         count = len(document)
         if count > limits.max_pages:
             raise Refusal("too_many_pages", f"The PDF has {count} pages; the limit is {limits.max_pages}.")
+        yield document, count
+
+
+def render(
+    path: str | Path, out_dir: str | Path, widths: list[int], first: int, last: int, limits: Limits
+) -> Rendering:
+    """Render pages first..last (from 1, clipped to the document) at every width in `widths`."""
+    with opened(path, limits) as (document, count):
         images = []
         for number in range(max(first, 1), min(last, count) + 1):
             images += render_page(document, number, widths, Path(out_dir))
