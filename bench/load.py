@@ -41,6 +41,7 @@ from .tables import table
 HOSTS = ("pagetrail-load-a", "pagetrail-load-b")
 STEPS = (
     ("queue wait", "received", "claimed"),
+    ("of which intake", "received", "decided"),
     ("extraction", "claimed", "extracted"),
     ("manifest durability", "extracted", "durable"),
 )
@@ -91,7 +92,11 @@ def run(files: list[tuple[str, Path]], options, production: dict) -> dict:
     """Start the two hosts, send every file, wait, measure from the database, check; everything stopped after."""
     root = Path(tempfile.mkdtemp(prefix="pagetrail-load-", dir=pipeline.TMPFS if pipeline.TMPFS.is_dir() else None))
     started: list[subprocess.Popen] = []
-    result: dict[str, Any] = {"load": [os.getloadavg()[0]], "options": vars(options), "files": Counter(k for k, _ in files)}
+    result: dict[str, Any] = {
+        "load": [os.getloadavg()[0]],
+        "options": vars(options),
+        "files": Counter(k for k, _ in files),
+    }
     try:
         extra = {"PAGETRAIL_API_RATE": NO_LIMIT, "PAGETRAIL_API_READ_RATE": NO_LIMIT}
         env = pipeline.embedded_env(root / HOSTS[0], options.workers, production, extra)
@@ -101,10 +106,12 @@ def run(files: list[tuple[str, Path]], options, production: dict) -> dict:
         if done.returncode:
             raise RuntimeError(f"manage.py migrate failed:\n{done.stdout}\n{done.stderr}")
         token, port, result["namespaces"] = start_hosts(root, env, options, started)
+        before = role_cpu(started)
         start = time.monotonic()
         result["sent"] = send_all(files, port, token, options.clients)
         result["sent_seconds"] = time.monotonic() - start
         result["stalled"] = wait_for_all([s["submission"] for s in result["sent"] if "submission" in s])
+        result["cpu"] = role_cpu(started) - before
         result["rows"] = measured_rows(result["sent"])
         result["failures"] = checks(files, result["sent"], result["rows"], verify(env))
         result["load"].append(os.getloadavg()[0])
@@ -135,8 +142,17 @@ def start_hosts(root: Path, env: dict, options, started: list) -> tuple[str, int
             intake_env = {**host_env, "PAGETRAIL_CLUSTER": "intake"}
             started.append(on_host(host, qcluster, intake_env, root / host / "intake.log", namespaces))
             started.append(on_host(host, web, host_env, root / host / "gunicorn.log", namespaces))
-    wait_for_web(port, started[-1])
+            wait_for_web(port, started[-1])
     return token, port, namespaces
+
+
+def role_cpu(started: list[subprocess.Popen]) -> Counter:
+    """CPU seconds of each role's live processes (a cluster's session: its workers and their PDF children)."""
+    roles = ("jobs", "intake", "web", "jobs")  # the order start_hosts starts them in
+    cpu: Counter = Counter()
+    for role, proc in zip(roles, started, strict=True):
+        cpu[role] += pipeline.session_cpu(proc.pid)
+    return cpu
 
 
 def pipeline_port() -> int:
@@ -151,7 +167,12 @@ def on_host(host: str, command: list[str], env: dict, log: Path, namespaces: boo
     prefix = ["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"', host] if namespaces else []
     with open(log, "w") as out:
         return subprocess.Popen(
-            [*prefix, *command], cwd=processes.ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            [*prefix, *command],
+            cwd=processes.ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
 
 
@@ -249,7 +270,9 @@ def measured_rows(sent: list[dict]) -> list[dict]:
 
     ids = [s["submission"] for s in sent if "submission" in s]
     submissions = Submission.objects.select_related("job").in_bulk(ids)
-    manifested = set(Manifest.objects.filter(job__in=[s.job_id for s in submissions.values()]).values_list("job", flat=True))
+    manifested = set(
+        Manifest.objects.filter(job__in=[s.job_id for s in submissions.values()]).values_list("job", flat=True)
+    )
     rows = []
     for item in sent:
         submission = submissions.get(item.get("submission", -1))
@@ -262,6 +285,7 @@ def measured_rows(sent: list[dict]) -> list[dict]:
                 "host": job.claimed_by.rsplit(":", 1)[0] if job and job.claimed_by else "",
                 "manifest": bool(job and job.pk in manifested),
                 "received": submission.created_at if submission else None,
+                "decided": submission and submission.decided_at,
                 "claimed": job and job.picked_up_at,
                 "extracted": job and job.provider_finished_at,
                 "durable": job and job.manifest_durable_at,
@@ -285,8 +309,14 @@ def checks(files: list, sent: list[dict], rows: list[dict], verified: dict) -> l
     from extraction.models import Job
 
     failures = [f"{s['name']}: {s['error']}" for s in sent if "error" in s]
-    failures += [f"{s['name']}: submission {r['state']}" for s, r in zip(sent, rows, strict=True) if r["state"] != "accepted"]
-    failures += [f"{s['name']}: job {r['job']} has no manifest" for s, r in zip(sent, rows, strict=True) if r["job"] and not r["manifest"]]
+    failures += [
+        f"{s['name']}: submission {r['state']}" for s, r in zip(sent, rows, strict=True) if r["state"] != "accepted"
+    ]
+    failures += [
+        f"{s['name']}: job {r['job']} has no manifest"
+        for s, r in zip(sent, rows, strict=True)
+        if r["job"] and not r["manifest"]
+    ]
     jobs = [r["job"] for r in rows if r["job"]]
     if len(set(jobs)) != len(jobs) or Job.objects.count() != len(files):
         failures.append(f"{len(files)} files, {len(set(jobs))} jobs named, {Job.objects.count()} jobs in the database")
@@ -325,6 +355,22 @@ def latency_rows(rows: list[dict]) -> list[list]:
     return table_rows
 
 
+def cpu_line(cpu: Counter, jobs: int, files: int) -> str:
+    """The CPU each role spent during the run, in all and a job (a file for intake and the web)."""
+    if not jobs:
+        return "CPU: no job finished"
+    parts = [
+        f"{role} {cpu[role]:.1f} s ({1000 * cpu[role] / (jobs if role == 'jobs' else files):.1f} ms a "
+        f"{'job' if role == 'jobs' else 'file'})"
+        for role in ("jobs", "intake", "web")
+    ]
+    total = sum(cpu.values())
+    return (
+        f"CPU during the run: {', '.join(parts)}; {total:.1f} s in all, {1000 * total / jobs:.1f} ms a job "
+        "(PostgreSQL, Redis, moto and the clients not counted)"
+    )
+
+
 def print_report(result: dict) -> None:
     options, rows = result["options"], result["rows"]
     rate = jobs_per_second(rows)
@@ -335,13 +381,18 @@ def print_report(result: dict) -> None:
         f"{options['web_workers']} workers, 1 intake worker; {os.cpu_count()} CPUs, load average "
         f"{result['load'][0]:.2f} at start, {result['load'][-1]:.2f} at end"
     )
-    print(f"sent in {result['sent_seconds']:.1f} s; jobs per host: {dict(Counter(r['host'] for r in rows if r['job']))}")
-    print(f"jobs per second (first received to last manifest durable): {'–' if rate is None else f'{rate:.2f}'}\n")
+    print(
+        f"sent in {result['sent_seconds']:.1f} s; jobs per host: {dict(Counter(r['host'] for r in rows if r['job']))}"
+    )
+    print(f"jobs per second (first received to last manifest durable): {'–' if rate is None else f'{rate:.2f}'}")
+    print(cpu_line(result["cpu"], sum(1 for r in rows if r["durable"]), len(rows)) + "\n")
     table(["kind", "step", "jobs", "p50 s", "p95 s", "slowest s"], latency_rows(rows))
     if result["stalled"]:
         print(f"\nstopped waiting: nothing progressed for {STALL_SECONDS} s")
     failures = result["failures"]
-    print("\nchecks: " + ("all passed (nothing lost, no duplicate job, every manifest verifies)" if not failures else ""))
+    print(
+        "\nchecks: " + ("all passed (nothing lost, no duplicate job, every manifest verifies)" if not failures else "")
+    )
     for failure in failures[:50]:
         print(f"  FAILED {failure}")
 
