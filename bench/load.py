@@ -20,6 +20,7 @@ when a check fails; never on time).
 """
 
 import argparse
+import json
 import os
 import random
 import shutil
@@ -64,12 +65,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("var/bench"))
     parser.add_argument("--database-url", default=DEFAULTS[0], help="dropped and created anew")
     parser.add_argument("--redis-url", default=DEFAULTS[1])
+    parser.add_argument("--summary", type=Path, help="also write the headline figures here, as JSON (for `-m bench`)")
     options = parser.parse_args(argv)
     files = make_files(options.out, options.forms, options.bundles, options.pages)
     with services(options.database_url, options.redis_url) as production:
         result = run(files, options, production)
     print_report(result)
+    if options.summary:
+        options.summary.write_text(json.dumps(summary(result)))
     return 1 if result["failures"] else 0
+
+
+def summary(result: dict) -> dict:
+    """What `python -m bench` shows of this run: jobs per second, each step's p95 a kind, the failures."""
+    return {
+        "files": dict(result["files"]),
+        "jobs_per_second": jobs_per_second(result["rows"]),
+        "p95": {f"{kind} {step}": p95 for kind, step, _, _, p95, _ in latency_rows(result["rows"])},
+        "failures": result["failures"],
+    }
 
 
 def make_files(out: Path, forms: int, bundles: int, pages: int) -> list[tuple[str, Path]]:
@@ -295,8 +309,6 @@ def measured_rows(sent: list[dict]) -> list[dict]:
 
 
 def verify(env: dict) -> dict:
-    import json
-
     done = processes.manage(env, "verify_manifests", "--json")
     try:
         return json.loads(done.stdout)

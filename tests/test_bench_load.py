@@ -3,7 +3,7 @@
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 
-from bench import load
+from bench import load, report
 
 T0 = datetime(2026, 12, 4, 12, 0, tzinfo=UTC)
 
@@ -83,3 +83,14 @@ def test_it_spreads_the_bundles_among_the_forms(tmp_path, monkeypatch):
     kinds = [kind for kind, _ in load.make_files(tmp_path, 6, 2, 3)]
 
     assert kinds == ["form", "form", "bundle", "form", "form", "bundle", "form", "form"]
+
+
+def test_it_puts_jobs_per_second_and_the_forms_p95_in_the_benchmarks_summary():
+    rows = [row("form", q, 0.5, 0.25, start=i) for i, q in enumerate((1.0, 2.0, 3.0))]
+    result = {"files": Counter(form=3), "rows": rows, "failures": []}
+
+    summary = load.summary(result)
+    line = report._load_row(summary)
+
+    assert summary["p95"]["form queue wait"] == "3.000" and summary["jobs_per_second"] == 3 / 5.75
+    assert line[1] == "0.52 jobs/s; forms' p95: queue wait 3.000 s, extraction 0.500 s, manifest durability 0.250 s"
