@@ -36,7 +36,7 @@ from typing import Any
 from core import processes
 from core.percentiles import percentile
 
-from . import per_job, pipeline
+from . import per_job, pipeline, runners
 from .tables import table
 
 HOSTS = ("pagetrail-load-a", "pagetrail-load-b")
@@ -62,6 +62,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--workers", type=int, default=1, help="jobs workers on each of the two hosts")
     parser.add_argument("--web-workers", type=int, default=2)
+    parser.add_argument(
+        "--intake-workers", type=int, default=1, help="the intake cluster's workers (on the first host)"
+    )
     parser.add_argument("--out", type=Path, default=Path("var/bench"))
     parser.add_argument("--database-url", default=DEFAULTS[0], help="dropped and created anew")
     parser.add_argument("--redis-url", default=DEFAULTS[1])
@@ -153,7 +156,11 @@ def start_hosts(root: Path, env: dict, options, started: list) -> tuple[str, int
         started.append(jobs)
         pipeline.wait_until_ready(jobs, root / host / "jobs.log", options.workers)
         if host == HOSTS[0]:
-            intake_env = {**host_env, "PAGETRAIL_CLUSTER": "intake"}
+            intake_env = {
+                **host_env,
+                "PAGETRAIL_CLUSTER": "intake",
+                "PAGETRAIL_INTAKE_WORKERS": str(options.intake_workers),
+            }
             started.append(on_host(host, qcluster, intake_env, root / host / "intake.log", namespaces))
             started.append(on_host(host, web, host_env, root / host / "gunicorn.log", namespaces))
             wait_for_web(port, started[-1])
@@ -166,7 +173,14 @@ def role_cpu(started: list[subprocess.Popen]) -> Counter:
     cpu: Counter = Counter()
     for role, proc in zip(roles, started, strict=True):
         cpu[role] += pipeline.session_cpu(proc.pid)
+    cpu["S3 server"] = sum(runners.process_cpu(pid) for pid in moto_server())
     return cpu
+
+
+def moto_server() -> list[int]:
+    """The S3 server bench/production.py started: a child of this process."""
+    children = Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").read_text().split()
+    return [int(pid) for pid in children if b"moto_server" in Path(f"/proc/{pid}/cmdline").read_bytes()]
 
 
 def pipeline_port() -> int:
@@ -376,10 +390,10 @@ def cpu_line(cpu: Counter, jobs: int, files: int) -> str:
         f"{'job' if role == 'jobs' else 'file'})"
         for role in ("jobs", "intake", "web")
     ]
-    total = sum(cpu.values())
+    total = sum(cpu[role] for role in ("jobs", "intake", "web"))
     return (
-        f"CPU during the run: {', '.join(parts)}; {total:.1f} s in all, {1000 * total / jobs:.1f} ms a job "
-        "(PostgreSQL, Redis, moto and the clients not counted)"
+        f"CPU during the run: {', '.join(parts)}; {total:.1f} s in all, {1000 * total / jobs:.1f} ms a job; "
+        f"the S3 server (moto) {cpu['S3 server']:.1f} s (PostgreSQL, Redis and the clients not counted)"
     )
 
 
@@ -390,7 +404,8 @@ def print_report(result: dict) -> None:
         f"load: {result['files']['form']} one-page forms and {result['files']['bundle']} {options['pages']}-page "
         f"bundles over the API by {options['clients']} clients; 2 worker hosts of {options['workers']} jobs "
         f"worker(s) each ({'a host name each' if result['namespaces'] else 'one host name'}), gunicorn with "
-        f"{options['web_workers']} workers, 1 intake worker; {os.cpu_count()} CPUs, load average "
+        f"{options['web_workers']} workers, {options['intake_workers']} intake worker(s); {os.cpu_count()} CPUs, "
+        f"load average "
         f"{result['load'][0]:.2f} at start, {result['load'][-1]:.2f} at end"
     )
     print(

@@ -54,7 +54,7 @@ def test_it_counts_jobs_per_second_from_first_received_to_last_durable():
 
 def test_it_prints_the_table_and_every_failed_check(capsys):
     result = {
-        "options": {"pages": 240, "clients": 8, "workers": 1, "web_workers": 2},
+        "options": {"pages": 240, "clients": 8, "workers": 1, "web_workers": 2, "intake_workers": 1},
         "files": Counter(form=2, bundle=1),
         "namespaces": True,
         "load": [1.0, 2.0],
