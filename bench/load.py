@@ -128,7 +128,7 @@ def run(files: list[tuple[str, Path]], options, production: dict) -> dict:
         result["sent"] = send_all(files, port, token, options.clients)
         result["sent_seconds"] = time.monotonic() - start
         result["stalled"] = wait_for_all([s["submission"] for s in result["sent"] if "submission" in s])
-        result["cpu"] = role_cpu(started) - before
+        result["cpu"] = {role: seconds - before[role] for role, seconds in role_cpu(started).items()}
         result["rows"] = measured_rows(result["sent"])
         result["failures"] = checks(files, result["sent"], result["rows"], verify(env))
         result["load"].append(os.getloadavg()[0])
@@ -167,10 +167,10 @@ def start_hosts(root: Path, env: dict, options, started: list) -> tuple[str, int
     return token, port, namespaces
 
 
-def role_cpu(started: list[subprocess.Popen]) -> Counter:
+def role_cpu(started: list[subprocess.Popen]) -> dict[str, float]:
     """CPU seconds of each role's live processes (a cluster's session: its workers and their PDF children)."""
     roles = ("jobs", "intake", "web", "jobs")  # the order start_hosts starts them in
-    cpu: Counter = Counter()
+    cpu: dict[str, float] = defaultdict(float)
     for role, proc in zip(roles, started, strict=True):
         cpu[role] += pipeline.session_cpu(proc.pid)
     cpu["S3 server"] = sum(threads_cpu(pid) for pid in moto_server())
@@ -388,7 +388,7 @@ def latency_rows(rows: list[dict]) -> list[list]:
     return table_rows
 
 
-def cpu_line(cpu: Counter, jobs: int, files: int) -> str:
+def cpu_line(cpu: dict[str, float], jobs: int, files: int) -> str:
     """The CPU each role spent during the run, in all and a job (a file for intake and the web)."""
     if not jobs:
         return "CPU: no job finished"
@@ -400,7 +400,7 @@ def cpu_line(cpu: Counter, jobs: int, files: int) -> str:
     total = sum(cpu[role] for role in ("jobs", "intake", "web"))
     return (
         f"CPU during the run: {', '.join(parts)}; {total:.1f} s in all, {1000 * total / jobs:.1f} ms a job; "
-        f"the S3 server (moto) {cpu['S3 server']:.1f} s (PostgreSQL, Redis and the clients not counted)"
+        f"the S3 server (moto) {cpu.get('S3 server', 0.0):.1f} s (PostgreSQL, Redis and the clients not counted)"
     )
 
 
