@@ -35,6 +35,7 @@ from typing import Any
 
 from core import processes
 from core.percentiles import percentile
+from tests.run_profiles import free_port
 
 from . import per_job, pipeline
 from .tables import table
@@ -146,7 +147,7 @@ def start_hosts(root: Path, env: dict, options, started: list) -> tuple[str, int
 
     token = ServiceAccount.objects.create(name="load").issue_token()
     namespaces = os.geteuid() == 0 and shutil.which("unshare") is not None
-    port = pipeline_port()
+    port = free_port()
     gunicorn = [str(Path(sys.executable).parent / "gunicorn"), "-c", "portal/gunicorn.conf.py"]
     web = [*gunicorn, "-b", f"127.0.0.1:{port}", "-w", str(options.web_workers), "portal.wsgi"]
     qcluster = [sys.executable, "manage.py", "qcluster"]
@@ -162,6 +163,7 @@ def start_hosts(root: Path, env: dict, options, started: list) -> tuple[str, int
                 "PAGETRAIL_INTAKE_WORKERS": str(options.intake_workers),
             }
             started.append(on_host(host, qcluster, intake_env, root / host / "intake.log", namespaces))
+            wait_for_line(started[-1], root / host / "intake.log", "ready for work")
             started.append(on_host(host, web, host_env, root / host / "gunicorn.log", namespaces))
             wait_for_web(port, started[-1])
     return token, port, namespaces
@@ -190,12 +192,6 @@ def moto_server() -> list[int]:
     return [int(pid) for pid in children if b"moto_server" in Path(f"/proc/{pid}/cmdline").read_bytes()]
 
 
-def pipeline_port() -> int:
-    from tests.run_profiles import free_port
-
-    return free_port()
-
-
 def on_host(host: str, command: list[str], env: dict, log: Path, namespaces: bool) -> subprocess.Popen:
     """`command` in a session of its own (so it and its children can be signalled), named `host` when it may have
     a UTS namespace of its own: unshare and sh exec it, so the pid is the command's."""
@@ -209,6 +205,15 @@ def on_host(host: str, command: list[str], env: dict, log: Path, namespaces: boo
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
+
+
+def wait_for_line(proc: subprocess.Popen, log: Path, text: str) -> None:
+    """Until `text` is in the log (a cluster's start is not measured), or the process ended."""
+    deadline = time.monotonic() + pipeline.READY_SECONDS
+    while text not in (found := log.read_text()):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"{log.name}: {text!r} never came:\n{found[-3000:]}")
+        time.sleep(pipeline.POLL_SECONDS)
 
 
 def wait_for_web(port: int, web: subprocess.Popen) -> None:
