@@ -111,7 +111,8 @@ clean:
 # Performance: the extractor against the raw-copy and guarantee floors, PyMuPDF, poppler's pdfimages and pikepdf's
 # own extraction; the inflaters the registries offer (python-isal, libdeflate's binding beside the product's zlib-ng);
 # verification hashing, intake. The reference tools are installed for the benchmark only; the product never imports them.
-# BENCH_ARGS, e.g. "--scale 0.2 --workers 1,2"; the corpus is generated once under var/bench/.
+# BENCH_ARGS, e.g. "--scale 0.2 --workers 1,2" (add --load for the load run over the API, about 1.5 minutes);
+# the corpus is generated once under var/bench/.
 bench: $(STAMP)
 	$(BIN)/python -c 'import pymupdf' 2>/dev/null || $(BIN)/python -m pip install --quiet pymupdf
 	$(BIN)/python -c 'import isal, deflate' 2>/dev/null || $(BIN)/python -m pip install --quiet isal deflate

@@ -2,7 +2,7 @@
 
     python -m bench [--scale 1] [--seed 1] [--workers 1,2] [--out var/bench] [--no-references]
                     [--rounds 3] [--no-pipeline] [--production] [--admin-jobs 100000] [--admin-assets 1000000]
-                    [--log-leaves 1000,100000,1000000]
+                    [--log-leaves 1000,100000,1000000] [--load]
 
 Generates (once, then reuses) the deterministic corpus under --out, then times: the raw-copy
 floor, Pagetrail's extractor through the warm child process the product uses (and the same code
@@ -19,7 +19,9 @@ Django up its own way): the whole pipeline against the extractor alone (bench/pi
 again on PostgreSQL, Redis and S3, bench/production.py), a one-image form's job in the cluster (bench/per_job.py,
 the same profiles) and the
 admin with --admin-jobs jobs and --admin-assets assets loaded (bench/admin_scale.py; 0 skips it), and the
-ledger's proofs at --log-leaves leaves, from stored subtree hashes against a rebuild (bench/log_proofs.py; 0 skips).
+ledger's proofs at --log-leaves leaves, from stored subtree hashes against a rebuild (bench/log_proofs.py; 0 skips);
+with --load, throughput and tail latency over the API with two worker hosts (bench/load.py at its default scale:
+a few minutes, so only when asked).
 Last, a summary: each target beside its reference. Never a pass/fail on time:
 these figures are for reading.
 """
@@ -99,9 +101,11 @@ def main(argv: list[str] | None = None) -> int:
         figures["log"] = in_own_process(
             "log_proofs", "--leaves", options.log_leaves, "--data", str(options.out.parent / "log")
         )
+    if options.load:
+        figures["load"] = in_own_process("load", "--out", str(options.out.parent))
     failures += [
         f"{part}: {failure}"
-        for part in ("pipeline", "pipeline_production", "per_job", "per_job_production", "admin", "log")
+        for part in ("pipeline", "pipeline_production", "per_job", "per_job_production", "admin", "log", "load")
         for failure in figures.get(part, {}).get("failures", [])
     ]
     print_summary(figures)
@@ -143,6 +147,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--admin-jobs", type=int, default=100_000, help="jobs loaded for the admin; 0 skips it")
     parser.add_argument("--admin-assets", type=int, default=1_000_000)
     parser.add_argument("--log-leaves", default="1000,100000,1000000", help="ledger sizes for proofs; 0 skips them")
+    parser.add_argument(
+        "--load",
+        action="store_true",
+        help="issue 36's target 3 (bench/load.py): 200 forms and 2 bundles over the API, two worker hosts, on "
+        "PostgreSQL, Redis and S3 (PAGETRAIL_TEST_DATABASE_URL's database dropped and created anew)",
+    )
     options = parser.parse_args(argv)
     options.workers = [int(w) for w in options.workers.split(",")]
     options.out = options.out / f"corpus-seed{options.seed}-scale{options.scale:g}"
