@@ -37,7 +37,7 @@ from core import processes
 from core.percentiles import percentile
 from tests.run_profiles import free_port
 
-from . import per_job, pipeline
+from . import per_job, pipeline, runners
 from .tables import table
 
 HOSTS = ("pagetrail-load-a", "pagetrail-load-b")
@@ -175,15 +175,8 @@ def role_cpu(started: list[subprocess.Popen]) -> dict[str, float]:
     cpu: dict[str, float] = defaultdict(float)
     for role, proc in zip(roles, started, strict=True):
         cpu[role] += pipeline.session_cpu(proc.pid)
-    cpu["S3 server"] = sum(threads_cpu(pid) for pid in moto_server())
+    cpu["S3 server"] = sum(runners.process_cpu(pid) for pid in moto_server())
     return cpu
-
-
-def threads_cpu(pid: int) -> float:
-    """CPU seconds of every thread of a process (moto serves each request on a thread of its own; `schedstat`
-    counts the main thread only), in clock ticks."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def moto_server() -> list[int]:

@@ -85,14 +85,9 @@ def cpu_seconds() -> float:
 
 
 def process_cpu(pid: int) -> float:
-    """CPU seconds of a live process, every thread (0 once it is gone): the scheduler's nanoseconds
-    where the kernel keeps them, else user + system ticks."""
-    try:
-        return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e9
-    except (FileNotFoundError, ProcessLookupError):
-        return 0.0
-    except (OSError, ValueError, IndexError):
-        pass
+    """CPU seconds of a live process, every thread, those already ended included (0 once it is gone): user +
+    system ticks from /proc/PID/stat. Not /proc/PID/schedstat, finer but the main thread's alone: it missed
+    s3transfer's download threads in a worker and moto's request threads."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except (FileNotFoundError, ProcessLookupError):
