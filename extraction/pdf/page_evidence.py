@@ -16,7 +16,7 @@ from PIL import Image, ImageChops, ImageStat
 
 from .errors import Refusal, raise_if_out_of_memory, reason
 from .limits import Limits
-from .page_ocr import READ, UNAVAILABLE, Budget, available, band_text
+from .page_ocr import OUT_OF_TIME, READ, UNAVAILABLE, Budget, available, band_text
 
 # Printed numbering as bundles carry it, in the order tried on each line of a page's head and foot.
 PRINTED = (
@@ -45,7 +45,7 @@ class PageEvidence:
     of its probe's pixels that are ink, the sha256 of the scan covering it (if any), and how much it differs from the
     page before it (the mean difference of their thumbnails, 0 to 1; -1 for a first page or a different shape).
     `ocr` says whether an image-only page's number was looked for by OCR: "read", "unavailable" (no Tesseract
-    here), or "" (not needed: the page has text, or no scan)."""
+    here), "out_of_time" (OCR's share of the limits was spent), or "" (not needed: the page has text, or no scan)."""
 
     number: int
     printed: int = 0
@@ -115,7 +115,8 @@ def numbering(page: Any, scan: str, budget: Budget) -> tuple[int, int, str, str]
         return (*printed_number(text), "")
     if not available():  # image-only, and nothing here reads the number its scan may show
         return 0, 0, "", UNAVAILABLE
-    return (*printed_number(band_text(page, budget)), READ)
+    read = band_text(page, budget)
+    return (*printed_number(read), READ) if read is not None else (0, 0, "", OUT_OF_TIME)
 
 
 def page_text(page: Any) -> str:

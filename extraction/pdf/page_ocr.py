@@ -12,7 +12,6 @@ from typing import Any
 
 from PIL import Image, ImageFilter
 
-from .errors import Refusal
 from .limits import Limits
 
 # Where printed numbers sit: the top and bottom eighth of the page (a footer 20 mm up an A4 page is inside it).
@@ -27,7 +26,11 @@ INK_THRESHOLD = 170
 # One block of text per band pair: the default page segmentation looks for columns in a strip and finds none.
 CONFIG = "--psm 6"
 GAP = 40  # paper between the head and the foot, so Tesseract reads them as two lines
-UNAVAILABLE, READ = "unavailable", "read"
+UNAVAILABLE, READ, OUT_OF_TIME = "unavailable", "read", "out_of_time"
+# OCR may spend half of the command's CPU and wall limits: a 2000-page scanned bundle at about 0.1 s a page would
+# otherwise take all of them, and its hints (blank and repeated scans need no OCR) would be lost with it.
+OCR_SHARE = 0.5
+MIN_SECONDS = 0.5  # less than this left is not enough for one page: stop asking
 # Tesseract's OpenMP threads would each take a core the child's CPU limit does not see.
 os.environ.setdefault("OMP_THREAD_LIMIT", "1")
 
@@ -45,22 +48,16 @@ def available() -> bool:
 
 
 class Budget:
-    """What is left of the command's CPU and wall limits for Tesseract, whose CPU is its own process's (a child's)."""
+    """OCR's share of the command's CPU and wall limits. Tesseract runs as a process of its own, so its CPU is counted
+    from the child's children; past the share the remaining scans are not read, and the rest of the evidence still
+    fits in the limits."""
 
     def __init__(self, limits: Limits) -> None:
-        self.limits = limits
-        self.wall_end = time.monotonic() + limits.wall_seconds
-        self.cpu_end = cpu_used() + limits.cpu_seconds
+        self.wall_end = time.monotonic() + OCR_SHARE * limits.wall_seconds
+        self.cpu_end = cpu_used() + OCR_SHARE * limits.cpu_seconds
 
     def seconds_left(self) -> float:
-        left = min(self.wall_end - time.monotonic(), self.cpu_end - cpu_used())
-        if left <= 0:
-            raise Refusal(
-                "timeout",
-                f"Reading the page numbers drawn into the scans passed the {self.limits.cpu_seconds} s CPU or "
-                f"{self.limits.wall_seconds} s wall limit.",
-            )
-        return left
+        return min(self.wall_end - time.monotonic(), self.cpu_end - cpu_used())
 
 
 def cpu_used() -> float:
@@ -68,16 +65,19 @@ def cpu_used() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def band_text(page: Any, budget: Budget) -> str:
-    """The text Tesseract reads in the page's head and foot (head first), within what is left of the budget."""
+def band_text(page: Any, budget: Budget) -> str | None:
+    """The text Tesseract reads in the page's head and foot (head first); None once OCR's share of the limits is
+    spent (a run cut short by it is killed by pytesseract)."""
     import pytesseract
 
+    left = budget.seconds_left()
+    if left <= MIN_SECONDS:
+        return None
     try:
-        text: str = pytesseract.image_to_string(bands(page), config=CONFIG, timeout=budget.seconds_left())
-    except RuntimeError as exc:  # pytesseract's "Tesseract process timeout": it has killed the process
-        if "timeout" in str(exc).lower():
-            budget.seconds_left()
-            raise Refusal("timeout", "Tesseract did not finish reading a page within the limits.") from None
+        text: str = pytesseract.image_to_string(bands(page), config=CONFIG, timeout=left)
+    except RuntimeError as exc:
+        if "timeout" in str(exc).lower():  # pytesseract's "Tesseract process timeout"
+            return None
         raise
     return text
 
