@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from .page_evidence import PageEvidence
+from .page_ocr import READ
 
 KINDS = ("missing_page", "out_of_order", "repeated_page", "blank_page", "no_scan")
 # Below this share of ink a scan is a blank sheet: a printed page number alone darkens about 0.3%, a line of text
@@ -88,10 +89,15 @@ def gaps(document: list[PageEvidence]) -> Iterator[Hint]:
         numbers = f"page {run[0]}" if len(run) == 1 else f"pages {run[0]}-{run[-1]}"
         verb = "is" if len(run) == 1 else "are"
         where = place(before, after)
-        shown = "; ".join(f"PDF page {p.number}: \u201c{p.printed_text}\u201d" for p in (before, after) if p)
+        shown = "; ".join(f"PDF page {p.number}: {quoted(p)}" for p in (before, after) if p)
         yield Hint(
             "missing_page", tuple(around), f"printed {numbers}{of_total(document[0])} {verb} missing {where} ({shown})"
         )
+
+
+def quoted(page: PageEvidence) -> str:
+    """The line that shows a page's number, and whether OCR read it from the scan (a reviewer may doubt a digit)."""
+    return f"\u201c{page.printed_text}\u201d" + (" (read by OCR)" if page.ocr == READ else "")
 
 
 def place(before: PageEvidence | None, after: PageEvidence | None) -> str:
@@ -118,7 +124,7 @@ def disorder(document: list[PageEvidence]) -> Iterator[Hint]:
                 "out_of_order",
                 (page.number,),
                 f"printed page {page.printed}{of_total(page)} (PDF page {page.number}) comes after printed page "
-                f"{previous.printed} (PDF page {previous.number}): \u201c{page.printed_text}\u201d",
+                f"{previous.printed} (PDF page {previous.number}): {quoted(page)}",
             )
 
 
@@ -131,7 +137,7 @@ def repeated_numbers(document: list[PageEvidence]) -> Iterator[Hint]:
                 "repeated_page",
                 (earlier.number, page.number),
                 f"printed page {page.printed}{of_total(page)} appears on PDF pages {earlier.number} and "
-                f"{page.number}: \u201c{page.printed_text}\u201d",
+                f"{page.number}: {quoted(page)}",
             )
 
 
