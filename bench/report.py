@@ -141,6 +141,7 @@ def print_summary(figures: dict) -> None:
     if "pipeline_production" in figures:
         rows += [_pipeline_row(figures["pipeline_production"], "production (PostgreSQL, Redis, S3 on loopback)")]
     rows += [_per_job_row(figures.get(key)) for key in ("per_job", "per_job_production") if key in figures]
+    rows += [_hint_cost_row(figures.get("hint_cost"))]
     rows += [_hashing_row(figures["hashing"]), _admin_row(figures.get("admin"))] + _intake_rows(figures["intake"])
     rows += _log_rows(figures.get("log"))
     table(["target", "measured", "reference (same run)", "ratio", "goal"], rows)
@@ -194,6 +195,22 @@ def _per_job_row(per_job: dict | None) -> list:
         f"intake beyond validation {median['intake_beyond_validation_ms']:.1f} ms a file",
         f"extractor {median['pdf_child_cpu_ms']:.1f} ms",
         "≤ 15 ms, ≤ 10 statements, S3 = assets + 1, intake ≤ 5 ms" if production else "≤ 8 ms",
+    ]
+
+
+def _hint_cost_row(cost: dict | None) -> list:
+    """Issue 35: page hints cost a bundle's job nothing; they are read after its manifest (bench/hint_cost.py)."""
+    if not cost or cost.get("hints_s") is None:
+        return ["page hints: a 240-page bundle's job", "not run", "", "", "≤ 1.0× the job before hints"]
+    job = cost["with_extraction_s"] + cost["with_manifest_s"]
+    before = cost["without_extraction_s"] + cost["without_manifest_s"]
+    return [
+        f"page hints: a {cost['pages']}-page bundle's job",
+        f"extraction {cost['with_extraction_s']:.3f} s + manifest {cost['with_manifest_s']:.3f} s with hints asked; "
+        f"then their reading {cost['hints_s']:.2f} s on the previews queue",
+        f"before hints (not asked): {cost['without_extraction_s']:.3f} s + {cost['without_manifest_s']:.3f} s",
+        f"{job / before:.2f}× before",
+        "≤ 1.0× the job before hints (noise aside); hints after the manifest",
     ]
 
 
