@@ -98,11 +98,12 @@ def table(counts: dict[str, Counter], timing: dict[str, float]) -> str:
     return "\n".join(lines)
 
 
-# How a bundle's pages were read: the image-only bundles are wholly scans (all OCR), the others have text.
+# How a bundle's pages were read: a bundle with image-only pages is timed with them (the generated ones are wholly
+# scans), the others have text where they have scans, like the searchable generated ones.
 HOW = {
-    "read": "image-only bundles (numbers read by OCR)",
-    "": "bundles with text (the same kind of scans, numbers in their text: no OCR)",
-    "unavailable": "image-only bundles, OCR unavailable",
+    "read": "bundles with image-only pages (OCR read them)",
+    "": "the others (text on every scan, or no scans: no OCR)",
+    "unavailable": "bundles with image-only pages, OCR unavailable",
 }
 
 

@@ -61,6 +61,16 @@ def test_it_does_not_trust_one_number_among_unread_pages():
     assert {h.kind for h in hints(pages)} == {"no_scan"}
 
 
+def test_it_suggests_no_gap_where_a_scan_ocr_could_not_read_sits():
+    scans = [
+        PageEvidence(number=i, printed=n, printed_total=6, printed_text=f"{n}/6", ink=0.05, scan_sha256=f"{i:064x}")
+        for i, n in enumerate((1, 2, 3, 0, 5, 6), 1)
+    ]
+    unread = [PageEvidence(**{**vars(page), "ocr": "read"}) for page in scans]
+    assert [h.kind for h in hints(unread)] == []
+    assert [h.kind for h in hints(scans)] == ["missing_page"]  # an unnumbered page OCR never read says nothing
+
+
 @pytest.fixture
 def without_tesseract(tmp_path, monkeypatch):
     """A fresh child whose PATH finds no `tesseract`, as on a machine without Debian's tesseract-ocr."""
