@@ -31,8 +31,6 @@ UNAVAILABLE, READ, OUT_OF_TIME = "unavailable", "read", "out_of_time"
 # otherwise take all of them, and its hints (blank and repeated scans need no OCR) would be lost with it.
 OCR_SHARE = 0.5
 MIN_SECONDS = 0.5  # less than this left is not enough for one page: stop asking
-# Tesseract's OpenMP threads would each take a core the child's CPU limit does not see.
-os.environ.setdefault("OMP_THREAD_LIMIT", "1")
 
 
 @cache
@@ -70,6 +68,8 @@ def band_text(page: Any, budget: Budget) -> str | None:
     spent (a run cut short by it is killed by pytesseract)."""
     import pytesseract
 
+    # Set here, in the child only, for the Tesseract it starts: OpenMP threads would each take a core of the machine.
+    os.environ.setdefault("OMP_THREAD_LIMIT", "1")
     left = budget.seconds_left()
     if left <= MIN_SECONDS:
         return None
