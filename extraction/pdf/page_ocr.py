@@ -18,6 +18,7 @@ from .limits import Limits
 BAND = 0.125
 # About 216 dpi: at 144 dpi a 50 dpi scan's "2/12" was read "W12" and "- 2 -" "ee ee"; at 288 no better, and slower.
 OCR_SCALE = 3.0
+MAX_WIDTH = 2600  # pixels: a poster-sized page is read no wider than an A3 sheet at OCR_SCALE
 # A scan's JPEG blocks and speckle, enlarged, break a digit's strokes: a blur of half a point joins them and the
 # threshold makes them black again. On the evaluation corpus this took misread numbers from 8 in 36 to none (two
 # left unread), where a threshold alone made it worse (24) and a blur alone left one read wrong.
@@ -75,6 +76,8 @@ def band_text(page: Any, budget: Budget) -> str | None:
         return None
     try:
         text: str = pytesseract.image_to_string(bands(page), config=CONFIG, timeout=left)
+    except pytesseract.TesseractError:
+        return ""  # Tesseract could not read this page's bands: no number, as for a scan without one
     except RuntimeError as exc:
         if "timeout" in str(exc).lower():  # pytesseract's "Tesseract process timeout"
             return None
@@ -85,8 +88,8 @@ def band_text(page: Any, budget: Budget) -> str | None:
 def bands(page: Any) -> Image.Image:
     """The head and foot of the page at OCR_SCALE, one above the other with a strip of paper between."""
     width, height = page.get_size()
-    band = BAND * height
-    head, foot = render(page, (0, height - band, 0, 0)), render(page, (0, 0, 0, height - band))
+    band, scale = BAND * height, min(OCR_SCALE, MAX_WIDTH / width)
+    head, foot = render(page, scale, (0, height - band, 0, 0)), render(page, scale, (0, 0, 0, height - band))
     both = Image.new("L", (head.width, head.height + GAP + foot.height), 255)
     both.paste(head, (0, 0))
     both.paste(foot, (0, head.height + GAP))
@@ -94,10 +97,8 @@ def bands(page: Any) -> Image.Image:
     return smooth.point(lambda value: 0 if value < INK_THRESHOLD else 255)
 
 
-def render(page: Any, crop: tuple[float, float, float, float]) -> Image.Image:
-    bitmap = page.render(
-        scale=OCR_SCALE, grayscale=True, crop=crop, may_draw_forms=False, fill_color=(255, 255, 255, 255)
-    )
+def render(page: Any, scale: float, crop: tuple[float, float, float, float]) -> Image.Image:
+    bitmap = page.render(scale=scale, grayscale=True, crop=crop, may_draw_forms=False, fill_color=(255, 255, 255, 255))
     try:
         picture: Image.Image = bitmap.to_pil()
         return picture.convert("L")
