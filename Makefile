@@ -10,7 +10,7 @@ PREVIEWS := PAGETRAIL_CLUSTER=previews nice -n 10 $(MANAGE) qcluster
 # The cluster validating uploads (their own queue: the web server never parses a PDF, and uploads never wait behind jobs).
 INTAKE := PAGETRAIL_CLUSTER=intake $(MANAGE) qcluster
 
-.PHONY: run run-managed serve test check install lock lint browser clean bench fidelity evaluate-review
+.PHONY: run run-managed serve test check install lock lint browser ocr clean bench fidelity evaluate-review
 
 # Every dependency and extra at the version and hashes of requirements.lock, then the project itself
 # (no dependencies of its own to fetch, no build environment to download); pip check proves the lock
@@ -74,7 +74,7 @@ run-managed: $(STAMP)
 
 # Tests get a data dir of their own, never the one `make run` uses. Embedded profile first, then the
 # production profile (PostgreSQL, Redis, S3 on loopback) when those servers answer; see tests/run_profiles.py.
-test: $(STAMP) browser
+test: $(STAMP) browser ocr
 	PAGETRAIL_DATA_DIR=$(CURDIR)/var/test $(BIN)/python -m tests.run_profiles $(PYTEST_ARGS)
 
 # The quick loop while changing code: lint, then every test not marked slow on the embedded profile alone
@@ -105,6 +105,14 @@ browser:
 	  "could not be (run: sudo apt-get install chromium poppler-utils mupdf-tools qpdf); the browser and" \
 	  "fidelity-harness tests will be skipped or fail"
 
+# Page hints read printed numbers drawn into scans with Debian's Tesseract (through pytesseract); without it the hints
+# are still found, from the pages' text alone, and the OCR test is skipped.
+ocr:
+	@command -v tesseract >/dev/null || { [ "$$(id -u)" = 0 ] && \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr >/dev/null); } || \
+	  echo "tesseract-ocr is not installed and could not be (run: sudo apt-get install tesseract-ocr); page hints" \
+	  "will not read numbers drawn into scans, and the OCR test will be skipped"
+
 clean:
 	rm -rf var/test .pytest_cache
 
@@ -134,5 +142,5 @@ fidelity: $(STAMP)
 # Pages to look at first: precision and recall of each kind of page hint on a generated corpus with ground truth
 # (missing, repeated, blank, shuffled pages and pages without a scan) plus real PDFs, and the time per page, beside
 # the goals docs/roles.md justifies. Fails when a goal is missed. REVIEW_ARGS, e.g. "--out var/review-corpus".
-evaluate-review: $(STAMP)
+evaluate-review: $(STAMP) ocr
 	$(BIN)/python -m bench.review_hints $(REVIEW_ARGS)

@@ -17,7 +17,7 @@ Exits 1 when a correctness check fails (counts against corpus.json, JPEGs passed
 identical outputs whatever the number of workers). Then, each in a process of its own (each sets
 Django up its own way): the whole pipeline against the extractor alone (bench/pipeline.py; with --production
 again on PostgreSQL, Redis and S3, bench/production.py), a one-image form's job in the cluster (bench/per_job.py,
-the same profiles) and the
+the same profiles), a 240-page bundle's job with page hints asked and without (bench/hint_cost.py) and the
 admin with --admin-jobs jobs and --admin-assets assets loaded (bench/admin_scale.py; 0 skips it), and the
 ledger's proofs at --log-leaves leaves, from stored subtree hashes against a rebuild (bench/log_proofs.py; 0 skips);
 with --load, throughput and tail latency over the API with two worker hosts (bench/load.py at its default scale:
@@ -87,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
         figures["per_job"] = in_own_process("per_job", "--out", str(options.out.parent))
     if options.pipeline and options.production:
         figures["per_job_production"] = in_own_process("per_job", "--production", "--out", str(options.out.parent))
+    if options.pipeline:
+        figures["hint_cost"] = in_own_process("hint_cost", "--rounds", str(max(options.rounds, 3)))
     if options.admin_jobs:
         figures["admin"] = in_own_process(
             "admin_scale",
@@ -105,7 +107,16 @@ def main(argv: list[str] | None = None) -> int:
         figures["load"] = in_own_process("load", "--out", str(options.out.parent))
     failures += [
         f"{part}: {failure}"
-        for part in ("pipeline", "pipeline_production", "per_job", "per_job_production", "admin", "log", "load")
+        for part in (
+            "pipeline",
+            "pipeline_production",
+            "per_job",
+            "per_job_production",
+            "hint_cost",
+            "admin",
+            "log",
+            "load",
+        )
         for failure in figures.get(part, {}).get("failures", [])
     ]
     print_summary(figures)

@@ -141,6 +141,7 @@ def print_summary(figures: dict) -> None:
     if "pipeline_production" in figures:
         rows += [_pipeline_row(figures["pipeline_production"], "production (PostgreSQL, Redis, S3 on loopback)")]
     rows += [_per_job_row(figures.get(key)) for key in ("per_job", "per_job_production") if key in figures]
+    rows += [_hint_cost_row(figures.get("hint_cost"))]
     rows += [_hashing_row(figures["hashing"]), _admin_row(figures.get("admin"))] + _intake_rows(figures["intake"])
     rows += _log_rows(figures.get("log"))
     rows += [_load_row(figures["load"])] if "load" in figures else []
@@ -212,6 +213,22 @@ def _load_row(load: dict) -> list:
         "capacity model: 18.5 jobs/s a worker core",
         "",
         "10,000 forms and 20 bundles; nothing lost, no duplicate, every manifest verifies",
+    ]
+
+
+def _hint_cost_row(cost: dict | None) -> list:
+    """Issue 35: page hints cost a bundle's job nothing; they are read after its manifest (bench/hint_cost.py)."""
+    if not cost or cost.get("hints_s") is None:
+        return ["page hints: a 240-page bundle's job", "not run", "", "", "≤ 1.0× the job before hints"]
+    job = cost["with_extraction_s"] + cost["with_manifest_s"]
+    before = cost["without_extraction_s"] + cost["without_manifest_s"]
+    return [
+        f"page hints: a {cost['pages']}-page bundle's job",
+        f"extraction {cost['with_extraction_s']:.3f} s + manifest {cost['with_manifest_s']:.3f} s with hints asked; "
+        f"then their reading {cost['hints_s']:.2f} s on the previews queue",
+        f"before hints (not asked): {cost['without_extraction_s']:.3f} s + {cost['without_manifest_s']:.3f} s",
+        f"{job / before:.2f}× before",
+        "≤ 1.0× the job before hints (noise aside); hints after the manifest",
     ]
 
 

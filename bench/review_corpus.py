@@ -147,7 +147,7 @@ def truth_of(sheets: list[Sheet]) -> dict[str, list[tuple[int, ...]]]:
 
 
 def corpus(directory: Path, seed: int = 35) -> list[tuple[Path, Bundle]]:
-    """Twelve damaged bundles (searchable and image-only, each numbering style) and two clean ones."""
+    """Fifteen damaged bundles (nine searchable, six image-only, each numbering style both ways) and two clean ones."""
     rng = random.Random(seed)
     made = []
     for index in range(12):
@@ -158,6 +158,9 @@ def corpus(directory: Path, seed: int = 35) -> list[tuple[Path, Bundle]]:
         clean = Bundle(f"clean-{index}", [Sheet(n, 20) for n in range(1, 21)], searchable=True)
         clean.truth = truth_of(clean.sheets)
         made.append(clean)
+    for index in range(12, 15):  # three more image-only ones, for OCR: after the others, which stay as they were
+        style = list(STYLES)[index % 3]
+        made.append(damaged(f"damaged-{index:02d}", rng.randint(14, 30), rng, searchable=False, style=style))
     directory.mkdir(parents=True, exist_ok=True)
     return [(write_bundle(b, directory / f"{b.name}.pdf", seed + i), b) for i, b in enumerate(made)]
 

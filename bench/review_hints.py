@@ -11,7 +11,7 @@ import argparse
 import sys
 import tempfile
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from pathlib import Path
 
 from bench import review_corpus
@@ -20,12 +20,13 @@ from extraction.pdf.page_hints import KINDS
 from tests import pdfs
 
 SAMPLES = Path(__file__).resolve().parent.parent / "tests" / "samples" / "py-pdf"
-# kind -> (precision goal, recall goal); None: no goal (image-only numbering needs OCR, which is not installed).
+# kind -> (precision goal, recall goal), justified in docs/roles.md. Image-only numbering is read by OCR: its recall
+# goal holds only where Tesseract is installed (without it those pages are not read, and say so).
 GOALS: dict[str, tuple[float, float | None]] = {
     "missing_page (text pages)": (0.95, 0.90),
-    "missing_page (image-only)": (0.95, None),
+    "missing_page (image-only)": (0.95, 0.80),
     "out_of_order (text pages)": (0.90, 0.90),
-    "out_of_order (image-only)": (0.90, None),
+    "out_of_order (image-only)": (0.90, 0.80),
     "repeated_page": (0.90, 0.90),
     "blank_page": (0.95, 0.95),
     "no_scan": (0.90, 0.95),
@@ -44,23 +45,25 @@ def real_pdfs(directory: Path) -> list[Path]:
     return [*sorted(SAMPLES.glob("*.pdf")), *made]
 
 
-def evaluate(directory: Path) -> tuple[dict[str, Counter], int, float]:
-    """Per row: hints made, hints right, truths, truths found; and the pages read and seconds spent reading them."""
+def evaluate(directory: Path) -> tuple[dict[str, Counter], dict[str, float]]:
+    """Per row: hints made, hints right, truths, truths found; and the pages read and seconds spent reading them, by
+    whether OCR read them (image-only pages with Tesseract), or said it was unavailable, or was not needed."""
     counts: dict[str, Counter] = {row: Counter() for row in GOALS}
-    pages, seconds = 0, 0.0
+    timing: dict[str, float] = defaultdict(float)
     cases = [(path, bundle.truth, bundle.searchable) for path, bundle in review_corpus.corpus(directory / "made")]
     cases += [(path, {}, True) for path in real_pdfs(directory / "real")]
     for path, truth, searchable in cases:
         started = time.perf_counter()
         evidence = pdf.read_page_evidence(path)
         found = pdf.hints(evidence)
-        seconds += time.perf_counter() - started
-        pages += len(evidence)
+        how = next((page.ocr for page in evidence if page.ocr), "")
+        timing[f"{how}:seconds"] += time.perf_counter() - started
+        timing[f"{how}:pages"] += len(evidence)
         for kind in KINDS:
             judge(
                 counts[row_of(kind, searchable)], [set(h.pages) for h in found if h.kind == kind], truth.get(kind, [])
             )
-    return counts, pages, seconds
+    return counts, timing
 
 
 def judge(counter: Counter, hinted: list[set[int]], truths: list[tuple[int, ...]]) -> None:
@@ -71,7 +74,7 @@ def judge(counter: Counter, hinted: list[set[int]], truths: list[tuple[int, ...]
     counter["found"] += sum(1 for t in truths if any(pages & set(t) for pages in hinted))
 
 
-def table(counts: dict[str, Counter], pages: int, seconds: float) -> str:
+def table(counts: dict[str, Counter], timing: dict[str, float]) -> str:
     lines = [
         f"{'hint':<27} {'hints':>5} {'truths':>6} {'precision':>9} {'goal':>5} {'recall':>7} {'goal':>5}",
     ]
@@ -79,20 +82,46 @@ def table(counts: dict[str, Counter], pages: int, seconds: float) -> str:
         c = counts[row]
         precision = c["right"] / c["hints"] if c["hints"] else 1.0
         recall = c["found"] / c["truths"] if c["truths"] else 1.0
-        r_text = f"{r_goal:.2f}" if r_goal is not None else "-"
+        r_text = f"{r_goal:.2f}" if r_goal is not None and goal_holds(row, timing) else "-"
         lines.append(
             f"{row:<27} {c['hints']:>5} {c['truths']:>6} {precision:>9.2f} {p_goal:>5.2f} {recall:>7.2f} {r_text:>5}"
         )
-    lines.append(f"{pages} pages read in {seconds:.2f} s: {1000 * seconds / max(1, pages):.1f} ms per page")
+    pages, seconds = sum(timing[f"{h}:pages"] for h in HOW), sum(timing[f"{h}:seconds"] for h in HOW)
+    lines.append(f"{pages:.0f} pages read in {seconds:.2f} s: {per_page(seconds, pages)}")
+    lines += [
+        f"  {label}: {timing[f'{how}:pages']:.0f} pages, {per_page(timing[f'{how}:seconds'], timing[f'{how}:pages'])}"
+        for how, label in HOW.items()
+        if timing[f"{how}:pages"]
+    ]
+    if timing["unavailable:pages"]:
+        lines.append("OCR unavailable (no tesseract here: `make ocr`): image-only numbering not read, no recall goal")
     return "\n".join(lines)
 
 
-def met(counts: dict[str, Counter]) -> bool:
+# How a bundle's pages were read: a bundle with image-only pages is timed with them (the generated ones are wholly
+# scans), the others have text where they have scans, like the searchable generated ones.
+HOW = {
+    "read": "bundles with image-only pages (OCR read them)",
+    "": "the others (text on every scan, or no scans: no OCR)",
+    "unavailable": "bundles with image-only pages, OCR unavailable",
+}
+
+
+def per_page(seconds: float, pages: float) -> str:
+    return f"{1000 * seconds / max(1, pages):.1f} ms per page"
+
+
+def goal_holds(row: str, timing: dict[str, float]) -> bool:
+    """Image-only recall is OCR's: no goal on a machine without Tesseract."""
+    return "image-only" not in row or not timing["unavailable:pages"]
+
+
+def met(counts: dict[str, Counter], timing: dict[str, float]) -> bool:
     for row, (p_goal, r_goal) in GOALS.items():
         c = counts[row]
         if c["hints"] and c["right"] / c["hints"] < p_goal:
             return False
-        if r_goal is not None and c["truths"] and c["found"] / c["truths"] < r_goal:
+        if r_goal is not None and goal_holds(row, timing) and c["truths"] and c["found"] / c["truths"] < r_goal:
             return False
     return True
 
@@ -123,11 +152,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--out", type=Path, help="where the corpus is written (default: a temporary directory)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as scratch:
-        counts, pages, seconds = evaluate(args.out or Path(scratch))
-        print(table(counts, pages, seconds))
+        counts, timing = evaluate(args.out or Path(scratch))
+        print(table(counts, timing))
         print(cost_without_hints(Path(scratch)))
-    print("every goal met" if met(counts) else "a goal is not met")
-    return 0 if met(counts) else 1
+    print("every goal met" if met(counts, timing) else "a goal is not met")
+    return 0 if met(counts, timing) else 1
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """What each page shows of its own place in a bundle, read in the child: printed numbers, labels, ink and scans.
 
-Like render.py it opens the input with PDFium, so it runs only in the limited child. No OCR: a page number drawn
-into a scan is not read (Tesseract is not a dependency); such pages still get their ink, scan and hashes.
+Like render.py it opens the input with PDFium, so it runs only in the limited child. A scan without text (an
+image-only page) has its number read by OCR when Tesseract is installed (page_ocr.py); without it the page says so
+and still gets its ink, scan and hashes.
 """
 
 import hashlib
@@ -15,6 +16,7 @@ from PIL import Image, ImageChops, ImageStat
 
 from .errors import Refusal, raise_if_out_of_memory, reason
 from .limits import Limits
+from .page_ocr import OUT_OF_TIME, READ, UNAVAILABLE, Budget, available, band_text
 from .render import opened
 
 # Printed numbering as bundles carry it, in the order tried on each line of a page's head and foot.
@@ -42,7 +44,9 @@ THUMB_WIDTH = 32
 class PageEvidence:
     """One page: its printed number (and total, 0 if none printed), the text that shows them, its label, the share
     of its probe's pixels that are ink, the sha256 of the scan covering it (if any), and how much it differs from the
-    page before it (the mean difference of their thumbnails, 0 to 1; -1 for a first page or a different shape)."""
+    page before it (the mean difference of their thumbnails, 0 to 1; -1 for a first page or a different shape).
+    `ocr` says whether an image-only page's number was looked for by OCR: "read", "unavailable" (no Tesseract
+    here), "out_of_time" (OCR's share of the limits was spent), or "" (not needed: the page has text, or no scan)."""
 
     number: int
     printed: int = 0
@@ -52,34 +56,39 @@ class PageEvidence:
     ink: float = 0.0
     scan_sha256: str = ""
     change: float = -1.0
+    ocr: str = ""
 
 
 def read_evidence(path: str | Path, limits: Limits) -> list[PageEvidence]:
     """The evidence of every page of the PDF at `path`, in order."""
     with opened(path, limits) as (document, count):
-        found, previous = [], None
+        found, previous, budget = [], None, Budget(limits)
         for number in range(1, count + 1):
-            evidence, thumbnail = page_evidence(document, number, previous)
+            evidence, thumbnail = page_evidence(document, number, previous, budget)
             found.append(evidence)
             previous = thumbnail
         return found
 
 
-def page_evidence(document: Any, number: int, previous: Image.Image | None) -> tuple[PageEvidence, Image.Image]:
+def page_evidence(
+    document: Any, number: int, previous: Image.Image | None, budget: Budget
+) -> tuple[PageEvidence, Image.Image]:
     page = document[number - 1]
     try:
-        printed, total, text = printed_number(page_text(page))
+        scan = scan_sha256(page)
+        printed, total, shown, ocr = numbering(page, scan, budget)
         probe = probe_of(page)
         thumbnail = probe.resize((THUMB_WIDTH, max(1, round(THUMB_WIDTH * probe.height / probe.width))))
         evidence = PageEvidence(
             number=number,
             printed=printed,
             printed_total=total,
-            printed_text=text,
+            printed_text=shown,
             label=str(document.get_page_label(number - 1) or ""),
             ink=ink(probe),
-            scan_sha256=scan_sha256(page),
+            scan_sha256=scan,
             change=change(previous, thumbnail),
+            ocr=ocr,
         )
         return evidence, thumbnail
     except Refusal:
@@ -89,6 +98,17 @@ def page_evidence(document: Any, number: int, previous: Image.Image | None) -> t
         raise Refusal("hints_failed", f"Page {number} could not be read for hints ({reason(exc)}).") from None
     finally:
         page.close()
+
+
+def numbering(page: Any, scan: str, budget: Budget) -> tuple[int, int, str, str]:
+    """The page's printed number, total and line (printed_number), and how OCR took part (PageEvidence.ocr)."""
+    text = page_text(page)
+    if not scan or text.strip():
+        return (*printed_number(text), "")
+    if not available():  # image-only, and nothing here reads the number its scan may show
+        return 0, 0, "", UNAVAILABLE
+    read = band_text(page, budget)
+    return (*printed_number(read), READ) if read is not None else (0, 0, "", OUT_OF_TIME)
 
 
 def page_text(page: Any) -> str:
