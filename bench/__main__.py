@@ -83,10 +83,16 @@ def main(argv: list[str] | None = None) -> int:
         figures["pipeline"] = in_own_process("pipeline", *pipeline_args)
     if options.pipeline and options.production:
         figures["pipeline_production"] = in_own_process("pipeline", "--production", *pipeline_args)
+    # Below scale 1 the run is a smoke run (the tests'): one small batch a profile, no profiled batch.
+    small = options.scale < 1
+    per_job_args = (
+        *("--out", str(options.out.parent), "--jobs", str(max(5, round(30 * options.scale)))),
+        *(("--runs", "1", "--no-profile") if small else ("--runs", "3")),
+    )
     if options.pipeline:
-        figures["per_job"] = in_own_process("per_job", "--out", str(options.out.parent))
+        figures["per_job"] = in_own_process("per_job", *per_job_args)
     if options.pipeline and options.production:
-        figures["per_job_production"] = in_own_process("per_job", "--production", "--out", str(options.out.parent))
+        figures["per_job_production"] = in_own_process("per_job", "--production", *per_job_args)
     if options.pipeline:
         figures["hint_cost"] = in_own_process("hint_cost", "--rounds", str(max(options.rounds, 3)))
     if options.admin_jobs:

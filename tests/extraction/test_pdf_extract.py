@@ -265,6 +265,8 @@ def test_the_benchmark_runs_at_a_tiny_scale_and_its_checks_pass(tmp_path, capfd)
             "300",
             "--admin-assets",
             "3000",
+            "--log-leaves",  # not the default million: loading it takes minutes, and twice in `make test`
+            "1000,10000",
         ]
     )
 
