@@ -20,10 +20,25 @@ from django.utils import timezone
 
 from audit.models import Manifest, PreviewRequest
 from audit.models.previews import QueuedRequest
-from core import display
+from core import display, stored_inputs
+from extraction import pdf
 
 log = logging.getLogger(__name__)
 Outcome = PreviewRequest.Outcome
+# What ends a request for good (previews and page hints alike): another try would fail the same way.
+FINAL = (stored_inputs.InputChanged, stored_inputs.InputMissing, pdf.SandboxError)
+
+
+def final_failure(exc: Exception) -> tuple[str, str]:
+    """The code and sentence a request's failure (one of FINAL) is recorded with; a sandbox failure of this machine
+    is raised again instead, for the queue to retry."""
+    if isinstance(exc, pdf.SandboxError):
+        if not exc.permanent:
+            raise exc
+        return exc.code, exc.message
+    if isinstance(exc, stored_inputs.InputMissing):
+        return exc.code, str(exc)
+    return "input_changed", str(exc)
 
 
 def overdue_after() -> timedelta:

@@ -76,14 +76,8 @@ def generate_previews(manifest_id: int) -> dict:
     except (worker_stop.Stopping, pdf.WorkerStopping):
         enqueue(manifest_id)  # the batches stored are kept: the next worker renders the rest
         return {"rendered": stored, "handed_back": True}
-    except stored_inputs.InputChanged as exc:
-        return failed(manifest, "input_changed", str(exc))
-    except stored_inputs.InputMissing as exc:
-        return failed(manifest, exc.code, str(exc))
-    except pdf.SandboxError as exc:
-        if not exc.permanent:
-            raise
-        return failed(manifest, exc.code, exc.message)
+    except preview_requests.FINAL as exc:
+        return failed(manifest, *preview_requests.final_failure(exc))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if not pending_pages(manifest):

@@ -16,7 +16,8 @@ from django_q.signing import SignedPackage
 from audit import tasks
 from audit.models import PreviewRequest
 from audit.review import preview_requests
-from core import display, processes
+from core import display, processes, stored_inputs
+from extraction.pdf import SandboxError
 from extraction.reconciler import reconcile
 from tests import pdfs
 from tests.conftest import PRODUCTION, complete
@@ -191,3 +192,21 @@ def test_the_migration_asks_again_for_previews_missing_from_manifests_written_be
     # pending since its manifest was written: asked for again once overdue from then
     assert reconcile(at=overdue_moment(PreviewRequest.objects.get(pk=lost.pk)))["previews_redriven"] == 1
     assert PreviewRequest.objects.get(pk=lost.pk).progress_at > lost.manifest.created_at
+
+
+@pytest.mark.parametrize(
+    "failure, recorded",
+    [
+        (stored_inputs.InputChanged("hashes to something else"), ("input_changed", "hashes to something else")),
+        (stored_inputs.InputMissing("gone from the store"), ("input_missing", "gone from the store")),
+        (SandboxError("resource_limit", "over its CPU time", permanent=True), ("resource_limit", "over its CPU time")),
+    ],
+)
+def test_previews_and_page_hints_record_a_failure_another_try_would_repeat(failure, recorded):
+    assert isinstance(failure, preview_requests.FINAL)
+    assert preview_requests.final_failure(failure) == recorded
+
+
+def test_a_sandbox_failure_of_this_machine_goes_back_to_the_queue():
+    with pytest.raises(SandboxError, match="child_crashed"):
+        preview_requests.final_failure(SandboxError("child_crashed", "the child died", permanent=False))
