@@ -12,9 +12,7 @@ import argparse
 import base64
 import json
 import os
-import statistics
 import sys
-import time
 
 from cryptography.hazmat.primitives.asymmetric import mldsa
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -22,15 +20,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from audit.verifier import keys, notes
 
 from .tables import table
-
-
-def _median(call, rounds: int) -> float:
-    times = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+from .witness import median_seconds
 
 
 def record_rows(rounds: int, body: bytes) -> list[list]:
@@ -45,8 +35,8 @@ def record_rows(rounds: int, body: bytes) -> list[list]:
         ("ml-dsa-44", lambda: pq.sign(body), pq_signature, pq_public),
     ):
         key_id = keys.key_id_of(public)
-        signing = _median(sign, rounds)
-        checking = _median(lambda s=signature, k=key_id: trust.problem(body, s, k), rounds)
+        signing = median_seconds(sign, rounds)
+        checking = median_seconds(lambda s=signature, k=key_id: trust.problem(body, s, k), rounds)
         prefix = "mldsa_" if name == "ml-dsa-44" else ""
         entry = json.dumps({f"{prefix}signature": signature, f"{prefix}key_id": key_id})
         stored = len(signature) + len(key_id)

@@ -29,9 +29,9 @@ def crypto_rows(rounds: int) -> list[list]:
     for algorithm in ("ed25519", "ml-dsa-44"):
         witness = cosignature.generate("witness.example/bench", algorithm)
         key = witness.verifier()
-        signing = _median(lambda w=witness: w.cosign(CHECKPOINT, 1_700_000_000), rounds)
+        signing = median_seconds(lambda w=witness: w.cosign(CHECKPOINT, 1_700_000_000), rounds)
         line = witness.cosign(CHECKPOINT, 1_700_000_000)
-        checking = _median(lambda k=key, line=line: k.verifies(CHECKPOINT, line), rounds)
+        checking = median_seconds(lambda k=key, line=line: k.verifies(CHECKPOINT, line), rounds)
         rows.append([algorithm, f"{signing * 1e3:.3f} ms", f"{checking * 1e3:.3f} ms", f"{len(line.encode()):,} B"])
     return rows
 
@@ -100,7 +100,8 @@ def _round_trips(process: WitnessProcess, bodies: list[bytes]) -> list[float]:
     return times
 
 
-def _median(call, rounds: int) -> float:
+def median_seconds(call, rounds: int) -> float:
+    """The median wall time of `rounds` calls (bench/record_signatures.py times signatures the same way)."""
     times = []
     for _ in range(rounds):
         start = time.perf_counter()

@@ -3,22 +3,14 @@
 from datetime import timedelta
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
 from extraction.accounts import ServiceAccount, token_hash
+from tests.migrating import migrate, migrate_latest
 
 BEFORE = [("extraction", "0010_bundle_submit_and_download_permissions")]
 AFTER = [("extraction", "0011_service_account_tokens_and_submissions")]
 TOKEN = "pt_an-existing-token-issued-before-expiry-existed"
-
-
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
 
 
 @pytest.fixture
@@ -44,13 +36,13 @@ def before_tokens_expired(transactional_db):
         deadline=timezone.now(),
     )
     yield account
-    migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())  # the other tests' schema again
+    migrate_latest()  # the other tests' schema again
 
 
 def test_it_keeps_an_existing_token_valid_with_an_expiry(before_tokens_expired, settings):
     migrate(AFTER)
     # Then every later migration, as a deployment runs them: the model read below is today's (its webhook columns).
-    migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+    migrate_latest()
     account = ServiceAccount.objects.get()
     expires = account.tokens.get().expires_at
     assert ServiceAccount.for_token(TOKEN) == account

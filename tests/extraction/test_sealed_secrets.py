@@ -4,10 +4,10 @@ migration seals the secrets already kept."""
 
 import pytest
 from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from core import sealed
 from extraction.accounts import ServiceAccount
+from tests.migrating import migrate, migrate_latest
 
 BEFORE = [("extraction", "0025_webhook_url_check")]
 AFTER = [("extraction", "0026_sealed_webhook_secrets")]
@@ -57,20 +57,13 @@ def test_a_dedicated_key_seals_new_secrets_and_still_opens_older_ones(settings):
     assert ServiceAccount.objects.get(pk=newer.pk).webhook_secret == new
 
 
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
 @pytest.fixture
 def before_sealing(transactional_db):
     accounts = migrate(BEFORE).get_model("extraction", "ServiceAccount")
     kept = accounts.objects.create(name="claims", webhook_secret=OLD_SECRET, webhook_previous_secret=OLD_SECRET[:-1])
     accounts.objects.create(name="none")
     yield kept.pk
-    migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())  # the other tests' schema again
+    migrate_latest()  # the other tests' schema again
 
 
 def test_the_migration_seals_the_secrets_already_kept_and_unseals_them_going_back(before_sealing):
@@ -79,7 +72,7 @@ def test_the_migration_seals_the_secrets_already_kept_and_unseals_them_going_bac
     assert all(
         "whsec_" not in column and sealed.unseal(column).startswith("whsec_") for column in columns(before_sealing)
     )
-    migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+    migrate_latest()
     account = ServiceAccount.objects.get(pk=before_sealing)
     assert (account.webhook_secret, account.webhook_previous_secret) == (OLD_SECRET, OLD_SECRET[:-1])
     assert ServiceAccount.objects.get(name="none").webhook_secret == ""
