@@ -33,7 +33,7 @@ from typing import Any
 
 from core import processes
 
-from . import pipeline, runners
+from . import job_floor, pipeline, runners
 from .job_profile import profile_summary
 from .tables import table
 
@@ -154,8 +154,24 @@ def run(forms: list[Path], options, data_dir: Path, production: dict | None = No
             for number in range(options.runs):
                 batch = forms[number * options.jobs : (number + 1) * options.jobs]
                 batches.append(measure_batch(batch, cluster, redis, s3, result["failures"]))
+            references = measure_references(cluster, options.jobs)
         result["batches"] = batches
         result["median"] = {key: statistics.median(b[key] for b in batches) for key in batches[0] if key != "by"}
+        result["floor"] = {
+            **references,
+            "floor_ms": job_floor.floor(
+                references["empty_task_ms"],
+                result["median"]["pdf_child_cpu_ms"],
+                references["statement_ms"],
+                references["s3_request_ms"],
+            ),
+            "driver_floor_ms": job_floor.floor(
+                references["empty_task_ms"],
+                result["median"]["pdf_child_cpu_ms"],
+                references["driver_statement_ms"],
+                references["s3_request_ms"],
+            ),
+        }
         result["by"] = batches[len(batches) // 2]["by"]
         if options.profile:
             profile_dir = data_dir / "profile"
@@ -207,18 +223,39 @@ def cluster_cpu(session: int) -> tuple[float, float]:
     return python, children
 
 
-def measure_batch(forms: list[Path], cluster, redis: RedisCommands | None, s3: S3Log | None, failures: list) -> dict:
-    """One batch: the idle cluster first, then every form submitted and its job waited for."""
-    count = len(forms)
+def idle_cluster(cluster, s3: S3Log | None = None) -> tuple[float, float, float, float, float]:
+    """The idle cluster's CPU share over the quieter of two windows (a scheduled task, the reconciler's, may run in
+    the other); then the last window's start, its end, and the cluster's CPU at its end (Python, PDF child)."""
     rates = []
-    for _ in range(2):  # the quieter window: a scheduled task (the reconciler's) may run in the other
+    for _ in range(2):
         idle_start, idle_cpu = time.monotonic(), sum(cluster_cpu(cluster.pid))
         if s3:
             s3.take()
         time.sleep(IDLE_SECONDS)
         start, (python, child) = time.monotonic(), cluster_cpu(cluster.pid)
         rates.append((python + child - idle_cpu) / (start - idle_start))
-    idle_rate = min(rates)
+    return min(rates), idle_start, start, python, child
+
+
+def measure_references(cluster, count: int) -> dict:
+    """What the engines cost by themselves in this run (bench/job_floor.py): an empty task through this cluster,
+    one statement and one S3 request in this process."""
+    from extraction.models import Job
+
+    idle_rate = idle_cluster(cluster)[0]
+    job = Job.objects.select_related("bundle").filter(status=Job.Status.COMPLETED).latest("pk")
+    return {
+        "empty_task_ms": job_floor.empty_task_cpu_ms(cluster, count, idle_rate, cluster_cpu),
+        "statement_ms": job_floor.statement_cpu_ms(job.pk),
+        "driver_statement_ms": job_floor.driver_statement_cpu_ms(job.pk),
+        "s3_request_ms": job_floor.s3_request_cpu_ms(job.bundle.input_name),
+    }
+
+
+def measure_batch(forms: list[Path], cluster, redis: RedisCommands | None, s3: S3Log | None, failures: list) -> dict:
+    """One batch: the idle cluster first, then every form submitted and its job waited for."""
+    count = len(forms)
+    idle_rate, idle_start, start, python, child = idle_cluster(cluster, s3)
     intake = submit(forms)
     failures += pipeline.wait_for_jobs(set(intake.pop("jobs")), cluster)
     end, (python_after, child_after) = time.monotonic(), cluster_cpu(cluster.pid)
@@ -331,6 +368,7 @@ def print_report(result: dict) -> None:
                 "≤ 10" * (name == "production"),
             ]
         )
+    rows += floor_rows(result["floor"], name)
     table(["per job", "measured", "target"], rows)
     print("\ncluster CPU a job, each batch: " + ", ".join(f"{b['cluster_cpu_ms']:.2f} ms" for b in result["batches"]))
     for key, label in (
@@ -347,6 +385,39 @@ def print_report(result: dict) -> None:
         print_profile(result["profile_table"], name)
     if result["failures"]:
         print("\nchecks: FAILED\n  " + "\n  ".join(result["failures"]))
+
+
+def floor_rows(floor: dict, name: str) -> list[list[str]]:
+    """The engines' own costs measured in this run, and the floor they set at the issue's counts."""
+    rows = [
+        [
+            "reference: a task that does nothing, in the same cluster (ms of cluster CPU)",
+            f"{floor['empty_task_ms']:.2f}",
+            "",
+        ],
+        ["reference: one SQL statement through the ORM (ms of CPU)", f"{floor['statement_ms']:.2f}", ""],
+        [
+            "reference: the same statement through the database driver alone (ms of CPU)",
+            f"{floor['driver_statement_ms']:.2f}",
+            "",
+        ],
+    ]
+    if floor["s3_request_ms"] is not None:
+        rows.append(["reference: one S3 request through botocore (ms of CPU)", f"{floor['s3_request_ms']:.2f}", ""])
+    counts = f"{job_floor.ISSUE_STATEMENTS} statements" + (
+        f", {job_floor.ISSUE_S3_REQUESTS} S3 requests" if floor["s3_request_ms"] is not None else ""
+    )
+    rows.append(
+        [
+            f"floor at the issue's counts: the empty task, the extractor, {counts}, and nothing else (ms)",
+            f"{floor['floor_ms']:.2f}",
+            f"≤ {TARGETS[name]:g}",
+        ]
+    )
+    rows.append(
+        ["the same floor with the statements through the driver alone (ms)", f"{floor['driver_floor_ms']:.2f}", ""]
+    )
+    return rows
 
 
 if __name__ == "__main__":

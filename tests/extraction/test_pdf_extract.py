@@ -276,6 +276,9 @@ def test_the_benchmark_runs_at_a_tiny_scale_and_its_checks_pass(tmp_path, capfd)
     assert "| django-q2 alone: " in printed and "A floor no pipeline of this design can beat" in printed
     for part in ("2. pipeline, 2 workers", "4. admin, 300 jobs, 3,000 assets", "5. validation of the"):
         assert f"| {part}" in printed
+    # Target 2 beside the floor its own engines set, measured in the same run (bench/job_floor.py).
+    assert "| reference: a task that does nothing, in the same cluster" in printed
+    assert "engines' floor at the goal's counts" in printed
 
 
 def test_the_benchmark_checks_catch_a_jpeg_that_was_not_passed_through():
