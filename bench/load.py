@@ -86,6 +86,7 @@ def summary(result: dict) -> dict:
         "files": dict(result["files"]),
         "jobs_per_second": jobs_per_second(result["rows"]),
         "p95": {f"{kind} {step}": p95 for kind, step, _, _, p95, _ in latency_rows(result["rows"])},
+        "cpu_ms": cpu_per_job(result["cpu"], result["rows"]),
         "failures": result["failures"],
     }
 
@@ -384,6 +385,12 @@ def latency_rows(rows: list[dict]) -> list[list]:
             figures = [percentile(values, 0.5), percentile(values, 0.95), max(values, default=None)]
             table_rows.append([kind, step, len(values), *("–" if f is None else f"{f:.3f}" for f in figures)])
     return table_rows
+
+
+def cpu_per_job(cpu: dict[str, float], rows: list[dict]) -> dict[str, float]:
+    """Each role's CPU during the run a job (a file for intake and the web), in ms: the capacity model's inputs."""
+    jobs, files = max(1, sum(1 for r in rows if r["durable"])), max(1, len(rows))
+    return {role: 1000 * cpu.get(role, 0.0) / (jobs if role == "jobs" else files) for role in ("jobs", "intake", "web")}
 
 
 def cpu_line(cpu: dict[str, float], jobs: int, files: int) -> str:

@@ -87,10 +87,31 @@ def test_it_spreads_the_bundles_among_the_forms(tmp_path, monkeypatch):
 
 def test_it_puts_jobs_per_second_and_the_forms_p95_in_the_benchmarks_summary():
     rows = [row("form", q, 0.5, 0.25, start=i) for i, q in enumerate((1.0, 2.0, 3.0))]
-    result = {"files": Counter(form=3), "rows": rows, "failures": []}
+    result = {
+        "files": Counter(form=3),
+        "rows": rows,
+        "failures": [],
+        "cpu": {"jobs": 0.09, "intake": 0.03, "web": 0.03},
+    }
 
     summary = load.summary(result)
     line = report._load_row(summary)
 
     assert summary["p95"]["form queue wait"] == "3.000" and summary["jobs_per_second"] == 3 / 5.75
     assert line[1] == "0.52 jobs/s; forms' p95: queue wait 3.000 s, extraction 0.500 s, manifest durability 0.250 s"
+
+
+def test_the_capacity_models_worker_core_is_filled_from_the_same_runs_per_job_and_web_figures():
+    rows = [row("form", 1.0, 0.5, 0.25, start=i) for i in range(3)]
+    load_summary = load.summary(
+        {"files": Counter(form=3), "rows": rows, "failures": [], "cpu": {"jobs": 0.09, "intake": 0.03, "web": 0.03}}
+    )
+    per_job = {"median": {"cluster_cpu_ms": 30.0, "intake_cpu_ms": 10.0}}
+
+    line = report._capacity_row(per_job, load_summary)
+    alone = report._capacity_row(per_job, None)
+
+    assert load_summary["cpu_ms"] == {"jobs": 30.0, "intake": 10.0, "web": 10.0}
+    assert line[1] == "20.0 jobs/s a core (50.0 ms a job)" and line[3] == "17.5 worker cores at 350 jobs/s"
+    assert alone[1] == "25.0 jobs/s a core (40.0 ms a job)" and "not measured" in alone[2]
+    assert report._capacity_row(None, load_summary)[1].startswith("not run")
