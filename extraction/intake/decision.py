@@ -149,8 +149,7 @@ def accept(accepted: validation.Accepted, submission: Submission, at) -> None:
     """Store the input and create Bundle + Job (and the account's access) with the submission's decision,
     in one transaction; the same bytes again are given the same job."""
     staged = accepted.staged
-    name = input_storage_name(staged.sha256)
-    stores.store_once(stores.inputs(), name, staged.path, staged.sha256)
+    store_input(staged)
     with transaction.atomic():
         bundle = _bundle_of(accepted, submission, at)
         job, created = rounds.job_for(bundle, submission.account_id, at, submission.case_label)
@@ -159,6 +158,17 @@ def accept(accepted: validation.Accepted, submission: Submission, at) -> None:
         log.info("submission %s accepted as job %s (new: %s)", submission.pk, job.pk, created)
         if created:
             attached.submit_attached_pdfs(bundle, staged.path, submission, at)
+
+
+def store_input(staged: validation.StagedUpload) -> bool:
+    """Store the checked bytes under their hash; True if this call stored them, False for a file stored before.
+
+    Expected new: most inputs are, so on S3 one conditional PutObject and no HEAD first. A repeated file costs
+    its upload once more, refused by the bucket (412), then the read that checks the stored bytes are the same.
+    """
+    return stores.store_once(
+        stores.inputs(), input_storage_name(staged.sha256), staged.path, staged.sha256, expect_new=True
+    )
 
 
 def _bundle_of(accepted: validation.Accepted, submission: Submission, at) -> Bundle:
