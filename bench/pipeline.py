@@ -18,8 +18,8 @@ the cluster spent, against the floor the design sets: every input is hashed at i
 the worker, and each file is one task.
 
 Also: intake per step, with its queries (stage and receive, what a web request does; decide, what the intake
-worker does, plus the one read of the decision that `decide_here` makes for its caller); per job, the intake
-latency (`Submission.created_at` to `decided_at`, and to `Job.picked_up_at`), queue wait, extraction and
+worker does; `decide_here` reads the decision again for its caller only when another worker made it); per job,
+the intake latency (`Submission.created_at` to `decided_at`, and to `Job.picked_up_at`), queue wait, extraction and
 manifest write (Job timestamps); and the queries of `run_job`, and of the `complete_job` in it, for the
 files with the fewest, the median and the most images (re-extracted here once the cluster has stopped),
 which must not grow with the number of assets. Nothing is patched. Page previews go to their own queue

@@ -57,9 +57,10 @@ def store_once(storage: Storage, name: str, path: Path, sha256: str, expect_new:
 
     An existing name with the same bytes is a harmless repeat (a redelivered task); with other
     bytes it is a conflict. Two racing writers: the backend renames the loser's copy, which we drop.
-    `expect_new` (a job's own outputs, taken only by a redelivered task): no exists() first; a link, or on
-    S3 a conditional PutObject, fails on a taken name (one request for a new name), so a rare repeat finds
-    out when it writes, as a race does. Without it a repeat costs one question, no write, and a new name on S3
+    `expect_new` (a job's own outputs, taken only by a redelivered task; an input, most of which intake has
+    not seen): no exists() first; a link, or on S3 a conditional PutObject, fails on a taken name (one request
+    for a new name), so a repeat finds out when it writes, as a race does: on S3 it costs its upload, refused,
+    and the read that compares the bytes. Without it a repeat costs one question, no write, and a new name on S3
     one question and one conditional PutObject.
     """
     if not expect_new and storage.exists(name):

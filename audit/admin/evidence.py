@@ -9,7 +9,6 @@ from django.db.models import Count, Exists, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.urls import reverse
 from django.utils.html import format_html
-from django_q.tasks import async_task
 
 from audit.admin.actions import export_evidence_action, export_evidence_with_assets_action
 from audit.admin.exports import ExportableList
@@ -17,7 +16,7 @@ from audit.ledger import activity_records
 from audit.models import Asset, Checkpoint, Finding, Manifest, RetentionEvent, ReviewFlag, SigningKey
 from audit.verification import verify  # noqa: F401  (it registers its pages)
 from audit.views import REVIEW_PAGE_PERMISSIONS
-from core import display
+from core import broker, display
 from core.admin_base import ReadOnlyAdmin, ReadOnlyInline
 from core.admin_filters import DateRangeFilter
 from extraction.models import Bundle
@@ -240,7 +239,7 @@ class ManifestAdmin(NamedSearch, VerifiedColumn, ExportableList, ReadOnlyAdmin):
         for bundle_id in sorted(set(queryset.values_list("job__bundle", flat=True))):
             run = verify.start_run(by, bundle=Bundle.objects.get(pk=bundle_id))
             activity_records.record(by, "verification_started", run, after={"scope": run.scope})
-            transaction.on_commit(partial(async_task, "audit.tasks.run_verification", run.pk))
+            transaction.on_commit(partial(broker.enqueue, "audit.tasks.run_verification", run.pk))
         self.message_user(request, "Verification started; see Audit → Verification runs.")
 
     def has_run_verification_permission(self, request):

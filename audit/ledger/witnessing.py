@@ -24,7 +24,7 @@ from django.utils import timezone
 from audit.ledger import tlog
 from audit.models import Alert, LogCheckpoint, LogCosignature
 from audit.verifier import cosignature, notes, witness_protocol
-from core import one_off
+from core import broker, one_off
 from core.retry import backoff_delay
 
 TIMEOUT = (5, 30)  # connect, read (seconds)
@@ -89,9 +89,7 @@ def witnesses_configured(app_configs=None, **kwargs) -> list[checks.CheckMessage
 def after_checkpoint(checkpoint: LogCheckpoint) -> None:
     """Ask the witnesses once the new checkpoint has committed (never inside the append's transaction)."""
     if settings.PAGETRAIL_WITNESSES:
-        from django_q.tasks import async_task
-
-        transaction.on_commit(lambda: async_task("audit.tasks.request_cosignatures", checkpoint.pk, 1))
+        transaction.on_commit(lambda: broker.enqueue("audit.tasks.request_cosignatures", checkpoint.pk, 1))
 
 
 def cosigned_note(checkpoint: LogCheckpoint) -> str:

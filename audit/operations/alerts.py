@@ -19,7 +19,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from audit.models import Alert, WebhookDelivery
-from core import one_off
+from core import broker, one_off
 from core.retry import backoff_delay
 
 log = logging.getLogger(__name__)
@@ -59,9 +59,7 @@ def notify(alert_id: int) -> None:
             recipients,
         )
     if settings.PAGETRAIL_ALERT_WEBHOOK_URL:
-        from django_q.tasks import async_task
-
-        async_task("audit.tasks.deliver_webhook", alert.pk, 1)
+        broker.enqueue("audit.tasks.deliver_webhook", alert.pk, 1)
 
 
 def recipients_for(kind: str) -> list[str]:

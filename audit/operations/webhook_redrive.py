@@ -15,6 +15,7 @@ from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from audit.models import Alert
+from core import broker
 from core.guarded import update_if
 
 log = logging.getLogger(__name__)
@@ -42,7 +43,6 @@ def redrive(at=None) -> int:
     if not settings.PAGETRAIL_ALERT_WEBHOOK_URL:
         return 0
     from django_q.models import Schedule
-    from django_q.tasks import async_task
 
     now, woken = at or timezone.now(), 0
     for alert in stalled(now):
@@ -50,6 +50,6 @@ def redrive(at=None) -> int:
             continue  # its next try is waiting for its time, not lost
         if update_if(alert, Q(webhook_woken_at=alert.webhook_woken_at), webhook_woken_at=now):
             log.warning("re-drove the webhook of alert %s (try %s)", alert.pk, alert.tries + 1)
-            async_task("audit.tasks.deliver_webhook", alert.pk, alert.tries + 1)
+            broker.enqueue("audit.tasks.deliver_webhook", alert.pk, alert.tries + 1)
             woken += 1
     return woken

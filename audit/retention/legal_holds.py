@@ -21,7 +21,7 @@ from audit.models import Alert, LegalHoldSync, Manifest, RetentionEvent, Retenti
 from audit.operations.alerts import raise_alert
 from audit.retention import worm
 from audit.retention.policies import default_policy, in_force_of
-from core import stores
+from core import broker, stores
 from extraction.models import Bundle
 
 log = logging.getLogger(__name__)
@@ -37,9 +37,7 @@ def record_change(policy: RetentionPolicy, previous: RetentionPolicy | None) -> 
 
 
 def _enqueue() -> None:
-    from django_q.tasks import async_task
-
-    async_task("audit.tasks.sync_legal_holds")
+    broker.enqueue("audit.tasks.sync_legal_holds")
 
 
 def sync_pending(at=None) -> int:

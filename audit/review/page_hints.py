@@ -15,7 +15,7 @@ from django.db import transaction
 from audit.ledger import activity_records
 from audit.models import HintRun, Manifest, PageHint, ReviewFlag
 from audit.review import flags, preview_requests
-from core import stored_inputs, stores
+from core import broker, stored_inputs, stores
 from core.limits import configured_limits
 from extraction import pdf, worker_stop
 
@@ -31,9 +31,7 @@ def request(manifest: Manifest) -> None:
 
 
 def enqueue(manifest_id: int) -> None:
-    from django_q.tasks import async_task
-
-    async_task("audit.tasks.find_page_hints", manifest_id, cluster=settings.PAGETRAIL_PREVIEW_QUEUE)
+    broker.enqueue("audit.tasks.find_page_hints", manifest_id, cluster=settings.PAGETRAIL_PREVIEW_QUEUE)
 
 
 def redrive_hints(at=None) -> int:

@@ -17,14 +17,13 @@ from django.utils import timezone
 
 from audit.ledger import activity_records
 from audit.models import VerificationRun
+from core import broker
 
 log = logging.getLogger(__name__)
 
 
 def enqueue(run_id: int) -> None:
-    from django_q.tasks import async_task
-
-    async_task("audit.tasks.run_verification", run_id)
+    broker.enqueue("audit.tasks.run_verification", run_id)
 
 
 def queue_after_commit(run: VerificationRun) -> None:

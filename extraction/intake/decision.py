@@ -7,7 +7,7 @@ from datetime import timedelta
 from functools import partial
 
 from django.conf import settings
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
@@ -16,7 +16,7 @@ from core.logs import job_context
 from extraction import pdf
 
 from .. import worker_stop
-from ..models import Bundle, Rejection, input_storage_name
+from ..models import Bundle, Job, Rejection, input_storage_name
 from ..signals import alert
 from ..webhooks import recording as webhooks
 from . import attached, queue, rounds, validation
@@ -92,16 +92,21 @@ def decide_queued(submission_id: int) -> str:
 def decide_here(submission: Submission, at=None) -> Submission:
     """Decide in this process (`submit_bundle --here`, tests, the benchmark): the retry at once, not queued."""
     for _ in range(MAX_TRIES + 1):
-        if decide(submission.pk, at) != RETRY:
+        submission = Submission.objects.get(pk=submission.pk)
+        if _decide(submission, at) != RETRY:
             break
-    submission.refresh_from_db()
+    if not submission.is_decided:  # the transitions this process won are in the copy; another's are not
+        submission.refresh_from_db()
     return submission
 
 
 def decide(submission_id: int, at=None) -> str:
     """One try at deciding a pending submission; harmless when repeated. Returns its state, or RETRY when
     the PDF child failed for reasons of this machine and one more try is due (the caller re-queues it)."""
-    submission = Submission.objects.get(pk=submission_id)
+    return _decide(Submission.objects.get(pk=submission_id), at)
+
+
+def _decide(submission: Submission, at) -> str:
     if worker_stop.stopping():
         return RETRY  # taken after its worker was told to stop: queued again for another, untried
     if not submission.claim(at):
@@ -149,36 +154,65 @@ def accept(accepted: validation.Accepted, submission: Submission, at) -> None:
     """Store the input and create Bundle + Job (and the account's access) with the submission's decision,
     in one transaction; the same bytes again are given the same job."""
     staged = accepted.staged
-    name = input_storage_name(staged.sha256)
-    stores.store_once(stores.inputs(), name, staged.path, staged.sha256)
-    with transaction.atomic():
-        bundle = _bundle_of(accepted, submission, at)
-        job, created = rounds.job_for(bundle, submission.account_id, at, submission.case_label)
-        submission.mark_accepted(job, created, at)
+    stored_now = store_input(staged)
+    try:
+        bundle, job, created = _record(accepted, submission, at, new_bundle=stored_now)
+    except IntegrityError:
+        if not stored_now:
+            raise
+        # Bytes stored anew whose bundle exists after all: its input was deleted under its retention policy, or
+        # a worker given the same bytes committed the bundle first. Undone; looked up this time.
+        bundle, job, created = _record(accepted, submission, at, new_bundle=False)
     with job_context(bundle.correlation_id, job.pk):
         log.info("submission %s accepted as job %s (new: %s)", submission.pk, job.pk, created)
         if created:
             attached.submit_attached_pdfs(bundle, staged.path, submission, at)
 
 
-def _bundle_of(accepted: validation.Accepted, submission: Submission, at) -> Bundle:
-    bundle, _ = Bundle.objects.get_or_create(
-        correlation_id=accepted.staged.sha256,
-        defaults=dict(
-            size=accepted.staged.size,
-            page_count=accepted.inspection.pages,
-            mime=accepted.inspection.mime,
-            original_filename=submission.original_filename,
-            submitted_by=submission.submitted_by,
-            case_label=submission.case_label,
-            created_at=at,
-            intake_policy=accepted.verdict.policy,
-            intake_found=accepted.verdict.found,
-            attachments=accepted.verdict.attachments,
-            parent=submission.parent_bundle,
-        ),
+def store_input(staged: validation.StagedUpload) -> bool:
+    """Store the checked bytes under their hash; True if this call stored them, False for a file stored before.
+
+    Expected new: most inputs are, so on S3 one conditional PutObject and no HEAD first. A repeated file costs
+    its upload once more, refused by the bucket (412), then the read that checks the stored bytes are the same.
+    """
+    return stores.store_once(
+        stores.inputs(), input_storage_name(staged.sha256), staged.path, staged.sha256, expect_new=True
     )
-    return bundle
+
+
+def _record(accepted: validation.Accepted, submission: Submission, at, new_bundle: bool) -> tuple[Bundle, Job, bool]:
+    """The bundle, its job and the submission's decision, in one transaction.
+
+    `new_bundle` (this call stored the bytes, so no bundle has them, but for the rare cases `accept` undoes):
+    the bundle and its first job are inserted without a lookup or a savepoint before each; a bundle that exists
+    after all fails the transaction on its unique correlation id, never gives these bytes a second one.
+    """
+    fields = _bundle_fields(accepted, submission, at)
+    with transaction.atomic():
+        if new_bundle:
+            bundle = Bundle.objects.create(correlation_id=accepted.staged.sha256, **fields)
+            job, created = rounds.first_job(bundle, submission.account_id, at, submission.case_label), True
+        else:
+            bundle, _ = Bundle.objects.get_or_create(correlation_id=accepted.staged.sha256, defaults=fields)
+            job, created = rounds.job_for(bundle, submission.account_id, at, submission.case_label)
+        submission.mark_accepted(job, created, at)
+    return bundle, job, created
+
+
+def _bundle_fields(accepted: validation.Accepted, submission: Submission, at) -> dict:
+    return dict(
+        size=accepted.staged.size,
+        page_count=accepted.inspection.pages,
+        mime=accepted.inspection.mime,
+        original_filename=submission.original_filename,
+        submitted_by=submission.submitted_by,
+        case_label=submission.case_label,
+        created_at=at,
+        intake_policy=accepted.verdict.policy,
+        intake_found=accepted.verdict.found,
+        attachments=accepted.verdict.attachments,
+        parent_id=submission.parent_bundle_id,  # the id it holds: no read of the parent's row
+    )
 
 
 def hand_back(submission: Submission) -> None:

@@ -39,6 +39,18 @@ def job_for(bundle: Bundle, account_id: int | None, at, case_label: str = "") ->
     return job, created
 
 
+def first_job(bundle: Bundle, account_id: int | None, at, case_label: str = "") -> Job:
+    """The first round of a bundle created in this same transaction, queued once it commits: no job or access
+    is looked up first, since none can exist for a bundle nobody else sees yet."""
+    provider = get_provider(settings.PAGETRAIL_PROVIDER)
+    key = idempotency_key(bundle.correlation_id, provider.extractor, provider.version)
+    job = Job.objects.create(idempotency_key=key, account_id=account_id, **_job_fields(bundle, provider, at))
+    if account_id is not None:
+        BundleAccess.objects.create(account_id=account_id, bundle=bundle, job=job, case_label=case_label, created_at=at)
+    queue.run_after_commit(job.pk)
+    return job
+
+
 def _round_for_account(bundle: Bundle, account_id: int, provider, at, case_label: str) -> tuple[Job, bool]:
     """The job an account is given for these bytes: the one it was given before, else the first round if
     nobody has one yet, else a round of its own, so that its timings never show an earlier submitter."""

@@ -3,8 +3,10 @@ import json
 import threading
 
 import pytest
+from django.core.files.storage import storages
 from django.core.management import call_command
-from django.db import connections
+from django.db import connection, connections
+from django.test.utils import CaptureQueriesContext
 
 from extraction.intake import decision, policy, staging
 from extraction.intake.staging import submit_bundle
@@ -56,6 +58,34 @@ def test_it_returns_the_same_job_for_the_same_bytes(tmp_path, django_capture_on_
         first, again = submit(path), submit(path)
     assert (again.job_id, again.correlation_id, again.created) == (first.job_id, first.correlation_id, False)
     assert (Bundle.objects.count(), Job.objects.count(), queued_tasks()) == (1, 1, 1)
+
+
+def test_it_gives_a_file_sent_again_after_its_input_was_deleted_its_bundle_and_job_again(tmp_path):
+    path = pdfs.jpeg_rgb(tmp_path)
+    first = submit(path)
+    name = f"{first.correlation_id[:2]}/{first.correlation_id}.pdf"
+    storages["inputs"].delete(name)  # as retention deletes an input: the bundle stays
+
+    again = submit(path)
+
+    assert (again.accepted, again.job_id, again.created) == (True, first.job_id, False)
+    assert (Bundle.objects.count(), Job.objects.count()) == (1, 1)
+    assert read_stored("inputs", name) == path.read_bytes()
+
+
+def test_it_looks_up_no_bundle_or_job_for_bytes_it_has_not_seen(tmp_path):
+    policy.in_force()
+    with CaptureQueriesContext(connection) as queries:
+        result = submit(pdfs.jpeg_rgb(tmp_path))
+
+    assert result.accepted and result.created
+    lookups = [
+        q["sql"]
+        for q in queries
+        if q["sql"].startswith("SELECT")
+        and ('FROM "extraction_bundle"' in q["sql"] or 'FROM "extraction_job"' in q["sql"])
+    ]
+    assert lookups == []
 
 
 def test_it_leaves_no_staged_upload_behind(tmp_path):

@@ -13,6 +13,9 @@ from django.core.files import File
 from django.core.files.storage import FileSystemStorage
 
 from core import stores
+from extraction.intake.decision import store_input
+from extraction.intake.validation import StagedUpload
+from extraction.models import input_storage_name
 from tests.conftest import PRODUCTION
 
 
@@ -138,15 +141,54 @@ def test_it_writes_a_new_job_output_on_s3_with_one_request(tmp_path, s3_store, s
     assert s3_store.open("a/b/p00001-000.png").read() == b"image bytes"
 
 
+@pytest.fixture
+def input_requests():
+    """The S3 requests the input store sends from here on, by operation, in order."""
+    operations: list[str] = []
+    events = stores.inputs().connection.meta.client.meta.events
+    events.register("before-send.s3", lambda event_name, **kwargs: operations.append(event_name.rsplit(".", 1)[-1]))
+    return operations
+
+
+def staged(tmp_path, data: bytes) -> StagedUpload:
+    path, sha256 = written(tmp_path, data)
+    return StagedUpload(path, len(data), sha256)
+
+
 @s3_only
-def test_it_writes_a_new_input_on_s3_with_one_question_and_one_request(tmp_path, s3_store, sent):
-    path, sha256 = written(tmp_path, b"pdf bytes")
+def test_intake_writes_a_new_input_on_s3_with_one_request(tmp_path, input_requests):
+    upload = staged(tmp_path, b"%PDF- a new input")
 
-    assert stores.store_once(s3_store, "inputs/ab/abcdef.pdf", path, sha256) is True
+    assert store_input(upload) is True
 
-    assert sent == ["HeadObject", "PutObject"]  # not django-storages' second HEAD before its PUT
-    assert s3_store.open("inputs/ab/abcdef.pdf").read() == b"pdf bytes"
-    assert stores.store_once(s3_store, "inputs/ab/abcdef.pdf", path, sha256) is False
+    assert input_requests == ["PutObject"]  # conditional: no HEAD first
+    assert stores.inputs().open(input_storage_name(upload.sha256)).read() == b"%PDF- a new input"
+
+
+@s3_only
+def test_intake_accepts_an_input_repeated_with_the_same_bytes_and_writes_nothing_new(tmp_path, input_requests):
+    upload = staged(tmp_path, b"%PDF- an input sent twice")
+    store_input(upload)
+    name = input_storage_name(upload.sha256)
+    before, input_requests[:] = stored_object(stores.inputs(), name), []
+
+    assert store_input(staged(tmp_path, b"%PDF- an input sent twice")) is False
+
+    assert [op for op in input_requests if op in WRITES] == ["PutObject"]  # refused (412), then the bytes compared
+    assert stored_object(stores.inputs(), name) == before
+
+
+@s3_only
+def test_intake_finds_an_input_name_holding_other_bytes_a_conflict_and_keeps_them(tmp_path):
+    upload = staged(tmp_path, b"%PDF- the input")
+    name = input_storage_name(upload.sha256)
+    other, other_sha256 = written(tmp_path, b"%PDF- other bytes under its name")
+    stores.store_once(stores.inputs(), name, other, other_sha256)
+
+    with pytest.raises(stores.OutputConflict):
+        store_input(upload)
+
+    assert stores.inputs().open(name).read() == b"%PDF- other bytes under its name"
 
 
 @s3_only
