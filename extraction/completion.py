@@ -77,6 +77,7 @@ def complete_job(
 def _locked(job_id: int) -> Job:
     """The job's row locked, with its bundle's (as always) and the intake policy version its manifest names, read in
     the same statement. The policy's row is read, not locked: a version is never changed once written (and on
-    PostgreSQL the nullable side of an outer join cannot be locked)."""
-    locking = Job.objects.select_for_update(of=("self", "bundle"))
+    PostgreSQL the nullable side of an outer join cannot be locked). Whether anybody listens for its webhook events
+    is read with them too."""
+    locking = Job.objects.select_for_update(of=("self", "bundle")).annotate(listened=webhooks.listened_to())
     return locking.select_related("bundle__intake_policy").get(pk=job_id)
