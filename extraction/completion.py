@@ -64,7 +64,7 @@ def complete_job(
             # takes its lock before any row it changes; holding the job while waiting for the ledger would let
             # such a writer that waits for the job deadlock with this one.
             evidence.lock()
-            job = Job.objects.select_for_update().select_related("bundle").get(pk=job.pk)
+            job = _locked(job.pk)
             if job.is_terminal:
                 return False
             evidence.write(job)
@@ -72,3 +72,12 @@ def complete_job(
                 raise RuntimeError(f"job {job.pk} left its active state while its evidence was written")
             webhooks.job_finished(job, at)  # in this commit: a completed job always has its events
     return True
+
+
+def _locked(job_id: int) -> Job:
+    """The job's row locked, with its bundle's (as always) and the intake policy version its manifest names, read in
+    the same statement. The policy's row is read, not locked: a version is never changed once written (and on
+    PostgreSQL the nullable side of an outer join cannot be locked). Whether anybody listens for its webhook events
+    is read with them too."""
+    locking = Job.objects.select_for_update(of=("self", "bundle")).annotate(listened=webhooks.listened_to())
+    return locking.select_related("bundle__intake_policy").get(pk=job_id)

@@ -183,7 +183,7 @@ class Job(Wakeable, models.Model):
 
     objects = JobQuerySet.as_manager()
     # Not a column: the number of the last attempt this instance opened (Attempt.begin), so the next one
-    # and the completion need no query to learn it; None when this instance opened none.
+    # and the completion need no query to learn it; 0 after the job's first claim; None when not known.
     last_attempt_number: int | None = None
 
     class Meta:
@@ -226,6 +226,7 @@ class Job(Wakeable, models.Model):
         lease = timedelta(seconds=lease_seconds or settings.PAGETRAIL_CLAIM_LEASE_SECONDS)
         token = uuid.uuid4()
         free = models.Q(claimed_until__isnull=True) | models.Q(claimed_until__lt=now)
+        never_claimed = "picked_up_at" in self.__dict__ and self.picked_up_at is None  # as this row was read
         changes = {
             "claim_token": token,
             "claimed_by": worker[:200],
@@ -234,6 +235,10 @@ class Job(Wakeable, models.Model):
         }
         if not update_if(self, free & Q(status__in=self.ACTIVE), **changes):
             return None
+        if never_claimed:
+            # Only a claim's holder opens attempts: the first is next, without reading the highest. A worker that
+            # claimed and let go since this row was read took number 1 first; Attempt.begin then reads the highest.
+            self.last_attempt_number = 0
         return token
 
     def release(self, token, hold_for: timedelta | None = timedelta(0)) -> bool:
@@ -428,7 +433,7 @@ class Attempt(models.Model):
         finished_at = None if outcome == cls.Outcome.STARTED else now
         # Numbers are dense (each is the highest + 1), so the number after the last this instance opened is
         # either free and the next, or taken by another worker: then the highest is read again.
-        number = job.last_attempt_number + 1 if job.last_attempt_number else None
+        number = job.last_attempt_number + 1 if job.last_attempt_number is not None else None
         for _ in range(5):
             number = number or (job.attempts.aggregate(n=models.Max("number"))["n"] or 0) + 1
             try:

@@ -2,6 +2,7 @@
 
 import hashlib
 import logging
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -62,14 +63,15 @@ class Evidence:
     def __init__(self, report: JobReport, ordered, names, attempt_number: int, at, written: list[str]) -> None:
         self.report, self.ordered, self.names, self.written = report, ordered, names, written
         self.attempt_number, self.at = attempt_number, at
+        self.keys_stamp: uuid.UUID | None = None  # the ledger row's, read under its lock
 
     def lock(self) -> None:
         """The ledger's one lock, before the job's row: the order every ledger writer takes them in."""
-        tlog.lock()
+        self.keys_stamp = tlog.lock().keys_stamp
 
     def write(self, job: Job) -> None:
         at = self.at or timezone.now()
-        signing.cover(at)  # a key published now is a leaf of its own, before this manifest's
+        signing.cover(at, self.keys_stamp)  # a key published now is a leaf of its own, before this manifest's
         document = _document(job, self.report, self.ordered, self.names, tlog.leaf_count(), self.attempt_number, at)
         manifest = _write(job, document, self.ordered, self.names, self.attempt_number, at, self.written)
         transaction.on_commit(

@@ -16,6 +16,7 @@ checkable once Ed25519 no longer holds.
 import base64
 import hashlib
 import json
+import uuid
 from datetime import datetime
 from functools import lru_cache
 
@@ -23,6 +24,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from django.conf import settings
 from django.core import checks
+from django.utils import timezone
 
 from audit.verifier.keys import ED25519, MLDSA44, Trust, ed25519_ok, hmac_sign, key_id_of
 
@@ -130,13 +132,28 @@ def signed(body: bytes) -> str:
     return private_key().sign(body).hex()
 
 
-def cover(at: datetime | None = None) -> None:
-    """Widen the signing key's published period to `at` before publishing it with a statement of that time."""
+# Key id -> (the ledger row's keys_stamp, a time): this process found the key in use from that time or before, under
+# that stamp. Every change to the keys moves the stamp under the ledger's lock (SigningKey.publish).
+_covered: dict[str, tuple[uuid.UUID, datetime]] = {}
+
+
+def cover(at: datetime | None = None, keys_stamp: uuid.UUID | None = None) -> None:
+    """Widen the signing key's published period to `at` before publishing it with a statement of that time.
+
+    `keys_stamp`: the ledger row's, read under the ledger's lock that the caller holds in its transaction. A key this
+    process found in use under the same stamp, from a time no later than `at`, is still (no change can have happened
+    since), so its row is not read again: a manifest then costs no query here."""
     from audit.models import SigningKey
 
-    SigningKey.publish(current_key_id(), current_public_key(), at)
+    at = at or timezone.now()
+    keys = [(current_key_id(), current_public_key(), "ed25519")]
     if (public := _mldsa_public()) is not None:
-        SigningKey.publish(key_id_of(public), base64.b64encode(public).decode("ascii"), at, "ml-dsa-44")
+        keys.append((key_id_of(public), base64.b64encode(public).decode("ascii"), "ml-dsa-44"))
+    for key_id, encoded, algorithm in keys:
+        if keys_stamp is not None and (seen := _covered.get(key_id)) and seen[0] == keys_stamp and seen[1] <= at:
+            continue
+        if SigningKey.publish(key_id, encoded, at, algorithm) and keys_stamp is not None:
+            _covered[key_id] = (keys_stamp, at)
 
 
 def publish_after_migrate(**kwargs) -> None:

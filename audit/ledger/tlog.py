@@ -26,10 +26,11 @@ KINDS = {
 MADE_AT = {Manifest: "created_at", RetentionEvent: "at", CaseMap: "created_at", ActivityEvent: "at"}
 
 
-def lock() -> None:
+def lock() -> ManifestChain:
     """The log's one lock, held to the end of the caller's transaction (the old hash chain's row, which manifests
-    have always taken: one lock for every record, so two writers cannot take one place)."""
-    ManifestChain.objects.select_for_update().get_or_create(pk=1)
+    have always taken: one lock for every record, so two writers cannot take one place). Returns the row, as read
+    under the lock (its keys_stamp)."""
+    return ManifestChain.objects.select_for_update().get_or_create(pk=1)[0]
 
 
 def append(record: Manifest | RetentionEvent | CaseMap | ActivityEvent) -> LogLeaf:

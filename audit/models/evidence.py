@@ -1,5 +1,7 @@
 """Manifests and the assets they vouch for, checkpoints and findings: rows written once and never changed."""
 
+import uuid
+
 from django.db import models
 from django.utils import timezone
 
@@ -35,6 +37,10 @@ class ManifestChain(models.Model):
 
     head_sha256 = models.CharField(max_length=64, default=GENESIS)
     length = models.PositiveBigIntegerField(default=0)
+    # Moved by every change to the signing keys' rows (SigningKey.publish, under this row's lock): a signer that read
+    # it under the lock knows whether anything changed since it last found its key covered (signing.cover). Random,
+    # not a counter: a database restored, rolled back or recreated never repeats a value a process remembers.
+    keys_stamp = models.UUIDField(default=uuid.uuid4)
 
 
 class Manifest(WriteOnceModel):

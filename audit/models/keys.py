@@ -1,5 +1,7 @@
 """The public keys that evidence is signed with, published for anyone to check signatures."""
 
+import uuid
+
 from django.db import models, transaction
 from django.dispatch import Signal
 from django.utils import timezone
@@ -28,8 +30,9 @@ class SigningKey(models.Model):
         return self.key_id
 
     @classmethod
-    def publish(cls, key_id: str, public_key: str, at=None, algorithm: str = "ed25519") -> None:
+    def publish(cls, key_id: str, public_key: str, at=None, algorithm: str = "ed25519") -> bool:
         """Record the key in use (once); the key of its algorithm it replaces is retired from the same moment.
+        Returns whether the key was already in use from `at` or before (nothing changed).
 
         `at`, the time a statement signed with the key gives itself, is kept inside the key's period: a
         worker that took its time before another published the key, or a host still on the old key
@@ -37,10 +40,12 @@ class SigningKey(models.Model):
         """
         at = at or timezone.now()
         if cls.objects.filter(key_id=key_id, valid_until__isnull=True, valid_from__lte=at).exists():
-            return
+            return True
         with transaction.atomic():
             # the ledger's one lock first, as every signer takes it: a rotation is a ledger record
             ManifestChain.objects.select_for_update().get_or_create(pk=1)
+            # whatever follows changes the keys: a signer that found its key covered under the old stamp looks again
+            ManifestChain.objects.filter(pk=1).update(keys_stamp=uuid.uuid4())
             key, created = cls.objects.get_or_create(
                 key_id=key_id, defaults={"public_key": public_key, "valid_from": at, "algorithm": algorithm}
             )
@@ -49,9 +54,10 @@ class SigningKey(models.Model):
                 retires = sorted(retired.values_list("key_id", flat=True))
                 retired.update(valid_until=at)
                 key_published.send(sender=cls, key=key, retires=retires)
-                return
+                return False
             cls.objects.filter(pk=key.pk, valid_from__gt=at).update(valid_from=at)
             cls.objects.filter(pk=key.pk, valid_until__lt=at).update(valid_until=at)
+        return False
 
     def as_json(self) -> dict:
         stamp = lambda at: at.isoformat().replace("+00:00", "Z") if at else None  # noqa: E731

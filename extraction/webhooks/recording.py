@@ -6,7 +6,7 @@ import json
 from functools import partial
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from ..accounts import ServiceAccount
@@ -38,9 +38,22 @@ def submission_refused(submission, at=None) -> list[WebhookEvent]:
 
 def receivers_of(job: Job) -> list[ServiceAccount]:
     """The accounts listening that see the job; `visible_to` stays the one rule of who sees what."""
-    near = ServiceAccount.objects.filter(revoked_at__isnull=True).exclude(webhook_url="")
-    near = near.filter(Q(jobs=job) | Q(bundle_accesses__bundle_id=job.bundle_id)).distinct().order_by("pk")
+    if getattr(job, "listened", True) is False:  # read with the job's row (listened_to): nobody could be told
+        return []
+    near = _near(job.pk, job.bundle_id).distinct().order_by("pk")
     return [account for account in near if Job.objects.visible_to(account).filter(pk=job.pk).exists()]
+
+
+def listened_to() -> Exists:
+    """Whether an account listening is near a job, to annotate the job's own query with as `listened`: a completion
+    whose job nobody listens for (most) then asks for no receivers."""
+    return Exists(_near(OuterRef("pk"), OuterRef("bundle_id")))
+
+
+def _near(job, bundle_id) -> QuerySet[ServiceAccount]:
+    """Accounts with a webhook that made the job, or sent its bytes: those that may see it."""
+    listening = ServiceAccount.objects.filter(revoked_at__isnull=True).exclude(webhook_url="")
+    return listening.filter(Q(jobs=job) | Q(bundle_accesses__bundle_id=bundle_id))
 
 
 def _listening(account: ServiceAccount) -> bool:

@@ -164,6 +164,28 @@ def test_it_verifies_what_a_retired_ed25519_key_signed_after_rotation(completed,
     assert kinds() == []
 
 
+def test_a_host_still_on_a_key_another_host_retired_widens_its_period_before_signing(completed, settings, tmp_path):
+    """A rolling restart: this process found its key in use and stopped reading the key rows for its manifests; once
+    another host publishes a new key (retiring this one), its next manifest still lies inside the old key's period."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    old_key, old_id = settings.PAGETRAIL_SIGNING_KEY, signing.current_key_id()
+    with CaptureQueriesContext(connection) as captured:
+        complete(pdfs.jpeg_rgb(tmp_path), filename="y.pdf")
+    assert not [q for q in captured if "audit_signingkey" in q["sql"]]  # covered before: the keys are not read again
+    settings.PAGETRAIL_SIGNING_KEY = base64.b64encode(os.urandom(32)).decode()
+    signing.cover()  # the other host's first signature publishes its key and retires this one
+    settings.PAGETRAIL_SIGNING_KEY = old_key
+    assert SigningKey.objects.get(key_id=old_id).valid_until is not None
+    complete(pdfs.cmyk(tmp_path), filename="z.pdf")
+    newest = Manifest.objects.order_by("sequence").last()
+    assert newest.key_id == old_id and SigningKey.objects.get(key_id=old_id).valid_until >= newest.created_at
+    assert (
+        signing.signature_problem(newest.body.encode(), newest.signature, newest.key_id, at=newest.created_at) is None
+    )
+
+
 def test_its_queries_do_not_grow_with_the_number_of_manifests(completed, tmp_path):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext

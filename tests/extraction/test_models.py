@@ -99,6 +99,17 @@ def test_it_numbers_an_attempt_after_one_another_worker_opened_meanwhile():
     assert list(job.attempts.values_list("number", "worker")) == [(1, "worker-a"), (2, "worker-b"), (3, "worker-a")]
 
 
+def test_a_first_claim_numbers_its_attempt_after_those_of_a_worker_that_claimed_and_let_go_meanwhile():
+    job = make_job()  # read while no worker had claimed it
+    other = Job.objects.get(pk=job.pk)
+    token = other.claim("worker-b")
+    Attempt.begin(other, Attempt.Kind.EXTRACT, "worker-b")
+    other.release(token, hold_for=None)
+    assert job.claim("worker-a") is not None
+    assert Attempt.begin(job, Attempt.Kind.EXTRACT, "worker-a").number == 2
+    assert list(job.attempts.values_list("number", "worker")) == [(1, "worker-b"), (2, "worker-a")]
+
+
 def test_it_keeps_the_first_time_the_provider_was_seen_finished():
     job = make_job()
     first = timezone.now()
