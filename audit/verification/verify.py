@@ -212,15 +212,19 @@ def check_asset(asset: Asset) -> list[Finding]:
 
 def _check_store() -> list[Finding]:
     """Files in the output store that no manifest or checkpoint names."""
+    newest = Manifest.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
     expected = Manifest.files_named_by(Manifest.objects.all())
     expected |= set(checkpoints.stored_names()) | set(log_checkpoints.stored_names())
     expected |= set(PagePreview.objects.values_list("storage_name", flat=True))
     expected |= ledger_recovery.stored_names()
     rendering = _previews_in_progress()
+    unnamed = [
+        name
+        for name in stores.walk(stores.outputs())
+        if name not in expected and integrity.stray_preview(name, rendering)
+    ]
     found = []
-    for name in stores.walk(stores.outputs()):
-        if name in expected or not integrity.stray_preview(name, rendering):
-            continue
+    for name in _not_in_flight(unnamed, newest, expected):
         twin = stores.without_collision_suffix(name)
         kind = Kind.DUPLICATE_NAME if twin in expected else Kind.UNEXPECTED_OUTPUT
         detail = (
@@ -230,6 +234,24 @@ def _check_store() -> list[Finding]:
         )
         found.append(Finding(kind=kind, name=name, detail=detail))
     return found
+
+
+def _not_in_flight(unnamed: list[str], newest: int, expected: set[str]) -> list[str]:
+    """Of the files no manifest named when the walk began, those that are strays once it ended. A job's files land
+    before its manifest commits (a 240-page bundle's in a few seconds), so the walk finds those of jobs running now
+    and of manifests committed since; and a failed try deletes what it wrote after the walk may have seen it.
+    Asked only when there are such files: a store without strays costs nothing more."""
+    if not unnamed:
+        return []
+    expected = expected | Manifest.files_named_by(Manifest.objects.filter(pk__gt=newest))
+    running = Job.objects.filter(status__in=Job.ACTIVE).select_related("bundle")
+    writing = {manifests.output_prefix(job) + "/" for job in running}
+    outputs = stores.outputs()
+    return [
+        name
+        for name in unnamed
+        if name not in expected and not name.startswith(tuple(writing)) and outputs.exists(name)
+    ]
 
 
 def _previews_in_progress() -> dict[str, int]:
