@@ -4,8 +4,10 @@ A run is queued `queued` in the database before its task goes on the queue, so a
 says so; the reconciler wakes every run still queued and not woken for PAGETRAIL_REQUEUE_AFTER_SECONDS. A task run
 twice is harmless: `VerificationRun.mark_running` lets one of them through.
 
-A run `running` longer than its task's timeout (plus a margin) has no worker any more: django-q2 killed it at the
-timeout, or its host died. It is queued again once, then given up as an error naming why (`redrive_abandoned`).
+A run `running` with no progress for longer than its task's timeout (plus a margin) has no worker any more:
+django-q2 killed it at the timeout, or its host died. A run that keeps recording progress (a long run started by
+`manage.py verify_manifests`) is never taken for abandoned; a requeued run's old try can write nothing more. It is
+queued again once, then given up as an error naming why (`redrive_abandoned`).
 """
 
 import logging
@@ -13,6 +15,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from audit.ledger import activity_records
@@ -59,9 +62,11 @@ ABANDONED = (
 
 
 def redrive_abandoned(at=None) -> int:
-    """The reconciler's part: runs running past their lease are queued again, or an error on their last try."""
+    """The reconciler's part: runs with no progress for their lease are queued again, or an error on their last try."""
     now = at or timezone.now()
-    past = VerificationRun.objects.filter(status=VerificationRun.Status.RUNNING, started_at__lt=now - lease())
+    # From its last sign of progress: a killed task stops progressing, a long run that keeps progressing is alive.
+    quiet = Q(progress_at__lt=now - lease()) | Q(progress_at=None, started_at__lt=now - lease())
+    past = VerificationRun.objects.filter(quiet, status=VerificationRun.Status.RUNNING)
     handled = 0
     for run in past:
         if run.tries < VerificationRun.MAX_TRIES and run.mark_requeued(now):

@@ -53,16 +53,18 @@ def execute(run_id: int) -> VerificationRun:
     try:
         findings = _check_everything(run)
     except Exception as exc:
-        run.mark_error(repr(exc))
-        activity_records.record(
-            "verification", "verification_errored", run, after={"scope": run.scope, "error": repr(exc)}
-        )
+        if run.mark_error(repr(exc)):
+            activity_records.record(
+                "verification", "verification_errored", run, after={"scope": run.scope, "error": repr(exc)}
+            )
         raise
     for finding in findings:
         finding.run = run
     with transaction.atomic():  # the findings, the run's result and its ledger record stand or fall together
+        if not run.mark_finished(len(findings)):  # requeued and started again: the run is its new try's now
+            run.refresh_from_db()
+            return run
         Finding.objects.bulk_create(findings, batch_size=1000)
-        run.mark_finished(len(findings))
         run.refresh_from_db()
         activity_records.record("verification", "verification_finished", run, after=result(run, findings))
     if findings:
@@ -118,14 +120,21 @@ def _check_everything(run: VerificationRun) -> list[Finding]:
         bundles = Bundle.objects.filter(jobs__manifest__in=in_scope).distinct()
         return findings + integrity.check_inputs(bundles, excused["inputs"])
     findings += about_events + integrity.check_signing_keys(trusted)
-    findings += integrity.check_inputs(Bundle.objects.all(), excused["inputs"]) + integrity.check_input_store()
-    findings += integrity.check_activity(trusted) + integrity.check_chain_head() + checkpoints.check_all(trusted)
-    findings += integrity.check_previews(excused["outputs"]) + log_checks.check_all()
-    return findings + _check_store() + _jobs_past_deadline() + _inputs_kept_too_long()
+    steps = (
+        lambda: integrity.check_inputs(Bundle.objects.all(), excused["inputs"]),
+        integrity.check_input_store,
+        lambda: integrity.check_activity(trusted) + integrity.check_chain_head() + checkpoints.check_all(trusted),
+        lambda: integrity.check_previews(excused["outputs"]) + log_checks.check_all(),
+        _check_store,
+    )
+    for step in steps:
+        findings += step()
+        run.record_progress()  # a sign of life between long steps, so the lease never counts two of them
+    return findings + _jobs_past_deadline() + _inputs_kept_too_long()
 
 
 def _check_manifests(run, in_scope, trusted: signing.Trust, excused: set[str]) -> list[Finding]:
-    found, done = [], 0
+    found, done, last = [], 0, time.monotonic()
     chained = Manifest.objects.filter(schema_version__lte=manifests.CHAINED)  # schemas 1-3: the frozen hash chain
     chain = dict(chained.values_list("sequence", "sha256"))  # two short columns, one query
     for manifest in in_scope.annotate(leaf_index=F("log_leaf__index")).order_by("sequence").iterator(chunk_size=500):
@@ -135,6 +144,9 @@ def _check_manifests(run, in_scope, trusted: signing.Trust, excused: set[str]) -
             place = manifest.leaf_index
         found += check_manifest(manifest, place, trusted, file_retired=manifest.storage_name in excused)
         done += 1
+        if time.monotonic() - last >= 1.0:  # a sign of life for the lease, and progress for the admin
+            run.record_progress(manifests_done=done)
+            last = time.monotonic()
     run.record_progress(manifests_done=done)
     return found
 

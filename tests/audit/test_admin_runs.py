@@ -3,12 +3,16 @@ from datetime import timedelta
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import Permission, User
+from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.urls import reverse
+from django.utils import timezone
 from django_q.brokers import get_broker
 from django_q.signing import SignedPackage
 
 from audit import tasks
-from audit.models import Asset, VerificationRun
+from audit.models import ActivityEvent, Asset, VerificationRun
+from audit.verification.queued_runs import lease
 from audit.verification.verify import execute, start_run
 from extraction.reconciler import reconcile
 from tests.conftest import lose_the_queue, queued_tasks, write_stored
@@ -100,8 +104,6 @@ def started_and_abandoned() -> VerificationRun:
 
 
 def past_its_lease(run: VerificationRun):
-    from audit.verification.queued_runs import lease
-
     return run.started_at + lease() + timedelta(seconds=1)
 
 
@@ -129,3 +131,48 @@ def test_a_run_whose_worker_died_on_its_last_try_is_an_error_that_says_why(compl
     assert (run.status, run.tries, run.findings.count()) == ("error", 2, 0)
     assert run.error.startswith("Its worker stopped (killed, its host gone, or the run took longer than the task")
     assert queued_tasks() == 0
+
+
+def test_a_run_that_keeps_progressing_is_not_taken_for_abandoned_however_long_it_runs(completed):
+    run = started_and_abandoned()
+    long_after = past_its_lease(run) + timedelta(hours=1)  # a foreground `verify_manifests` on a large deployment
+    VerificationRun.objects.filter(pk=run.pk).update(progress_at=long_after - timedelta(seconds=5))
+    assert reconcile(at=long_after)["verification_runs_abandoned"] == 0
+
+    silent_since = long_after - lease() - timedelta(seconds=1)
+    VerificationRun.objects.filter(pk=run.pk).update(progress_at=silent_since)
+    assert reconcile(at=long_after)["verification_runs_abandoned"] == 1
+    assert VerificationRun.objects.get().status == "queued"
+
+
+def test_a_try_whose_run_was_taken_over_records_nothing_and_the_command_says_so(completed, monkeypatch):
+    from audit.verification import verify
+
+    write_stored("outputs", Asset.objects.first().name, b"tampered")
+    check_asset, taken_over = verify.check_asset, []
+
+    def check_asset_while_the_reconciler_takes_the_run_over(asset):
+        if not taken_over:  # the command's try went quiet: the reconciler requeues it and a worker runs it
+            taken_over.append(True)
+            assert reconcile(at=timezone.now() + lease() + timedelta(minutes=1))["verification_runs_abandoned"] == 1
+            assert run_queued_verifications() == 1
+        return check_asset(asset)
+
+    monkeypatch.setattr(verify, "check_asset", check_asset_while_the_reconciler_takes_the_run_over)
+    with pytest.raises(CommandError, match="taken over by a cluster worker"):
+        call_command("verify_manifests")
+
+    run = VerificationRun.objects.get()
+    assert (run.status, run.tries, run.findings_count, run.findings.count()) == ("failed", 2, 1, 1)
+    assert ActivityEvent.objects.filter(action="verification_finished").count() == 1
+
+
+def test_a_try_whose_run_was_started_again_cannot_record_progress_nor_finish(completed):
+    old_try = started_and_abandoned()
+    reconcile(at=past_its_lease(old_try))
+    new_try = VerificationRun.objects.get()
+    assert new_try.mark_running()
+
+    assert not old_try.record_progress(assets_done=99)
+    assert not old_try.mark_finished(3)
+    assert (VerificationRun.objects.get().status, VerificationRun.objects.get().assets_done) == ("running", 0)

@@ -23,6 +23,12 @@ class Command(BaseCommand):
             if bundle is None:
                 raise CommandError(f"No bundle has correlation id {options['bundle']}.")
         run = verify.execute(verify.start_run("verify_manifests", bundle=bundle).pk)
+        if run.tries != 1:  # this command's run is new, so its own try is the first; a later one took it over
+            raise CommandError(
+                f"Run {run.pk} was taken over by a cluster worker (try {run.tries}) after this command stopped "
+                f"showing progress; this command recorded nothing. See the run in the admin ({run.status}).",
+                returncode=2,
+            )
         findings = list(run.findings.select_related("manifest__job__bundle", "asset__manifest__job__bundle", "job"))
         if options["json"]:
             self.stdout.write(
