@@ -274,14 +274,15 @@ def hash_inputs(files: list[Path]) -> float:
 
 
 def session_cpu(session: int) -> float:
-    """CPU seconds of every live process in `session` (the cluster: sentinel, pusher, monitor,
-    workers and their PDF children, which all live as long as the cluster)."""
+    """CPU seconds of `session` (a cluster: sentinel, pusher, monitor, workers and their PDF children): of every
+    live process in it, and of those they reaped (at 10,000 jobs django-q2 recycles its workers and the PDF
+    children are replaced: their CPU would be lost with them)."""
     total = 0.0
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
                 if os.getsid(int(entry.name)) == session:
-                    total += runners.process_cpu(int(entry.name))
+                    total += runners.process_cpu(int(entry.name)) + runners.reaped_cpu(int(entry.name))
             except ProcessLookupError:
                 pass
     return total

@@ -102,6 +102,17 @@ def process_cpu(pid: int) -> float:
     return max(ticks, threads)
 
 
+def reaped_cpu(pid: int) -> float:
+    """CPU seconds of the children a live process has waited for (their own reaped children included): a cluster's
+    workers that django-q2 recycled, PDF children replaced, gunicorn workers past max_requests. Counted once, in
+    the parent that reaped them; 0 once the process is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return 0.0
+    return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
+
+
 def raw_copy(pdf: Path, out: Path) -> tuple[list[str], int]:
     """The floor: each image XObject and soft mask's stored bytes copied out as they are."""
     digests = []

@@ -1,6 +1,7 @@
 """The benchmark's floors and peers per kind, and its inflaters: what they write and what they inflate."""
 
 import hashlib
+import time
 
 from bench import inflaters, kinds, runners
 from tests import pdfs
@@ -42,3 +43,29 @@ def test_it_times_the_guarantee_floor_and_pikepdf_on_every_kind():
     names = [name for name, _, _ in kinds.tools()]
 
     assert names[:3] == [kinds.FLOOR, kinds.GUARANTEE, kinds.PAGETRAIL] and kinds.PIKEPDF in names
+
+
+def test_a_sessions_cpu_keeps_the_cpu_of_the_processes_it_reaped():
+    import subprocess
+    import sys
+
+    from bench import pipeline
+
+    burn = "import time\nend = time.process_time() + 0.3\nwhile time.process_time() < end: pass"
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import subprocess, sys, time\nsubprocess.run([sys.executable, '-c', {burn!r}])\ntime.sleep(30)",
+        ],
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while runners.reaped_cpu(parent.pid) < 0.25 and time.monotonic() < deadline:
+            time.sleep(0.05)  # the child burns its CPU, ends and is reaped; the parent sleeps
+        assert runners.reaped_cpu(parent.pid) >= 0.25  # the child is gone: only its parent's count holds it
+        assert pipeline.session_cpu(parent.pid) >= 0.25
+    finally:
+        parent.kill()
+        parent.wait()
