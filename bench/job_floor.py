@@ -36,7 +36,9 @@ ISSUE_S3_REQUESTS = 2
 
 
 def empty_task_cpu_ms(cluster, count: int, idle_rate: float, cluster_cpu) -> float:
-    """Cluster CPU a task of `count` tasks that do nothing, less the idle cluster's over the same time."""
+    """Cluster CPU a task of `count` tasks that do nothing, less the idle cluster's over the same time. Not
+    bench.pipeline.queue_alone's tasks: those save their results (a statement more, which a job's task does not
+    make) and are timed on the wall clock."""
     marks = Path(tempfile.mkdtemp(prefix="pagetrail-empty-tasks-"))
     try:
         start, before = time.monotonic(), sum(cluster_cpu(cluster.pid))
