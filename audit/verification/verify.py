@@ -257,13 +257,9 @@ def _not_in_flight(unnamed: list[str], newest: int, expected: set[str]) -> list[
         return []
     expected = expected | Manifest.files_named_by(Manifest.objects.filter(pk__gt=newest))
     running = Job.objects.filter(status__in=Job.ACTIVE).select_related("bundle")
-    writing = {manifests.output_prefix(job) + "/" for job in running}
+    writing = tuple({manifests.output_prefix(job) + "/" for job in running})
     outputs = stores.outputs()
-    return [
-        name
-        for name in unnamed
-        if name not in expected and not name.startswith(tuple(writing)) and outputs.exists(name)
-    ]
+    return [name for name in unnamed if name not in expected and not name.startswith(writing) and outputs.exists(name)]
 
 
 def _previews_in_progress() -> dict[str, int]:
