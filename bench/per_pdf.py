@@ -23,7 +23,7 @@ from extraction.pdf import Limits, extract_images
 from extraction.pdf.draws import Drawing
 from extraction.pdf.encode import encode
 from extraction.pdf.extract import extract
-from extraction.pdf.protocol import extraction_from_dict, plain
+from extraction.pdf.protocol import extraction_from_dict, to_json
 from extraction.pdf.sandbox import stop_idle_children, warm_up
 from extraction.pdf.validate import opened
 
@@ -68,7 +68,7 @@ def hash_outputs(path: Path, out: Path) -> None:
 
 
 def json_both_ways(path: Path, out: Path) -> None:
-    extraction_from_dict(json.loads(json.dumps(plain(extract(path, out, LIMITS)))))
+    extraction_from_dict(json.loads(to_json(extract(path, out, LIMITS))))
 
 
 STEPS = [

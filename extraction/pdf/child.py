@@ -32,7 +32,7 @@ from .attachments import attachment
 from .errors import Refusal, raise_if_out_of_memory, reason
 from .extract import extract
 from .page_evidence import PageEvidence, read_evidence
-from .protocol import EXIT_OUT_OF_MEMORY, READY, limits_from_json, plain
+from .protocol import EXIT_OUT_OF_MEMORY, READY, limits_from_json, to_json
 from .render import render
 from .validate import inspect
 
@@ -83,7 +83,7 @@ def serve(answer: TextIO) -> None:
     for line in sys.stdin.buffer:
         request = json.loads(line)
         cpu_budget(limits_from_json(request["limits"]).cpu_seconds)
-        answer.write(json.dumps(answer_or_exit([*request["args"], request["limits"]])) + "\n")
+        answer.write(to_json(answer_or_exit([*request["args"], request["limits"]])) + "\n")
         answer.flush()
 
 
@@ -115,7 +115,7 @@ def cpu_budget(cpu_seconds: int) -> None:
 
 def answer_for(argv: list[str]) -> dict[str, Any]:
     try:
-        return {"ok": True, "result": plain(run(argv))}
+        return {"ok": True, "result": run(argv)}
     except Refusal as exc:
         return {"ok": False, "code": exc.code, "message": exc.message, "permanent": True}
     except OSError as exc:

@@ -93,7 +93,7 @@ def _encoded(
         return _jpx(image, raw, space, max_pixels)
     if filters[-1:] == ["JPXDecode"] and set(filters[:-1]) <= SIMPLE:
         return _jpx(image, _codestream(image), space, max_pixels, stored=False)
-    if found := wrapped(image, filters, width, height):
+    if found := wrapped(image, filters, width, height, raw):
         return Encoded(found[0], found[1], width, height, bits=bits, method="wrapped")
     if any(name in BILEVEL_CODECS for name in filters) and set(filters) <= set(BILEVEL_CODECS) | SIMPLE:
         from .pdfium import decoded_bitmap

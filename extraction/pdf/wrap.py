@@ -25,12 +25,13 @@ INFLATE_CHUNK = 4 << 20
 CCITT_DEFAULT_COLUMNS = 1728
 
 
-def wrapped(image: pikepdf.Stream, filters: list[str], width: int, height: int) -> tuple[bytes, str] | None:
-    """(file bytes, extension) of the image around its own compressed data, or None when it must be decoded."""
+def wrapped(image: pikepdf.Stream, filters: list[str], width: int, height: int, raw: bytes) -> tuple[bytes, str] | None:
+    """(file bytes, extension) of the image around its own compressed data `raw` (the stream's, read once by the
+    caller), or None when it must be decoded."""
     if filters == ["FlateDecode"]:
-        return _flate(image, width, height)
+        return _flate(image, width, height, raw)
     if filters == ["CCITTFaxDecode"]:
-        return _fax(image, width, height)
+        return _fax(image, width, height, raw)
     return None
 
 
@@ -54,7 +55,7 @@ def _numbers(value: object) -> list[float] | None:
     return [float(v) for v in value]
 
 
-def _flate(image: pikepdf.Stream, width: int, height: int) -> tuple[bytes, str] | None:
+def _flate(image: pikepdf.Stream, width: int, height: int, raw: bytes) -> tuple[bytes, str] | None:
     samples, parms = plain_samples(image), decode_parms(image)
     if samples is None or parms is None:
         return None
@@ -63,17 +64,15 @@ def _flate(image: pikepdf.Stream, width: int, height: int) -> tuple[bytes, str] 
     if predictor != 1 and not _same_layout(parms, components, bits, width):
         return None
     if predictor in PNG_PREDICTORS and components in containers.PNG_COLOR_TYPES:
-        raw = image.read_raw_bytes()
         if inflates_to(raw, (row + 1) * height, png_row=row + 1):
             return containers.png(width, height, bits, components, raw), "png"
     elif predictor == 1 or (predictor == TIFF_PREDICTOR and bits == 8):
-        raw = image.read_raw_bytes()
         if inflates_to(raw, row * height):
             return containers.deflate_tiff(width, height, bits, components, raw, predictor), "tif"
     return None
 
 
-def _fax(image: pikepdf.Stream, width: int, height: int) -> tuple[bytes, str] | None:
+def _fax(image: pikepdf.Stream, width: int, height: int, raw: bytes) -> tuple[bytes, str] | None:
     """Group 4 only: Group 3 data in PDF may lack the row markers TIFF readers expect."""
     parms = decode_parms(image)
     k = parms.get("/K", 0) if parms is not None else 0
@@ -84,7 +83,7 @@ def _fax(image: pikepdf.Stream, width: int, height: int) -> tuple[bytes, str] | 
     if _int(parms.get("/Rows"), height) != height:
         return None
     black_is_one = bool(parms.get("/BlackIs1", False))
-    return containers.fax_tiff(width, height, black_is_one, image.read_raw_bytes()), "tif"
+    return containers.fax_tiff(width, height, black_is_one, raw), "tif"
 
 
 def decode_parms(image: pikepdf.Stream) -> pikepdf.Dictionary | dict[str, Any] | None:

@@ -4,7 +4,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from extraction.pdf.protocol import plain
+from extraction.pdf.protocol import to_json
 
 
 class ProviderError(Exception):
@@ -70,7 +70,7 @@ class JobReport:
 def save_report(work_dir: Path, report: JobReport) -> None:
     """Keep a final report in the job's temp dir (write, then rename: never half a report)."""
     tmp = work_dir / "report.json.tmp"
-    tmp.write_text(json.dumps(plain(report)))
+    tmp.write_text(to_json(report))
     tmp.rename(work_dir / "report.json")
 
 

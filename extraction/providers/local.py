@@ -6,7 +6,6 @@ from pathlib import Path
 from core import stored_inputs
 from core.limits import configured_limits
 from extraction import pdf
-from extraction.pdf.protocol import plain
 from extraction.pdf.versions import EXTRACTOR_VERSION
 
 from .base import JobReport, Provider, ProviderError, ReportedImage
@@ -16,6 +15,12 @@ REPAIRED = (
     "The input was damaged (its cross-reference table, page tree or encryption entry) and was read "
     "after repair, as viewers read it; check the pages against the original."
 )
+
+
+def reported(image: pdf.WrittenImage) -> ReportedImage:
+    """A written file as the provider reports it: its file name is its key for fetch()."""
+    fields = dict(vars(image), placements=tuple(image.placements))
+    return ReportedImage(key=fields.pop("filename"), **fields)
 
 
 class LocalProvider(Provider):
@@ -36,26 +41,23 @@ class LocalProvider(Provider):
     def check(self, job, work_dir: Path) -> JobReport:
         """The whole extraction, once a try: the runner keeps the final report (providers.base.save_report), so a
         retried download reads it and never extracts again."""
-        result = plain(self._extract(job, work_dir))
-        assets = tuple(
-            ReportedImage(key=a.pop("filename"), **{**a, "placements": tuple(tuple(p) for p in a["placements"])})
-            for a in result["assets"]
-        )
-        read = {key: result.get(key, default) for key, default in READ_FLAGS.items()}
+        result = self._extract(job, work_dir)
+        assets = tuple(reported(asset) for asset in result.assets)
+        read = {key: getattr(result, key, default) for key, default in READ_FLAGS.items()}
         # A rebuilt cross-reference table may have lost objects: a person should look (warnings flag the job),
         # unless the intake policy has judged the repair already (it flags, or accepts, what intake found).
         judged = any(f["kind"] == "repaired" for f in job.bundle.intake_found)
-        warnings = (REPAIRED,) * (read["repaired"] and not judged) + tuple(result["warnings"])
+        warnings = (REPAIRED,) * (read["repaired"] and not judged) + tuple(result.warnings)
         return JobReport(
             state="completed",
-            pages=result["pages"],
+            pages=result.pages,
             assets=assets,
             warnings=warnings,
             meta={
                 "input": read,
-                "libraries": result.get("libraries", {}),
+                "libraries": result.libraries,
                 # As the child that wrote the files says (its code may be newer than this worker's).
-                "extractor_version": result.get("extractor_version", ""),
+                "extractor_version": result.extractor_version,
             },
         )
 

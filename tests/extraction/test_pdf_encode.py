@@ -88,7 +88,8 @@ def test_it_wraps_every_variant_with_the_pixels_of_a_full_decode(colorspace, bit
         stream = generated(pdf, rng, colorspace, bits, predictor)
         encoded = encode(stream, MAX_PIXELS)
 
-        assert wrapped(stream, ["FlateDecode"], int(stream.Width), int(stream.Height)) is not None
+        size = int(stream.Width), int(stream.Height)
+        assert wrapped(stream, ["FlateDecode"], *size, stream.read_raw_bytes()) is not None
         assert encoded.extension == ("png" if predictor >= 10 else "tif")
         assert pixels(Image.open(io.BytesIO(encoded.data))) == pixels(decoded_by_pikepdf(stream))
 
@@ -165,7 +166,7 @@ def test_it_leaves_what_it_cannot_wrap_to_the_decoder(change):
     stream = broken(pdf, random.Random(3), **change)
     filters = ["FlateDecode"] * (2 if "Filter" in change else 1)
 
-    assert wrapped(stream, filters, int(stream.Width), int(stream.Height)) is None
+    assert wrapped(stream, filters, int(stream.Width), int(stream.Height), stream.read_raw_bytes()) is None
 
 
 def test_it_decodes_an_image_with_a_decode_array_to_its_remapped_pixels():
