@@ -8,6 +8,7 @@ finding of its own kind.
 """
 
 import base64
+from collections.abc import Callable
 
 from audit.ledger import activity_records, manifests, signing
 from audit.models import ActivityEvent, Checkpoint, Finding, Manifest, ManifestChain, PagePreview, SigningKey
@@ -17,13 +18,19 @@ from extraction.models import Bundle, input_storage_name
 from extraction.pdf.render import preview_page
 
 Kind = Finding.Kind
+Pulse = Callable[[], None]  # called once an item by a long check: a sign of life for its run's lease (verify.Pulse)
 
 
-def check_inputs(bundles, excused: set[str]) -> list[Finding]:
+def _quiet() -> None:
+    pass
+
+
+def check_inputs(bundles, excused: set[str], pulse: Pulse = _quiet) -> list[Finding]:
     """Re-hash every stored input against its correlation id; a deleted one needs the signed retention
     event that names it (`excused`: the input names such events name)."""
     found = []
     for bundle in bundles.only("pk", "correlation_id", "input_deleted_at").iterator(chunk_size=500):
+        pulse()
         if bundle.input_name in excused:
             continue
         if bundle.input_deleted_at:
@@ -39,9 +46,12 @@ def check_inputs(bundles, excused: set[str]) -> list[Finding]:
     return found
 
 
-def check_input_store() -> list[Finding]:
+def check_input_store(pulse: Pulse = _quiet) -> list[Finding]:
     """Files in the input store that no bundle names."""
-    names = list(stores.walk(stores.inputs()))
+    names = []
+    for name in stores.walk(stores.inputs()):
+        pulse()
+        names.append(name)
     # Read after the listing: an intake stores its input just before committing its bundle.
     expected = {input_storage_name(sha) for sha in Bundle.objects.values_list("correlation_id", flat=True)}
     return [
@@ -69,17 +79,21 @@ def rehashed(
     return []
 
 
-def check_previews(excused: set[str]) -> list[Finding]:
+def check_previews(excused: set[str], pulse: Pulse = _quiet) -> list[Finding]:
     """Re-hash every recorded page preview that retention has not deleted."""
     rows = PagePreview.objects.only("pk", "manifest_id", "storage_name", "sha256")
-    return [
-        finding
-        for preview in rows.iterator(chunk_size=2000)
-        if preview.storage_name not in excused
-        for finding in rehashed(
-            preview.storage_name, preview.sha256, "The page preview", "its row says", manifest_id=preview.manifest_id
-        )
-    ]
+    found = []
+    for preview in rows.iterator(chunk_size=2000):
+        pulse()
+        if preview.storage_name not in excused:
+            found += rehashed(
+                preview.storage_name,
+                preview.sha256,
+                "The page preview",
+                "its row says",
+                manifest_id=preview.manifest_id,
+            )
+    return found
 
 
 def check_signing_keys(trusted: signing.Trust) -> list[Finding]:

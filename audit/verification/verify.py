@@ -120,17 +120,33 @@ def _check_everything(run: VerificationRun) -> list[Finding]:
         bundles = Bundle.objects.filter(jobs__manifest__in=in_scope).distinct()
         return findings + integrity.check_inputs(bundles, excused["inputs"])
     findings += about_events + integrity.check_signing_keys(trusted)
+    # A sign of life inside the steps that go through every input, preview or stored file, and between steps:
+    # on a large deployment one of them alone can outlast the lease.
+    pulse = Pulse(run)
     steps = (
-        lambda: integrity.check_inputs(Bundle.objects.all(), excused["inputs"]),
-        integrity.check_input_store,
+        lambda: integrity.check_inputs(Bundle.objects.all(), excused["inputs"], pulse),
+        lambda: integrity.check_input_store(pulse),
         lambda: integrity.check_activity(trusted) + integrity.check_chain_head() + checkpoints.check_all(trusted),
-        lambda: integrity.check_previews(excused["outputs"]) + log_checks.check_all(),
-        _check_store,
+        lambda: integrity.check_previews(excused["outputs"], pulse) + log_checks.check_all(),
+        lambda: _check_store(pulse),
     )
     for step in steps:
         findings += step()
-        run.record_progress()  # a sign of life between long steps, so the lease never counts two of them
+        run.record_progress()
     return findings + _jobs_past_deadline() + _inputs_kept_too_long()
+
+
+class Pulse:
+    """Called once an item inside a long step: records a sign of life for the run's lease at most once a second,
+    so a try that is still working is never taken for abandoned."""
+
+    def __init__(self, run: VerificationRun):
+        self.run, self.last = run, time.monotonic()
+
+    def __call__(self) -> None:
+        if time.monotonic() - self.last >= 1.0:
+            self.run.record_progress()
+            self.last = time.monotonic()
 
 
 def _check_manifests(run, in_scope, trusted: signing.Trust, excused: set[str]) -> list[Finding]:
@@ -222,7 +238,7 @@ def check_asset(asset: Asset) -> list[Finding]:
     )
 
 
-def _check_store() -> list[Finding]:
+def _check_store(pulse: integrity.Pulse) -> list[Finding]:
     """Files in the output store that no manifest or checkpoint names."""
     newest = Manifest.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
     expected = Manifest.files_named_by(Manifest.objects.all())
@@ -230,11 +246,11 @@ def _check_store() -> list[Finding]:
     expected |= set(PagePreview.objects.values_list("storage_name", flat=True))
     expected |= ledger_recovery.stored_names()
     rendering = _previews_in_progress()
-    unnamed = [
-        name
-        for name in stores.walk(stores.outputs())
-        if name not in expected and integrity.stray_preview(name, rendering)
-    ]
+    unnamed = []
+    for name in stores.walk(stores.outputs()):
+        pulse()
+        if name not in expected and integrity.stray_preview(name, rendering):
+            unnamed.append(name)
     found = []
     for name in _not_in_flight(unnamed, newest, expected):
         twin = stores.without_collision_suffix(name)

@@ -1,5 +1,6 @@
 import hashlib
 import json
+import sys
 from datetime import timedelta
 
 import pytest
@@ -45,6 +46,34 @@ def test_progress_moves_while_a_run_runs_and_stays_final_after():
     assert not run.record_progress(assets_done=9)
     run.refresh_from_db()
     assert (run.assets_total, run.assets_done, run.bytes_done) == (9, 5, 100)
+
+
+def test_every_step_that_goes_through_a_whole_store_gives_signs_of_life(completed, monkeypatch):
+    """Found at 10,000 jobs: a step that re-hashes every input or walks a store ran for minutes with no sign of life,
+    and a run's lease counts from its last one. Each such step calls the pulse once an item."""
+    from audit.verification import verify
+
+    write_stored("outputs", "stray.bin", b"a stray")  # the output walk goes on past its last named file
+    callers = []
+    monkeypatch.setattr(verify.Pulse, "__call__", lambda pulse: callers.append(sys._getframe(1).f_code.co_name))
+
+    assert execute(start_run("auditor").pk).status == "failed"  # the stray
+    assert {"check_inputs", "check_input_store", "_check_store"} <= set(callers)
+    assert callers.count("check_inputs") == Bundle.objects.count() == 3
+    assert callers.count("_check_store") == len(stored_names("outputs"))
+
+
+def test_a_pulse_records_a_sign_of_life_once_a_second_at_most(monkeypatch):
+    from audit.verification import verify
+
+    run, now = start_run("auditor"), [1000.0]
+    monkeypatch.setattr(verify.time, "monotonic", lambda: now[0])
+    pulse, signs = verify.Pulse(run), []
+    monkeypatch.setattr(run, "record_progress", lambda: signs.append(now[0]))
+    for step in (0.5, 0.25, 0.25, 0.125, 2.0, 0.5):  # exact in binary
+        now[0] += step
+        pulse()
+    assert signs == [1001.0, 1003.125]
 
 
 def test_only_progress_counters_are_recorded_as_progress():
