@@ -140,8 +140,23 @@ def guarantee_floor(pdf: Path, out: Path) -> tuple[list[str], int]:
     """The floor of an extractor that guarantees its files: the raw copy, plus one inflate of each
     Flate image with the inflater the product uses (its output dropped), which is what proving a
     wrapped image whole costs at the least."""
+    return _guaranteed(pdf, out, placements=False)
+
+
+def placements_floor(pdf: Path, out: Path) -> tuple[list[str], int]:
+    """The guarantee floor, plus what saying where each image is drawn costs at the least: each page's content
+    parsed once, for the operators that draw an image (the guarantee floor takes images from the pages' resources,
+    which name what a page may draw, not what it draws, nor in what order). Forms, patterns and annotations,
+    which Pagetrail also reads, are left out: the floor stays below any extractor that reports placements."""
+    return _guaranteed(pdf, out, placements=True)
+
+
+def _guaranteed(pdf: Path, out: Path, placements: bool) -> tuple[list[str], int]:
     digests = []
     with pikepdf.open(pdf) as doc:
+        if placements:
+            for page in doc.pages:
+                pikepdf.parse_content_stream(page, "Do BI ID EI")
         for image in _placed_images(doc):
             data = image.read_raw_bytes()
             if filter_names(image)[:1] == ["FlateDecode"]:

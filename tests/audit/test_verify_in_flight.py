@@ -5,7 +5,7 @@ a scheduled run reported 259 "unexpected" files of one bundle being completed)."
 
 import pytest
 
-from audit.ledger import manifests
+from audit.ledger import manifests, store_witness
 from audit.models import Manifest
 from core import stores
 from extraction.models import Job
@@ -41,3 +41,19 @@ def test_a_manifest_committed_while_the_store_is_walked_names_its_files(tmp_path
 
     assert kinds() == [] and done == ["completed"]
     assert Manifest.objects.filter(job=job).exists()
+
+
+def test_a_ledger_position_marked_while_the_store_is_walked_is_not_a_stray(tmp_path, completed, monkeypatch):  # noqa: F811
+    """Seen at 10,000 jobs: a scheduled run during the load reported 225 `tlog/positions/` markers, each written
+    after an append that committed while the run walked the output store."""
+    walk, marked = stores.walk, []
+
+    def walk_while_a_position_is_marked(storage, prefix=""):
+        if not marked and storage is stores.outputs() and not prefix:  # the whole store, before any name
+            marked.append(f"{store_witness.PREFIX}/000000009999.json")
+            write_stored("outputs", marked[0], b"{}")
+        yield from walk(storage, prefix)
+
+    monkeypatch.setattr(stores, "walk", walk_while_a_position_is_marked)
+
+    assert kinds() == [] and marked

@@ -39,10 +39,17 @@ def test_every_installed_inflater_inflates_each_flate_image_whole(tmp_path):
     assert {name: whole for name, (_, _, whole) in measured.items()} == dict.fromkeys(measured, True)
 
 
-def test_it_times_the_guarantee_floor_and_pikepdf_on_every_kind():
+def test_it_times_the_floors_pagetrail_both_ways_and_pikepdf_on_every_kind():
     names = [name for name, _, _ in kinds.tools()]
 
-    assert names[:3] == [kinds.FLOOR, kinds.GUARANTEE, kinds.PAGETRAIL] and kinds.PIKEPDF in names
+    assert names[:5] == [kinds.FLOOR, kinds.GUARANTEE, kinds.PAGETRAIL, kinds.PLACEMENTS, kinds.IN_PROCESS]
+    assert kinds.PIKEPDF in names
+
+
+def test_the_placements_floor_writes_what_the_guarantee_floor_writes(tmp_path):
+    pdf = pdfs.rgb_with_smask(tmp_path)
+
+    assert outputs(tmp_path, runners.placements_floor, pdf) == outputs(tmp_path, runners.guarantee_floor, pdf)
 
 
 def test_a_sessions_cpu_keeps_the_cpu_of_the_processes_it_reaped():
