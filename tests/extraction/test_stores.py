@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.core.files import File
+from django.core.files.base import ContentFile
 from django.core.files.storage import FileSystemStorage
 
 from core import stores
@@ -274,3 +275,27 @@ def test_a_stored_input_is_read_from_s3_with_one_request(tmp_path, s3_store, sen
 
     assert copy.read_bytes() == b"%PDF- the input"
     assert reads == ["GetObject"]  # not a HEAD, then the transfer's own HEAD and GET
+
+
+@pytest.mark.django_db
+def test_a_walk_names_every_file_under_its_prefix_and_no_folder(tmp_path):
+    store = stores.outputs()
+    names = ["a.png", "x/1/a.png", "x/1/b.png", "x/2/c/d.png", "x2/e.png", "y/f.png"]
+    for name in names:
+        store.save(name, ContentFile(name.encode()))
+
+    assert sorted(stores.walk(store)) == names
+    assert sorted(stores.walk(store, "x")) == ["x/1/a.png", "x/1/b.png", "x/2/c/d.png"]
+    assert sorted(stores.walk(store, "x/2")) == ["x/2/c/d.png"] and list(stores.walk(store, "z")) == []
+
+
+@s3_only
+def test_an_s3_walk_is_one_listing_not_one_a_folder(s3_store, sent):
+    """A walk listed each folder apart: one request a job's folder (10,020 at the issue's scale), each of which moto
+    answers by scanning its whole bucket."""
+    for name in ("x/1/a.png", "x/2/b.png", "x/3/c/d.png", "y/e.png"):
+        s3_store.save(name, ContentFile(b"."))
+    sent[:] = []
+
+    assert len(list(stores.walk(s3_store))) == 4
+    assert sent == ["ListObjectsV2"]
