@@ -56,6 +56,7 @@ def per_kind(by_kind: dict[str, list[Path]], scratch: Path, references: bool = T
     """{kind: {tool: fastest wall seconds, tool + CPU: fewest CPU seconds}}, every tool over every kind in each
     round, one worker."""
     best: dict[str, dict[str, float]] = {kind: {} for kind in by_kind}
+    runners.allocate_as_the_child()
     for _ in range(rounds):
         for kind, files in by_kind.items():
             for name, one, warm in tools(references):
