@@ -75,7 +75,7 @@ def _image_tags(width: int, height: int, components: int) -> list[Any]:
 def _tiff(tags: list[Any], strip: bytes) -> bytes:
     """A little-endian TIFF with one IFD; values that do not fit in an entry follow it, then the strip."""
     tags = sorted(tags + [(273, TIFF_LONG, [0]), (279, TIFF_LONG, [len(strip)])])
-    packed = [_packed(kind, values) for _, kind, values in tags]  # each once: a TIFF a Flate image, and they add up
+    packed = [_packed(kind, values) for _, kind, values in tags]  # once each: there is a TIFF for every Flate image
     extra_at = 8 + 2 + 12 * len(tags) + 4
     strip_at = extra_at + sum(len(value) for value in packed if len(value) > 4)
     entries, extra = [], b""
