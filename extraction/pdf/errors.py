@@ -1,5 +1,7 @@
 """The two ways a PDF job ends without a result."""
 
+import re
+
 
 class Refusal(Exception):
     """The input is refused; `code` is stable snake_case, `message` a sentence for a person."""
@@ -37,9 +39,14 @@ class WorkerStopping(SandboxError):
 
 
 def reason(exc: BaseException) -> str:
-    """A short cause for a message; qpdf prefixes its own with the file path, which is dropped."""
+    """A short cause for a message; qpdf prefixes its own with the file path, which is dropped, and an object's
+    memory address (Pillow's "cannot identify image file <_io.BytesIO object at 0x7f...>") too: a job's warnings
+    must read the same each time the same file is extracted."""
     text = str(exc).rsplit(": ", 1)[-1].strip().rstrip(".") or type(exc).__name__
-    return text[:200]
+    return MEMORY_ADDRESS.sub("", text)[:200]
+
+
+MEMORY_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 def raise_if_out_of_memory(exc: BaseException) -> None:

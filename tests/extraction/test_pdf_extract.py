@@ -2,6 +2,7 @@
 
 import hashlib
 
+import pikepdf
 import pytest
 from PIL import Image
 
@@ -162,6 +163,33 @@ def test_it_warns_with_page_and_index_for_an_image_that_fails_to_decode(tmp_path
     assert [a.placements for a in result.assets] == [[(1, 0)]]
     assert len(result.warnings) == 1
     assert result.warnings[0].startswith("Page 1, image 1: could not be extracted")
+
+
+def test_an_image_no_decoder_can_identify_warns_the_same_words_each_time(tmp_path):
+    """Seen on qpdf's bad-jpeg.pdf: Pillow's message named a memory address, so the job's warnings (and the manifest
+    that records them) differed from one extraction of the same file to the next."""
+    pdf = pikepdf.Pdf.new()
+    page = pdf.add_blank_page()
+    image = pdf.make_stream(
+        b"not a JPEG at all",
+        Type=pikepdf.Name.XObject,
+        Subtype=pikepdf.Name.Image,
+        Width=8,
+        Height=8,
+        ColorSpace=pikepdf.Name.DeviceRGB,
+        BitsPerComponent=8,
+        Filter=pikepdf.Name.DCTDecode,
+    )
+    page.Resources = pikepdf.Dictionary(XObject=pikepdf.Dictionary(Im0=image))
+    page.Contents = pdf.make_stream(b"q 8 0 0 8 0 0 cm /Im0 Do Q")
+    pdf.save(tmp_path / "bad-jpeg.pdf")
+    warnings = []
+    for run in ("first", "second"):
+        (tmp_path / run).mkdir()
+        warnings.append(extract_images(tmp_path / "bad-jpeg.pdf", tmp_path / run).warnings)
+
+    assert warnings[0] == warnings[1] and len(warnings[0]) == 1 and " at 0x" not in warnings[0][0]
+    assert warnings[0][0].startswith("Page 1, image 0: could not be extracted (cannot identify image file")
 
 
 def test_it_warns_for_an_image_whose_png_predictor_overflows_and_keeps_the_others(tmp_path, out):
