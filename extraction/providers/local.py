@@ -10,7 +10,7 @@ from extraction.pdf.versions import EXTRACTOR_VERSION
 
 from .base import JobReport, Provider, ProviderError, ReportedImage
 
-READ_FLAGS = {"encrypted": False, "repaired": False, "leading_bytes": 0}  # how the input was read
+READ_FLAGS = ("encrypted", "repaired", "leading_bytes")  # how the input was read
 REPAIRED = (
     "The input was damaged (its cross-reference table, page tree or encryption entry) and was read "
     "after repair, as viewers read it; check the pages against the original."
@@ -43,7 +43,7 @@ class LocalProvider(Provider):
         retried download reads it and never extracts again."""
         result = self._extract(job, work_dir)
         assets = tuple(reported(asset) for asset in result.assets)
-        read = {key: getattr(result, key, default) for key, default in READ_FLAGS.items()}
+        read = {key: getattr(result, key) for key in READ_FLAGS}
         # A rebuilt cross-reference table may have lost objects: a person should look (warnings flag the job),
         # unless the intake policy has judged the repair already (it flags, or accepts, what intake found).
         judged = any(f["kind"] == "repaired" for f in job.bundle.intake_found)
